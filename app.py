@@ -1,0 +1,25 @@
+"""PE Atlas — the frame: page config, the shared sidebar, and navigation over every chapter.
+
+Only the frame lives here. The shared widgets (sentence, seed, examples) are created in this
+entrypoint on every run, which is what keeps their values when the learner changes pages; they are
+mirrored in the URL so that a link restores them.
+"""
+
+import streamlit as st
+
+from ui.chapters import CHAPTERS, PARTS
+from ui.sidebar import shared_sidebar
+
+st.set_page_config(page_title="PE Atlas", page_icon=":material/explore:", layout="wide")
+
+pages = {
+    part: [
+        st.Page(c.path, title=c.title, icon=c.icon, url_path=c.key, default=(k == 0))
+        for k, c in enumerate(CHAPTERS)
+        if c.part == part
+    ]
+    for part in PARTS
+}
+navigation = st.navigation({part: ps for part, ps in pages.items() if ps})
+shared_sidebar()
+navigation.run()

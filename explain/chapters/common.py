@@ -1,0 +1,78 @@
+"""One attention layer on the learner's sentence, as numbers: shared by every chapter.
+
+Arguments are primitives (the page caches on them); the result holds numpy arrays only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from encoders import build
+from encoders.attention import toy_layer
+from encoders.text import token_embeddings, token_key, tokenize
+
+
+@dataclass
+class LayerView:
+    tokens: tuple[str, ...]
+    inputs: np.ndarray  # (n, D) token embedding (+ input PE where the method has one)
+    terms: dict[str, np.ndarray]  # name → (h, i, j)
+    logits: np.ndarray  # (h, i, j), NaN where masked (so heatmaps leave those cells blank)
+    weights: np.ndarray  # (h, i, j)
+    output: np.ndarray  # (n, D)
+
+
+def run_layer(
+    sentence: str,
+    seed: int,
+    method: str,
+    d_model: int = 64,
+    n_heads: int = 4,
+    causal: bool = False,
+    max_tokens: int = 256,
+    positions_offset: int = 0,
+    config=None,
+) -> LayerView:
+    """The sentence through one self-attention layer with positional encoding `method`.
+
+    `positions_offset` starts the positions somewhere other than 0 (the shift experiments).
+    Raises encoders.base.PositionOutOfRange when a learned table has too few rows.
+    """
+    tokens = tokenize(sentence, max_tokens=max_tokens).tokens
+    return run_tokens(tokens, seed, method, d_model, n_heads, causal, positions_offset, config)
+
+
+def run_tokens(
+    tokens: tuple[str, ...],
+    seed: int,
+    method: str,
+    d_model: int = 64,
+    n_heads: int = 4,
+    causal: bool = False,
+    positions_offset: int = 0,
+    config=None,
+    float64: bool = False,
+) -> LayerView:
+    """run_layer on an explicit token sequence (e.g. a shuffled one). float64 makes rounding
+    differences ~1e-16 instead of ~1e-7, for checks that should print as zero."""
+    keys = tuple(token_key(t) for t in tokens)
+    x = token_embeddings(keys, d_model, seed)[None]  # (1, n, D)
+    layer = toy_layer(build(method, d_model, n_heads, seed, config), seed)
+    positions = torch.arange(len(tokens)) + positions_offset  # (n,)
+    if float64:
+        layer, x = layer.double(), x.double()
+    with torch.inference_mode():
+        r = layer(x, positions=positions, causal=causal)
+    logits = r.logits[0].numpy().copy()
+    logits[~np.isfinite(logits)] = np.nan
+    return LayerView(
+        tuple(tokens),
+        r.inputs[0].numpy(),
+        {k: v[0].numpy() for k, v in r.terms.items()},
+        logits,
+        r.weights[0].numpy(),
+        r.output[0].numpy(),
+    )

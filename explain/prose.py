@@ -1,0 +1,29 @@
+"""Chapter prose: Markdown files in explain/text/<lang>/<chapter>.md, split into named sections.
+
+A section starts with a line `## key` and runs to the next one; pages ask for sections by key, so
+the words live in one file per chapter and language, never in the page code.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+
+TEXT_DIR = Path(__file__).resolve().parent / "text"
+_SECTION = re.compile(r"^## +([\w-]+) *$", re.MULTILINE)
+
+
+@lru_cache(maxsize=None)  # the files are part of the source tree: read once per process
+def sections(chapter: str, lang: str = "en") -> dict[str, str]:
+    text = (TEXT_DIR / lang / f"{chapter}.md").read_text(encoding="utf-8")
+    parts = _SECTION.split(text)
+    # parts = [preamble, key1, body1, key2, body2, …]
+    return {key: body.strip() for key, body in zip(parts[1::2], parts[2::2])}
+
+
+def section(chapter: str, key: str, lang: str = "en") -> str:
+    try:
+        return sections(chapter, lang)[key]
+    except KeyError:
+        raise KeyError(f"explain/text/{lang}/{chapter}.md has no section '## {key}'") from None
