@@ -2,7 +2,8 @@
 
 Colour rules (colour-blind safe, and legible on a classroom projector):
     SIGNED   diverging, centred on 0: blue negative, white zero, red positive (ColorBrewer RdBu)
-    WEIGHTS  sequential for values in [0, 1] such as attention weights (viridis)
+    WEIGHTS  sequential for values in [0, 1] such as attention weights: white at 0, so the few
+             strong weights stand out on a projector (ColorBrewer Blues)
     INDEX    sequential for counts and indices (cividis)
 Token axes use integer positions with the words as tick text, so repeated words ("the … the") keep
 their own rows; hover text always shows position, token and the exact number.
@@ -16,7 +17,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 SIGNED = "RdBu_r"
-WEIGHTS = "Viridis"
+WEIGHTS = "Blues"
 INDEX = "Cividis"
 # Okabe–Ito: the qualitative palette that stays distinct under every common colour-vision deficiency.
 LINES = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000"]
@@ -66,7 +67,7 @@ def _signed_range(z: np.ndarray, zmax: float | None) -> float:
 def token_heatmap(
     z: np.ndarray,
     row_tokens: Sequence[str],
-    col_tokens: Sequence[str],
+    col_tokens: Sequence[str] | None,
     title: str,
     *,
     kind: str = "signed",
@@ -80,12 +81,14 @@ def token_heatmap(
 ) -> go.Figure:
     """A (rows × cols) matrix with tokens on both axes. NaN cells (e.g. causally masked) stay blank.
 
+    col_tokens=None: the columns are channels (numbered), not tokens.
+
     kind: "signed" (diverging, symmetric around 0), "weights" (0…1) or "index" (sequential).
     """
     z = np.asarray(z, dtype=float)
     n_rows, n_cols = z.shape
     rows = [f"{i} · {_escape(t)}" for i, t in enumerate(row_tokens)]
-    cols = [f"{j} · {_escape(t)}" for j, t in enumerate(col_tokens)]
+    cols = [f"{j} · {_escape(t)}" for j, t in enumerate(col_tokens)] if col_tokens else list(range(n_cols))
     custom = np.empty((n_rows, n_cols, 2), dtype=object)
     custom[:, :, 0] = np.asarray(rows, dtype=object)[:, None]
     custom[:, :, 1] = np.asarray(cols, dtype=object)[None, :]
@@ -116,7 +119,10 @@ def token_heatmap(
         textfont=dict(size=10),
     )
     fig = go.Figure(heat)
-    fig.update_xaxes(title=col_title, side="bottom", tickangle=-45, **_token_axis(col_tokens))
+    if col_tokens:
+        fig.update_xaxes(title=col_title, side="bottom", tickangle=-45, **_token_axis(col_tokens))
+    else:
+        fig.update_xaxes(title=col_title, side="bottom", showgrid=False)
     fig.update_yaxes(title=row_title, autorange="reversed", **_token_axis(row_tokens))
     side = max(n_rows, 4)
     return _layout(fig, title, height or int(min(720, max(340, 130 + 22 * side))))
@@ -184,8 +190,9 @@ def lines(
         )
     fig.update_xaxes(title=x_title, type="log" if log_x else None, zeroline=True)
     fig.update_yaxes(title=y_title, type="log" if log_y else None, zeroline=True)
-    fig.update_layout(legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1))
-    return _layout(fig, title, height)
+    # Legend under the plot: above it, it collides with the title on narrow columns.
+    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0))
+    return _layout(fig, title, height + 40)
 
 
 def bars(
@@ -214,3 +221,23 @@ def bars(
     fig.update_xaxes(title=x_title, tickangle=-45, **_token_axis(labels))
     fig.update_yaxes(title=y_title)
     return _layout(fig, title, height)
+
+
+def mark_lines(
+    fig: go.Figure,
+    *,
+    x: Mapping[str, float] | None = None,
+    y: Mapping[str, float] | None = None,
+) -> go.Figure:
+    """Labelled dashed reference lines on a figure from this module: vertical at each x, horizontal
+    at each y (label → coordinate), e.g. "end of training" under the last trained position.
+    Labels are escaped: they may contain typed text."""
+    for label, value in (x or {}).items():
+        fig.add_vline(x=value, line=dict(color=LINES[7], width=2, dash="dash"),
+                      annotation=dict(text=_escape(label), font=dict(size=12), bgcolor="rgba(255,255,255,0.8)"),
+                      annotation_position="top right")
+    for label, value in (y or {}).items():
+        fig.add_hline(y=value, line=dict(color=LINES[7], width=2, dash="dash"),
+                      annotation=dict(text=_escape(label), font=dict(size=12), bgcolor="rgba(255,255,255,0.8)"),
+                      annotation_position="bottom left")
+    return fig

@@ -35,14 +35,17 @@ def run_layer(
     max_tokens: int = 256,
     positions_offset: int = 0,
     config=None,
+    term_scales: tuple[tuple[str, float], ...] = (),
 ) -> LayerView:
     """The sentence through one self-attention layer with positional encoding `method`.
 
     `positions_offset` starts the positions somewhere other than 0 (the shift experiments).
+    `term_scales` ((name, scale), …) multiplies named logit terms; scale 0 switches a term off.
+    `config` is the encoder's frozen config dataclass (hashable, so pages can cache on it).
     Raises encoders.base.PositionOutOfRange when a learned table has too few rows.
     """
     tokens = tokenize(sentence, max_tokens=max_tokens).tokens
-    return run_tokens(tokens, seed, method, d_model, n_heads, causal, positions_offset, config)
+    return run_tokens(tokens, seed, method, d_model, n_heads, causal, positions_offset, config, term_scales)
 
 
 def run_tokens(
@@ -54,6 +57,7 @@ def run_tokens(
     causal: bool = False,
     positions_offset: int = 0,
     config=None,
+    term_scales: tuple[tuple[str, float], ...] = (),
     float64: bool = False,
 ) -> LayerView:
     """run_layer on an explicit token sequence (e.g. a shuffled one). float64 makes rounding
@@ -65,7 +69,7 @@ def run_tokens(
     if float64:
         layer, x = layer.double(), x.double()
     with torch.inference_mode():
-        r = layer(x, positions=positions, causal=causal)
+        r = layer(x, positions=positions, causal=causal, term_scales=dict(term_scales))
     logits = r.logits[0].numpy().copy()
     logits[~np.isfinite(logits)] = np.nan
     return LayerView(

@@ -128,7 +128,7 @@ text = st.session_state.sentence
 pos = run_layer(text, seed(), "sinusoidal", d_model=64, n_heads=1)
 nope = run_layer(text, seed(), "none", d_model=64, n_heads=1)
 toks = list(tokens.tokens)
-plot(F.token_heatmap(pos.inputs - nope.inputs, toks, [f"ch {c}" for c in range(64)],
+plot(F.token_heatmap(pos.inputs - nope.inputs, toks, None,
                      "The vector added under each token (d = 64)", row_title="token (position)",
                      col_title="channel", value_label="PE", show_values=False), "sentence_pe")
 a1, a2 = st.columns(2)

@@ -19,11 +19,11 @@ n = len(toks)
 
 st.subheader("Shuffle the words")
 prose(KEY, "shuffle")
-st.session_state.setdefault("shuffles", 0)
+st.session_state.setdefault("shuffles", 1)  # open on a shuffled copy: the point is visible at once
 b1, b2, b3 = st.columns([1, 1, 2])
-if b1.button("🔀 Shuffle the words", key="shuffle", disabled=n < 2):
+if b1.button("Shuffle again", key="shuffle", icon=":material/shuffle:", disabled=n < 2):
     st.session_state.shuffles += 1
-if b2.button("↺ Original order", key="unshuffle"):
+if b2.button("Original order", key="unshuffle", icon=":material/undo:"):
     st.session_state.shuffles = 0
 with_pe = b3.toggle("Add sinusoidal positional encoding", key="with_pe",
                     help="Off: no positional encoding (NoPE). On: the paper's sinusoidal vectors are added.")
@@ -41,27 +41,27 @@ m1, m2 = st.columns(2)
 m1.metric("Largest difference after un-shuffling", f"{r.max_abs_diff:.6f}")
 m2.metric("Positional encoding", "sinusoidal" if with_pe else "none")
 if not with_pe:
-    st.success(
-        f"Without positions the outputs are the same vectors, merely reordered "
-        f"(exact difference {r.max_abs_diff:.1e}: floating-point rounding in float64)."
-        if r.max_abs_diff < 1e-9 else "Unexpected: the outputs differ."
-    )
+    exact = "exactly 0" if r.max_abs_diff == 0 else f"{r.max_abs_diff:.1e}, floating-point rounding in float64"
+    if r.max_abs_diff < 1e-9:
+        st.success(f"Without positions the outputs are the same vectors, merely reordered ({exact}).")
+    else:  # cannot happen unless the attention path is broken; say so rather than hide it
+        st.error(f"The outputs differ by {r.max_abs_diff:.3g}: attention without positions should not.")
 else:
     st.warning("With positions, the same word in a new place computes something else: order now matters.")
 
 show = min(64, r.original.output.shape[1])
 o1, o2, o3 = st.columns(3)
 with o1:
-    plot(F.token_heatmap(r.original.output[:, :show], toks, [f"ch {c}" for c in range(show)],
+    plot(F.token_heatmap(r.original.output[:, :show], toks, None,
                          "Outputs, original order", row_title="token", col_title="output channel",
                          value_label="output", show_values=False), "out_original")
 with o2:
-    plot(F.token_heatmap(r.unshuffled_output[:, :show], toks, [f"ch {c}" for c in range(show)],
+    plot(F.token_heatmap(r.unshuffled_output[:, :show], toks, None,
                          "Outputs of the shuffled run, put back", row_title="token", col_title="output channel",
                          value_label="output", show_values=False), "out_back")
 with o3:
     plot(F.token_heatmap(r.original.output[:, :show] - r.unshuffled_output[:, :show], toks,
-                         [f"ch {c}" for c in range(show)], "Difference", row_title="token",
+                         None, "Difference", row_title="token",
                          col_title="output channel", value_label="difference", zmax=1.0, show_values=False),
          "out_diff")
 

@@ -1,0 +1,58 @@
+"""Helpers shared by the tests: run a chapter under AppTest, decode plotly figures."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import numpy as np
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = str(ROOT / "app.py")
+TIMEOUT = 120  # the first import of torch on a busy 2-core CI machine takes seconds, not 3 s
+
+
+def fig_array(v) -> np.ndarray:
+    """A plotly array from figure JSON: a plain list, or {'dtype', 'bdata' (base64), 'shape'}."""
+    if isinstance(v, dict) and "bdata" in v:
+        a = np.frombuffer(base64.b64decode(v["bdata"]), dtype=v["dtype"])
+        return a.reshape([int(s) for s in str(v["shape"]).split(",")]) if "shape" in v else a
+    return np.asarray(v, dtype=float)
+
+
+def open_page(page_path: str | None = None, sentence: str | None = None, seed: int | None = None) -> AppTest:
+    """The app run once through its frame, then switched to `page_path` (relative to app.py),
+    exactly as a browser would navigate: the shared sidebar runs on every page."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    if sentence is not None:
+        at.session_state["sentence"] = sentence
+    if seed is not None:
+        at.session_state["seed"] = seed
+    at.run()
+    if page_path is not None:
+        at.switch_page(page_path).run()
+    return at
+
+
+def figures(at: AppTest) -> list[dict]:
+    """Every plotly figure on the page as its JSON spec, in page order."""
+    return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+
+
+def figure_titles(at: AppTest) -> list[str]:
+    return [f.get("layout", {}).get("title", {}).get("text", "") for f in figures(at)]
+
+
+def figure(at: AppTest, title_start: str) -> dict:
+    """The first figure whose title starts with `title_start`."""
+    for f in figures(at):
+        if f.get("layout", {}).get("title", {}).get("text", "").startswith(title_start):
+            return f
+    raise AssertionError(f"no figure titled {title_start!r}; have {figure_titles(at)}")
+
+
+def errors(at: AppTest) -> list[str]:
+    """Exceptions and error boxes on the page (both are failures for a learner)."""
+    return [e.message for e in at.exception] + [e.value for e in at.error]
