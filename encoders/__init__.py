@@ -8,10 +8,17 @@ from __future__ import annotations
 
 import torch
 
+from .alibi import Alibi
 from .base import PositionalEncoding, derived_seed
 from .learned import LearnedAbsolute
 from .nope import NoPositionalEncoding
 from .sinusoidal import Sinusoidal
+from .rope import RoPE
+from .rope_scaling import DynamicNTKRoPE, NTKAwareRoPE, PositionInterpolationRoPE, XPos, YaRNRoPE
+from .shaw import ShawRelative
+from .t5 import T5Bias
+from .transformer_xl import TransformerXL
+from .deberta import DeBERTa
 
 REGISTRY: dict[str, type[PositionalEncoding]] = {
     cls.name: cls
@@ -19,6 +26,17 @@ REGISTRY: dict[str, type[PositionalEncoding]] = {
         NoPositionalEncoding,
         Sinusoidal,
         LearnedAbsolute,
+        ShawRelative,
+        T5Bias,
+        TransformerXL,
+        DeBERTa,
+        Alibi,
+        RoPE,
+        PositionInterpolationRoPE,
+        NTKAwareRoPE,
+        DynamicNTKRoPE,
+        YaRNRoPE,
+        XPos,
     )
 }
 

@@ -14,7 +14,15 @@ from __future__ import annotations
 from typing import Mapping, Sequence
 
 import numpy as np
+import pandas  # noqa: F401  (see below)
 import plotly.graph_objects as go
+
+# plotly's array validators look pandas up in sys.modules without importing it
+# (_plotly_utils.optional_imports.get_module("pandas", should_load=False)). On a cold server another
+# thread can be halfway through importing pandas at that moment, and building a figure then fails
+# with "partially initialized module 'pandas' has no attribute 'Series'" (seen once, on the Learned
+# APE page). Importing it here, fully, in the importing thread (which waits on another thread's
+# import of the same module) closes that window. Streamlit needs pandas anyway.
 
 SIGNED = "RdBu_r"
 WEIGHTS = "Blues"
@@ -23,6 +31,7 @@ INDEX = "Cividis"
 LINES = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000"]
 FONT = dict(family="Inter, 'Noto Sans', 'Noto Sans CJK KR', 'Apple SD Gothic Neo', sans-serif", size=13)
 MAX_TICKS = 40  # beyond this many tokens, label every k-th one; hover still names every cell
+HOVER_NAMES_MAX_CELLS = 100 * 100  # token_heatmap: larger maps name positions, not tokens, on hover
 
 
 def _layout(fig: go.Figure, title: str, height: int) -> go.Figure:
@@ -87,11 +96,18 @@ def token_heatmap(
     """
     z = np.asarray(z, dtype=float)
     n_rows, n_cols = z.shape
-    rows = [f"{i} · {_escape(t)}" for i, t in enumerate(row_tokens)]
-    cols = [f"{j} · {_escape(t)}" for j, t in enumerate(col_tokens)] if col_tokens else list(range(n_cols))
-    custom = np.empty((n_rows, n_cols, 2), dtype=object)
-    custom[:, :, 0] = np.asarray(rows, dtype=object)[:, None]
-    custom[:, :, 1] = np.asarray(cols, dtype=object)[None, :]
+    # Token names in the hover need one string per cell: ~3 MB and ~0.8 s per 256 × 256 map. Past
+    # HOVER_NAMES_MAX_CELLS the hover names positions only (the thinned axis labels name tokens).
+    custom = None
+    if n_rows * n_cols <= HOVER_NAMES_MAX_CELLS:
+        rows = [f"{i} · {_escape(t)}" for i, t in enumerate(row_tokens)]
+        cols = [f"{j} · {_escape(t)}" for j, t in enumerate(col_tokens)] if col_tokens else list(range(n_cols))
+        custom = np.empty((n_rows, n_cols, 2), dtype=object)
+        custom[:, :, 0] = np.asarray(rows, dtype=object)[:, None]
+        custom[:, :, 1] = np.asarray(cols, dtype=object)[None, :]
+    where = "%{customdata[0]}", "%{customdata[1]}"
+    if custom is None:
+        where = "%{y}", "%{x}"
     scale = dict(signed=SIGNED, weights=WEIGHTS, index=INDEX)[kind]
     if kind == "signed":
         r = _signed_range(z, zmax)
@@ -110,8 +126,8 @@ def token_heatmap(
         zmax=zmax,
         customdata=custom,
         hovertemplate=(
-            f"{row_title}: %{{customdata[0]}}<br>{col_title}: %{{customdata[1]}}"
-            f"<br>{value_label}: %{{z:.4g}}<extra></extra>"
+            f"{row_title}: {where[0]}<br>{col_title}: {where[1]}"
+            f"<br>{value_label}: %{{z:.6g}}<extra></extra>"
         ),
         colorbar=dict(title=dict(text=value_label, side="right"), thickness=12),
         hoverongaps=False,
@@ -120,10 +136,11 @@ def token_heatmap(
     )
     fig = go.Figure(heat)
     if col_tokens:
-        fig.update_xaxes(title=col_title, side="bottom", tickangle=-45, **_token_axis(col_tokens))
+        fig.update_xaxes(title=col_title, side="bottom", tickangle=-45, zeroline=False, **_token_axis(col_tokens))
     else:
         fig.update_xaxes(title=col_title, side="bottom", showgrid=False)
-    fig.update_yaxes(title=row_title, autorange="reversed", **_token_axis(row_tokens))
+    # No zero lines: they would cross the blank (NaN, masked) cells of row 0 / column 0.
+    fig.update_yaxes(title=row_title, autorange="reversed", zeroline=False, **_token_axis(row_tokens))
     side = max(n_rows, 4)
     return _layout(fig, title, height or int(min(720, max(340, 130 + 22 * side))))
 
@@ -153,7 +170,7 @@ def matrix_heatmap(
             colorscale=scale,
             zmin=-r if r is not None else None,
             zmax=r,
-            hovertemplate=f"{y_title}: %{{y}}<br>{x_title}: %{{x}}<br>{value_label}: %{{z:.4g}}<extra></extra>",
+            hovertemplate=f"{y_title}: %{{y}}<br>{x_title}: %{{x}}<br>{value_label}: %{{z:.6g}}<extra></extra>",
             colorbar=dict(title=dict(text=value_label, side="right"), thickness=12),
         )
     )
@@ -185,7 +202,7 @@ def lines(
                 name=name,
                 mode="lines+markers" if markers else "lines",
                 line=dict(color=LINES[k % len(LINES)], width=2, dash="dash" if name in dashed else None),
-                hovertemplate=f"{x_title}: %{{x}}<br>{y_title}: %{{y:.4g}}<extra>{_escape(name)}</extra>",
+                hovertemplate=f"{x_title}: %{{x}}<br>{y_title}: %{{y:.6g}}<extra>{_escape(name)}</extra>",
             )
         )
     fig.update_xaxes(title=x_title, type="log" if log_x else None, zeroline=True)
@@ -215,7 +232,7 @@ def bars(
             y=values,
             marker_color=colors,
             customdata=names,
-            hovertemplate=f"%{{customdata}}<br>{y_title}: %{{y:.4g}}<extra></extra>",
+            hovertemplate=f"%{{customdata}}<br>{y_title}: %{{y:.6g}}<extra></extra>",
         )
     )
     fig.update_xaxes(title=x_title, tickangle=-45, **_token_axis(labels))
@@ -232,12 +249,653 @@ def mark_lines(
     """Labelled dashed reference lines on a figure from this module: vertical at each x, horizontal
     at each y (label → coordinate), e.g. "end of training" under the last trained position.
     Labels are escaped: they may contain typed text."""
+    # plotly.js places annotations on a log axis at 10^coordinate (shapes take plain data values),
+    # so the label of a line on a log axis must be given its log10 to land on the line.
+    log_x, log_y = fig.layout.xaxis.type == "log", fig.layout.yaxis.type == "log"
     for label, value in (x or {}).items():
         fig.add_vline(x=value, line=dict(color=LINES[7], width=2, dash="dash"),
                       annotation=dict(text=_escape(label), font=dict(size=12), bgcolor="rgba(255,255,255,0.8)"),
                       annotation_position="top right")
+        if log_x and value > 0:
+            fig.layout.annotations[-1].x = float(np.log10(value))
     for label, value in (y or {}).items():
         fig.add_hline(y=value, line=dict(color=LINES[7], width=2, dash="dash"),
                       annotation=dict(text=_escape(label), font=dict(size=12), bgcolor="rgba(255,255,255,0.8)"),
                       annotation_position="bottom left")
+        if log_y and value > 0:
+            fig.layout.annotations[-1].y = float(np.log10(value))
     return fig
+
+
+def token_heatmap_marked(
+    z: np.ndarray,
+    row_tokens: Sequence[str],
+    col_tokens: Sequence[str] | None,
+    title: str,
+    *,
+    mark: np.ndarray,
+    **kwargs,
+) -> go.Figure:
+    """token_heatmap with the cells where `mark` is True veiled in translucent grey (e.g. Shaw's
+    clipped pairs, which all share one vector). The veil takes no hover: the cell below still
+    answers. Say what the veil means in the title."""
+    fig = token_heatmap(z, row_tokens, col_tokens, title, **kwargs)
+    veil = np.where(np.asarray(mark, dtype=bool), 1.0, np.nan)
+    grey = "rgba(60, 60, 60, 0.42)"
+    fig.add_trace(
+        go.Heatmap(
+            z=veil,
+            x=list(range(veil.shape[1])),
+            y=list(range(veil.shape[0])),
+            colorscale=[[0, grey], [1, grey]],
+            zmin=0,
+            zmax=1,
+            showscale=False,
+            hoverinfo="skip",
+            hoverongaps=False,
+        )
+    )
+    return fig
+
+
+def staircase(
+    x: Sequence[int] | np.ndarray,
+    y: Sequence[int] | np.ndarray,
+    region: Sequence[int] | np.ndarray,
+    title: str,
+    *,
+    regions: Sequence[str],
+    x_title: str,
+    y_title: str,
+    height: int = 440,
+    band: tuple[float, float] | None = None,
+    band_label: str = "",
+) -> go.Figure:
+    """A step function over integers (T5's distance → bucket map): a thin grey step line, and one
+    marker per x coloured by its region (region[k] indexes `regions`, Okabe–Ito colours).
+    `band` (lo, hi) shades an x range with a label (e.g. the distances a sentence reaches)."""
+    x, y, region = np.asarray(x), np.asarray(y), np.asarray(region)
+    fig = go.Figure(
+        go.Scatter(x=x, y=y, mode="lines", line=dict(shape="hv", color="#9a9a9a", width=1),
+                   hoverinfo="skip", showlegend=False)
+    )
+    if band is not None:
+        fig.add_vrect(x0=band[0], x1=band[1], fillcolor="rgba(120, 120, 120, 0.13)", line_width=0, layer="below",
+                      annotation=dict(text=_escape(band_label), font=dict(size=12)),
+                      annotation_position="top left")
+    for k, name in enumerate(regions):
+        sel = region == k
+        if not sel.any():
+            continue
+        fig.add_trace(
+            go.Scatter(
+                x=x[sel],
+                y=y[sel],
+                mode="markers",
+                name=name,
+                marker=dict(color=LINES[k % len(LINES)], size=6 if x.size <= 400 else 4),
+                hovertemplate=f"{x_title}: %{{x}}<br>{y_title}: %{{y}}<extra>{_escape(name)}</extra>",
+            )
+        )
+    fig.update_xaxes(title=x_title, zeroline=True)
+    fig.update_yaxes(title=y_title, zeroline=False, rangemode="tozero")
+    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0))
+    return _layout(fig, title, height)
+
+
+def token_bars(
+    labels: Sequence[str],
+    series: Mapping[str, Sequence[float] | np.ndarray],
+    title: str,
+    *,
+    x_title: str,
+    y_title: str,
+    height: int = 360,
+) -> go.Figure:
+    """Grouped bars over tokens (by position), one colour per named series."""
+    names = [f"{i} · {_escape(t)}" for i, t in enumerate(labels)]
+    fig = go.Figure()
+    for k, (name, values) in enumerate(series.items()):
+        fig.add_trace(
+            go.Bar(
+                x=list(range(len(labels))),
+                y=np.asarray(values, dtype=float),
+                name=name,
+                marker_color=LINES[k % len(LINES)],
+                customdata=names,
+                hovertemplate=f"%{{customdata}}<br>{y_title}: %{{y:.6g}}<extra>{_escape(name)}</extra>",
+            )
+        )
+    fig.update_xaxes(title=x_title, tickangle=-45, **_token_axis(labels))
+    fig.update_yaxes(title=y_title)
+    fig.update_layout(barmode="group", bargap=0.15,
+                      legend=dict(orientation="h", yanchor="top", y=-0.3, xanchor="left", x=0))
+    return _layout(fig, title, height + 40)
+
+
+def lookup_table(
+    table: np.ndarray,
+    tokens: Sequence[str],
+    title: str,
+    *,
+    col_title: str = "channel",
+    value_label: str = "value",
+    height: int | None = None,
+) -> go.Figure:
+    """A lookup table (rows = positions) with a sentence laid over it.
+
+    The rows the sentence's tokens use are framed; positions the sentence needs past the last row
+    are a shaded, labelled band with no cells at all — the picture of "there is no row". Hover names
+    each row's position and token.
+    """
+    table = np.asarray(table, dtype=float)
+    max_len, d = table.shape
+    n = len(tokens)
+    n_rows, n_fit = max(max_len, n), min(n, max_len)
+    z = np.full((n_rows, d), np.nan)  # (rows, channels): NaN past the table, drawn blank
+    z[:max_len] = table
+    row_text = []
+    for p in range(n_rows):
+        if p < n_fit:
+            row_text.append(f"{p} · {_escape(tokens[p])}")
+        elif p < max_len:
+            row_text.append(f"{p} · (no token of yours here)")
+        else:
+            row_text.append(f"{p} · {_escape(tokens[p])} — no row")
+    custom = np.broadcast_to(np.asarray(row_text, dtype=object)[:, None], (n_rows, d))
+    r = _signed_range(z, None)
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            x=list(range(d)),
+            y=list(range(n_rows)),
+            colorscale=SIGNED,
+            zmin=-r,
+            zmax=r,
+            customdata=custom,
+            hovertemplate=f"position: %{{customdata}}<br>{col_title}: %{{x}}<br>{value_label}: %{{z:.4g}}<extra></extra>",
+            hoverongaps=False,
+            colorbar=dict(title=dict(text=value_label, side="right"), thickness=12),
+        )
+    )
+    height = height or int(min(760, max(360, 150 + 14 * n_rows)))
+    # About one label per 14 px of plot height, so labels never overlap (hover names every row).
+    step = max(1, int(np.ceil(n_rows / max(2, (height - 150) // 14))))
+    ticks = list(range(0, n_rows, step))
+    text = [f"{p} {_escape(_short(tokens[p], 10))}" if p < n else str(p) for p in ticks]
+    fig.update_xaxes(title=col_title, showgrid=False, range=[-0.5, d - 0.5])
+    fig.update_yaxes(title="position p (row of the table)", autorange="reversed", showgrid=False,
+                     tickmode="array", tickvals=ticks, ticktext=text)
+    if n_fit:
+        fig.add_shape(type="rect", x0=-0.5, x1=d - 0.5, y0=-0.5, y1=n_fit - 0.5,
+                      line=dict(color=LINES[7], width=3))
+        fig.add_annotation(x=d - 0.5, y=-0.5, xanchor="right", yanchor="bottom", showarrow=False,
+                           text=f"your sentence uses rows 0–{n_fit - 1}", bgcolor="white",
+                           font=dict(size=12, color=LINES[7]))
+    if n > max_len:
+        fig.add_shape(type="rect", x0=-0.5, x1=d - 0.5, y0=max_len - 0.5, y1=n - 0.5,
+                      fillcolor="rgba(120,120,120,0.22)", line=dict(color=LINES[1], width=2, dash="dash"))
+        fig.add_annotation(
+            x=(d - 1) / 2, y=(max_len + n - 1) / 2, showarrow=False, bgcolor="white",
+            bordercolor=LINES[1], font=dict(size=13, color=LINES[1]),
+            text=(f"no row for position {max_len}" if n - max_len == 1 else
+                  f"no rows for positions {max_len}–{n - 1}")
+            + f"<br>{n - max_len} of your tokens cannot be encoded",
+        )
+    return _layout(fig, title, height)
+
+
+def token_heatmap_cut(
+    z: np.ndarray,
+    tokens: Sequence[str],
+    n_fit: int,
+    title: str,
+    *,
+    note: str = "no row: not in the model",
+    **kwargs,
+) -> go.Figure:
+    """token_heatmap over all tokens, where only the first n_fit can take part (a table ran out).
+
+    Rows and columns from n_fit on should hold NaN (blank cells); they get a shaded band and a note,
+    so the learner sees which tokens are missing instead of a smaller map that hides them.
+    """
+    fig = token_heatmap(z, tokens, tokens, title, **kwargs)
+    n = len(tokens)
+    if n_fit < n:
+        band = dict(fillcolor="rgba(120,120,120,0.22)", line=dict(width=0), layer="above")
+        fig.add_shape(type="rect", x0=n_fit - 0.5, x1=n - 0.5, y0=-0.5, y1=n - 0.5, **band)
+        fig.add_shape(type="rect", x0=-0.5, x1=n_fit - 0.5, y0=n_fit - 0.5, y1=n - 0.5, **band)
+        fig.add_annotation(x=(n - 1) / 2, y=(n_fit + n - 1) / 2,  # the middle of the grey L's foot
+                           text=note, showarrow=False, bgcolor="white", bordercolor=LINES[1],
+                           font=dict(size=12, color=LINES[1]))
+    return fig
+
+
+def path_2d(
+    x: np.ndarray,
+    y: np.ndarray,
+    order: np.ndarray,
+    title: str,
+    *,
+    x_title: str,
+    y_title: str,
+    order_title: str = "position p",
+    height: int = 440,
+) -> go.Figure:
+    """Points joined in order (a trajectory), coloured by their order; equal scales on both axes,
+    so a circle looks like a circle."""
+    order = np.asarray(order)
+    fig = go.Figure(
+        go.Scatter(
+            x=np.asarray(x),
+            y=np.asarray(y),
+            mode="lines+markers",
+            line=dict(color="rgba(120,120,120,0.45)", width=1),
+            marker=dict(color=order, colorscale=INDEX, size=6, showscale=True,
+                        colorbar=dict(title=dict(text=order_title, side="right"), thickness=12)),
+            customdata=order,
+            hovertemplate=(f"{order_title}: %{{customdata}}<br>{x_title}: %{{x:.4g}}"
+                           f"<br>{y_title}: %{{y:.4g}}<extra></extra>"),
+        )
+    )
+    fig.update_xaxes(title=x_title, zeroline=True)
+    fig.update_yaxes(title=y_title, zeroline=True, scaleanchor="x", scaleratio=1)
+    return _layout(fig, title, height)
+
+
+def head_colors(slopes: Sequence[float] | np.ndarray, steepest: float = 1.0, flattest: float = 2.0**-8) -> list[str]:
+    """One colour per attention head from its ALiBi-style slope (viridis on log2 m): steep heads dark
+    purple, flat heads green, the same slope always the same colour whatever the head count, so
+    non-monotone slope orders (H = 6: 1/4, 1/16, 1/64, 1/256, 1/2, 1/8) show as such. The bright
+    yellow end of viridis is left out: it vanishes on a white background."""
+    from plotly.colors import sample_colorscale
+
+    lo, hi = np.log2(flattest), np.log2(steepest)
+    t = (np.log2(np.asarray(slopes, dtype=float)) - lo) / (hi - lo)  # 1 steepest … 0 flattest
+    # Viridis by name, not WEIGHTS: head colours must not look like attention weights.
+    return sample_colorscale("Viridis", [float(v) for v in 0.82 * (1.0 - np.clip(t, 0.0, 1.0))])
+
+
+def head_bars(
+    values: Sequence[float] | np.ndarray,
+    title: str,
+    *,
+    y_title: str,
+    colors: Sequence[str] | None = None,
+    text: Sequence[str] | None = None,
+    hover: Sequence[str] | None = None,
+    log_y: bool = False,
+    height: int = 340,
+) -> go.Figure:
+    """One bar per attention head (x = head 1 … H). `text` is printed on the bars, `hover` adds a
+    line to each tooltip; neither may contain typed text unescaped (pass numbers, not words)."""
+    values = np.asarray(values, dtype=float)
+    heads = list(range(1, values.size + 1))
+    fig = go.Figure(
+        go.Bar(
+            x=heads,
+            y=values,
+            marker_color=list(colors) if colors is not None else LINES[0],
+            text=list(text) if text is not None else None,
+            textposition="outside",
+            cliponaxis=False,
+            customdata=list(hover) if hover is not None else [""] * values.size,
+            hovertemplate=f"head %{{x}}<br>{y_title}: %{{y:.6g}}<br>%{{customdata}}<extra></extra>",
+        )
+    )
+    fig.update_xaxes(title="head", tickmode="array", tickvals=heads, showgrid=False)
+    fig.update_yaxes(title=y_title, type="log" if log_y else None)
+    return _layout(fig, title, height)
+
+
+def token_heatmap_grid(
+    zs: np.ndarray,
+    tokens: Sequence[str],
+    title: str,
+    *,
+    panel_titles: Sequence[str],
+    kind: str = "signed",
+    value_label: str = "value",
+    row_title: str = "query i",
+    col_title: str = "key j",
+    zmin: float | None = None,
+    zmax: float | None = None,
+    cols: int = 4,
+    panel_height: int = 250,
+) -> go.Figure:
+    """Small multiples: one (n × n) token heatmap per panel (zs: (panels, n, n)), one shared colour
+    scale so panels compare at a glance. NaN cells stay blank. Rows and columns are named
+    "position · token" so repeated words keep their own cells and hover names both tokens; tick
+    labels are thinned to a few per panel, on the left column and the bottom row only.
+    The layout is built as one dict (not make_subplots + per-axis updates, which cost ~1 s for 16
+    panels in plotly's validation)."""
+    zs = np.asarray(zs, dtype=float)
+    n_panels, n_rows, n_cols = zs.shape
+    cols = max(1, min(cols, n_panels))
+    rows = int(np.ceil(n_panels / cols))
+    names = [f"{k} · {_escape(t)}" for k, t in enumerate(tokens)]
+    step = max(1, int(np.ceil(len(names) / {1: MAX_TICKS, 2: 24}.get(cols, 8))))
+    tick_idx = list(range(0, len(names), step))
+    ticks = dict(type="category", tickmode="array", tickvals=[names[k] for k in tick_idx],
+                 ticktext=[_escape(_short(tokens[k], 8)) for k in tick_idx], showgrid=False,
+                 zeroline=False, tickfont=dict(size=10))
+    scale = dict(signed=SIGNED, weights=WEIGHTS, index=INDEX)[kind]
+    if kind == "signed":
+        r = _signed_range(zs, zmax)
+        zmin, zmax = -r, r
+    elif kind == "weights":
+        zmin = 0.0 if zmin is None else zmin
+        zmax = 1.0 if zmax is None else zmax
+    h_gap, v_gap = (0.05 if cols > 1 else 0.0), (min(0.1, 0.45 / rows) if rows > 1 else 0.0)
+    width, height = (1 - h_gap * (cols - 1)) / cols, (1 - v_gap * (rows - 1)) / rows
+    traces, layout, notes = [], {}, []
+    for p in range(n_panels):
+        row, col = p // cols, p % cols
+        suffix = "" if p == 0 else str(p + 1)
+        x0, y1 = col * (width + h_gap), 1 - row * (height + v_gap)
+        last_row = p + cols >= n_panels
+        layout[f"xaxis{suffix}"] = dict(
+            ticks, domain=[max(0.0, x0), min(1.0, x0 + width)], anchor=f"y{suffix}", showticklabels=last_row, tickangle=-45,
+            title=dict(text=col_title) if last_row and col == 0 else None,
+        )
+        layout[f"yaxis{suffix}"] = dict(
+            ticks, domain=[max(0.0, y1 - height), min(1.0, y1)], anchor=f"x{suffix}", autorange="reversed",
+            showticklabels=col == 0, title=dict(text=row_title) if col == 0 and row == 0 else None,
+        )
+        notes.append(dict(text=_escape(panel_titles[p]), x=x0 + width / 2, y=y1, xref="paper", yref="paper",
+                          xanchor="center", yanchor="bottom", showarrow=False, font=dict(size=12)))
+        traces.append(
+            go.Heatmap(
+                z=zs[p].astype(np.float32),  # float32 halves what the browser receives
+                x=names[:n_cols],
+                y=names[:n_rows],
+                xaxis=f"x{suffix}",
+                yaxis=f"y{suffix}",
+                coloraxis="coloraxis",
+                hoverongaps=False,
+                hovertemplate=(
+                    f"{_escape(panel_titles[p])}<br>{row_title}: %{{y}}<br>{col_title}: %{{x}}"
+                    f"<br>{value_label}: %{{z:.4g}}<extra></extra>"
+                ),
+            )
+        )
+    layout["coloraxis"] = dict(colorscale=scale, cmin=zmin, cmax=zmax,
+                               colorbar=dict(title=dict(text=value_label, side="right"), thickness=12))
+    layout["annotations"] = notes
+    fig = go.Figure(data=traces, layout=layout)
+    return _layout(fig, title, rows * panel_height + 110)
+
+
+def head_lines(
+    x: Sequence[float] | np.ndarray,
+    ys: np.ndarray,
+    title: str,
+    *,
+    names: Sequence[str],
+    colors: Sequence[str],
+    x_title: str,
+    y_title: str,
+    dashed_ys: np.ndarray | None = None,
+    dashed_suffix: str = "",
+    marks: Mapping[str, float] | None = None,
+    log_x: bool = False,
+    log_y: bool = False,
+    height: int = 400,
+) -> go.Figure:
+    """One curve per head (ys: (h, n)) in the head's own colour (head_colors); optionally a dashed
+    companion per head (dashed_ys, same colour, legend entry `name + dashed_suffix`), e.g. a
+    prediction drawn under the measurement. x is shared (n,) or per head (h, n), e.g. a distance
+    in units of each head's own scale. `marks` (label → x) draws labelled vertical dashed lines
+    as traces, so they sit right on log axes too. Clicking a legend entry hides a head."""
+    ys = np.asarray(ys, dtype=float)
+    x = np.broadcast_to(np.asarray(x), ys.shape)  # (h, n)
+    fig = go.Figure()
+    for h in range(ys.shape[0]):
+        fig.add_trace(
+            go.Scatter(
+                x=x[h], y=ys[h], name=names[h], mode="lines", legendgroup=str(h),
+                line=dict(color=colors[h], width=2),
+                hovertemplate=f"{x_title}: %{{x}}<br>{y_title}: %{{y:.4g}}<extra>{_escape(names[h])}</extra>",
+            )
+        )
+        if dashed_ys is not None:
+            label = names[h] + dashed_suffix
+            fig.add_trace(
+                go.Scatter(
+                    x=x[h], y=np.asarray(dashed_ys[h], dtype=float), name=label, mode="lines",
+                    legendgroup=str(h), showlegend=False, line=dict(color=colors[h], width=1.5, dash="dot"),
+                    hovertemplate=f"{x_title}: %{{x}}<br>{y_title}: %{{y:.4g}}<extra>{_escape(label)}</extra>",
+                )
+            )
+    finite = ys[np.isfinite(ys)]
+    lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+    for label, value in (marks or {}).items():
+        fig.add_trace(
+            go.Scatter(
+                x=[value, value], y=[lo, hi], mode="lines+text", name=label, showlegend=False,
+                line=dict(color=LINES[7], width=2, dash="dash"), text=["", _escape(label)],
+                textposition="top right", hoverinfo="skip", cliponaxis=False,
+            )
+        )
+    fig.update_xaxes(title=x_title, type="log" if log_x else None, zeroline=True)
+    fig.update_yaxes(title=y_title, type="log" if log_y else None, zeroline=True)
+    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0))
+    return _layout(fig, title, height + 40)
+
+
+def rotation_circles(
+    q_xy: np.ndarray,
+    k_xy: np.ndarray,
+    title: str,
+    *,
+    panel_titles: Sequence[str],
+    notes: np.ndarray,
+    frame_titles: Sequence[str],
+    frame_labels: Sequence[str],
+    q_name: str = "query",
+    k_name: str = "key",
+    slider_prefix: str = "",
+    cols: int = 4,
+    frame_ms: int = 160,
+    panel_height: int = 300,
+) -> go.Figure:
+    """RoPE's rotation circles: one circle per 2-D pair (q_xy, k_xy: (frames, pairs, 2)), the query
+    pair as a blue arrow and the key pair as a vermillion one, a grey arc for the angle between
+    them, and a note under each circle (notes: (frames, pairs) strings). Frames animate with a
+    Play/Pause button and a slider (short frame_labels, shown after slider_prefix); the second title
+    line (frame_titles) changes with the frame, after the colour key for q and k.
+
+    All circles share one pair of axes (circle p centred on a grid), so a frame updates four traces
+    whatever the number of pairs: fast to build, light to animate. Each circle is scaled so the
+    longer of its two arrows touches the rim (rotation keeps lengths, so the scale is the same in
+    every frame); hover on an arrow tip gives the true coordinates. All text is escaped.
+    """
+    q_xy, k_xy = np.asarray(q_xy, dtype=float), np.asarray(k_xy, dtype=float)
+    n_frames, n_pairs, _ = q_xy.shape
+    cols = max(1, min(cols, n_pairs))
+    rows = int(np.ceil(n_pairs / cols))
+    step_x, step_y = 2.9, 3.3  # grid spacing in circle radii: room for a title above and a note below
+    cx = (np.arange(n_pairs) % cols) * step_x  # (pairs,)
+    cy = -(np.arange(n_pairs) // cols) * step_y
+    radius = np.maximum(np.linalg.norm(q_xy[0], axis=-1), np.linalg.norm(k_xy[0], axis=-1))  # (pairs,)
+    radius = np.where(radius > 0, radius, 1.0)
+    q_color, k_color, arc_color = LINES[0], LINES[1], "#555555"
+    key_line = (f"<span style='color:{q_color}'>━▶ {_escape(q_name)}</span>   "
+                f"<span style='color:{k_color}'>━▶ {_escape(k_name)}</span>   ")
+
+    def heading(t):  # the fixed title; under it the colour key and what this frame shows
+        return (f"<b>{_escape(title)}</b><br><span style='font-size:15px;font-weight:normal'>{key_line}"
+                f"{_escape(frame_titles[t])}</span>")
+
+    def gaps(parts):  # segments joined into one float array, separated by NaN (a gap in the line)
+        return np.concatenate([np.append(np.asarray(seg, dtype=float), np.nan) for seg in parts])
+
+    def arrows(xy, color, name):  # (pairs, 2) → one trace of origin→tip segments
+        tips = xy / radius[:, None]
+        xs = gaps([[cx[p], cx[p] + tips[p, 0]] for p in range(n_pairs)])
+        ys = gaps([[cy[p], cy[p] + tips[p, 1]] for p in range(n_pairs)])
+        hover = [h for p in range(n_pairs) for h in ("", f"{_escape(name)} · pair {p}: ({xy[p, 0]:.3f}, {xy[p, 1]:.3f})", "")]
+        return dict(type="scatter", x=xs, y=ys, mode="lines+markers", showlegend=False,
+                    line=dict(color=color, width=5),
+                    marker=dict(symbol=np.array(["circle", "arrow", "circle"] * n_pairs), size=np.tile([7, 20, 0], n_pairs),
+                                angleref="previous", color=color),
+                    text=hover, hovertemplate="%{text}<extra></extra>")
+
+    def arcs(q, k):  # the shortest way round from the query arrow to the key arrow, radius 0.36
+        parts_x, parts_y = [], []
+        for p in range(n_pairs):
+            a0 = np.arctan2(q[p, 1], q[p, 0])
+            delta = (np.arctan2(k[p, 1], k[p, 0]) - a0 + np.pi) % (2 * np.pi) - np.pi
+            t = a0 + np.linspace(0.0, delta, 30)
+            parts_x.append(cx[p] + 0.36 * np.cos(t))
+            parts_y.append(cy[p] + 0.36 * np.sin(t))
+        return dict(type="scatter", x=gaps(parts_x), y=gaps(parts_y), mode="lines",
+                    line=dict(color=arc_color, width=3), hoverinfo="skip", showlegend=False)
+
+    def texts(ys, labels, size, color):
+        return dict(type="scatter", x=cx, y=np.asarray(ys, dtype=float), mode="text", text=[_escape(str(v)) for v in labels],
+                    textposition="middle center", textfont=dict(size=size, color=color),
+                    hoverinfo="skip", showlegend=False)
+
+    def frame_traces(t):
+        return [arcs(q_xy[t], k_xy[t]), arrows(q_xy[t], q_color, q_name), arrows(k_xy[t], k_color, k_name),
+                texts(cy - 1.36, notes[t], 16, "#222222")]
+
+    ring = np.linspace(0, 2 * np.pi, 121)
+    static = [
+        dict(type="scatter", x=gaps([cx[p] + np.cos(ring) for p in range(n_pairs)]),
+             y=gaps([cy[p] + np.sin(ring) for p in range(n_pairs)]), mode="lines",
+             line=dict(color="#c8c8c8", width=2), hoverinfo="skip", showlegend=False),
+        texts(cy + 1.3, panel_titles, 15, "#333333"),
+    ]
+    animated = list(range(len(static), len(static) + 4))  # the traces frames replace
+    still = {"frame": {"duration": 0, "redraw": True}, "mode": "immediate", "transition": {"duration": 0}}
+    axis = dict(visible=False, fixedrange=True)
+    layout = dict(
+        xaxis=dict(range=[-1.45, (cols - 1) * step_x + 1.45], **axis),
+        yaxis=dict(range=[-(rows - 1) * step_y - 1.7, 1.55], scaleanchor="x", scaleratio=1, **axis),
+        updatemenus=[dict(
+            type="buttons", direction="left", x=0, y=0, xanchor="left", yanchor="top", pad=dict(t=10, r=10),
+            showactive=False, font=dict(size=15),
+            buttons=[
+                dict(label="▶ Play", method="animate",
+                     args=[None, {"frame": {"duration": frame_ms, "redraw": True}, "fromcurrent": True,
+                                  "transition": {"duration": 0}, "mode": "immediate"}]),
+                dict(label="❚❚ Pause", method="animate", args=[[None], still]),
+            ],
+        )],
+        sliders=[dict(
+            active=0, x=0.2, len=0.8, y=0, yanchor="top", pad=dict(t=10),
+            currentvalue=dict(prefix=_escape(slider_prefix), font=dict(size=15)), font=dict(size=11),
+            steps=[dict(label=_escape(frame_labels[t]), method="animate", args=[[str(t)], still])
+                   for t in range(n_frames)],
+        )] if n_frames > 1 else [],
+    )
+    # The whole title object in every frame: an animated layout replaces it, so a bare text would
+    # lose its font and place.
+    frames = [dict(data=frame_traces(t), traces=animated, name=str(t),
+                   layout=dict(title=dict(text=heading(t), x=0, xanchor="left", font=dict(size=15))))
+              for t in range(n_frames)]
+    # Built from plain dicts without validation: the frames hold thousands of points, and checking
+    # each trace again costs seconds; every key above is a standard plotly attribute.
+    fig = go.Figure(data=static + frame_traces(0), layout=layout, frames=frames, _validate=False)
+    _layout(fig, heading(0), rows * panel_height + 160)
+    fig.update_layout(margin=dict(l=10, r=10, t=100, b=100))
+    return fig
+
+def labelled_grid(
+    z: np.ndarray,
+    labels: Sequence[Sequence[str]],
+    title: str,
+    *,
+    x_title: str,
+    y_title: str,
+    value_label: str = "value",
+    veil: np.ndarray | None = None,
+    x_ticks: Sequence[str] | None = None,
+    y_ticks: Sequence[str] | None = None,
+    zmin: float | None = None,
+    zmax: float | None = None,
+    height: int | None = None,
+) -> go.Figure:
+    """A small matrix with a label written in every cell (e.g. the rel-shift trick's "q2·R3"),
+    coloured by z (INDEX; NaN cells stay white, e.g. a zero pad). Cells where `veil` is True get a
+    translucent grey veil and a "✗" before their label (e.g. garbage that must be masked). Meant for
+    a few dozen cells; labels are escaped, but pass program-made labels, not typed text."""
+    z = np.asarray(z, dtype=float)
+    n_rows, n_cols = z.shape
+    text = np.asarray([[_escape(str(s)) for s in row] for row in labels], dtype=object)
+    veiled = np.zeros(z.shape, dtype=bool) if veil is None else np.asarray(veil, dtype=bool)
+    finite = z[np.isfinite(z)]
+    lo = float(finite.min()) if zmin is None and finite.size else (zmin if zmin is not None else 0.0)
+    hi = float(finite.max()) if zmax is None and finite.size else (zmax if zmax is not None else 1.0)
+    hi = hi if hi > lo else lo + 1.0
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            x=list(range(n_cols)),
+            y=list(range(n_rows)),
+            colorscale=INDEX,
+            zmin=lo,
+            zmax=hi,
+            xgap=2,
+            ygap=2,
+            customdata=text,
+            hovertemplate=(f"{y_title}: %{{y}}<br>{x_title}: %{{x}}<br>cell: %{{customdata}}"
+                           f"<br>{value_label}: %{{z}}<extra></extra>"),
+            hoverongaps=False,
+            colorbar=dict(title=dict(text=value_label, side="right"), thickness=12),
+        )
+    )
+    if veiled.any():
+        grey = "rgba(60, 60, 60, 0.55)"
+        fig.add_trace(go.Heatmap(z=np.where(veiled, 1.0, np.nan), x=list(range(n_cols)), y=list(range(n_rows)),
+                                 colorscale=[[0, grey], [1, grey]], zmin=0, zmax=1, showscale=False, xgap=2,
+                                 ygap=2, hoverinfo="skip", hoverongaps=False))
+    rr, cc = np.meshgrid(np.arange(n_rows), np.arange(n_cols), indexing="ij")
+    shade = np.where(np.isfinite(z), (np.nan_to_num(z) - lo) / (hi - lo), 1.0)
+    colors = np.where(veiled | (shade < 0.5), "white", "black")
+    shown = np.where(veiled, "✗ " + text.astype(str), text.astype(str))
+    fig.add_trace(
+        go.Scatter(
+            x=cc.ravel(), y=rr.ravel(), mode="text", text=list(shown.ravel()),
+            textfont=dict(color=list(colors.ravel()), size=12 if n_cols <= 6 else 10),
+            hoverinfo="skip", showlegend=False,
+        )
+    )
+    xt = dict(tickmode="array", tickvals=list(range(n_cols)), ticktext=[_escape(t) for t in x_ticks]) if x_ticks else {}
+    yt = dict(tickmode="array", tickvals=list(range(n_rows)), ticktext=[_escape(t) for t in y_ticks]) if y_ticks else {}
+    fig.update_xaxes(title=x_title, showgrid=False, zeroline=False, **xt)
+    fig.update_yaxes(title=y_title, autorange="reversed", showgrid=False, zeroline=False, **yt)
+    return _layout(fig, title, height or int(min(600, 190 + 52 * n_rows)))
+
+
+def step_lines(
+    x: Sequence[int] | np.ndarray,
+    ys: Mapping[str, Sequence[float] | np.ndarray],
+    title: str,
+    *,
+    x_title: str,
+    y_title: str,
+    height: int = 380,
+) -> go.Figure:
+    """Piecewise-constant series over integer x (one learned number per bucket of distances): each
+    value is drawn flat around its x with the jump half-way between neighbours, so shared values
+    read as plateaus, not as slopes."""
+    fig = go.Figure()
+    for k, (name, y) in enumerate(ys.items()):
+        fig.add_trace(
+            go.Scatter(
+                x=np.asarray(x),
+                y=np.asarray(y, dtype=float),
+                name=name,
+                mode="lines+markers",
+                marker=dict(size=4),
+                line=dict(color=LINES[k % len(LINES)], width=2, shape="hvh"),
+                hovertemplate=f"{x_title}: %{{x}}<br>{y_title}: %{{y:.4g}}<extra>{_escape(name)}</extra>",
+            )
+        )
+    fig.update_xaxes(title=x_title, zeroline=True)
+    fig.update_yaxes(title=y_title, zeroline=True)
+    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0))
+    return _layout(fig, title, height + 40)

@@ -44,6 +44,46 @@ CHAPTERS: tuple[Chapter, ...] = (
         "Absolute vectors move when the sentence is shifted, run out when it is long, and only "
         "indirectly say how far apart two words are.",
     ),
+    Chapter(
+        "shaw", "Relative", "pages/relative/shaw.py", "Shaw relative positions", ":material/straighten:",
+        "Attention looks up a learned vector by the distance j − i between two words, clipped at ±k: "
+        "near pairs are told apart, far pairs share one vector.",
+    ),
+    Chapter(
+        "transformer-xl", "Relative", "pages/relative/transformer_xl.py", "Transformer-XL", ":material/memory:",
+        "Only the distance i − j between query and key enters attention, split into four terms: "
+        "content, content-dependent position, a global content bias u and a global position bias v.",
+    ),
+    Chapter(
+        "t5", "Relative", "pages/relative/t5.py", "T5 bias", ":material/stairs:",
+        "One learned number per head for each bucket of distances — exact buckets up close, ever "
+        "wider log buckets far away — added straight to the attention logits.",
+    ),
+    Chapter(
+        "deberta", "Relative", "pages/relative/deberta.py", "DeBERTa", ":material/call_split:",
+        "Content and relative position stay separate vectors: attention adds content→content, "
+        "content→position and position→content scores, with log buckets for far distances.",
+    ),
+    Chapter(
+        "rope", "Rotary", "pages/rotary/rope.py", "RoPE", ":material/rotate_right:",
+        "Rotate every query and key pair by an angle proportional to its position: the dot product "
+        "then sees only how far apart two words are.",
+    ),
+    Chapter(
+        "rope-scaling", "Rotary", "pages/rotary/rope_scaling.py", "Stretching RoPE", ":material/expand:",
+        "Past the trained length the slow pairs turn to angles never seen in training: PI, NTK and "
+        "YaRN change the frequencies so that they do not; xPos damps distant scores instead.",
+    ),
+    Chapter(
+        "alibi", "Rotary", "pages/rotary/alibi.py", "ALiBi and NoPE", ":material/trending_down:",
+        "ALiBi adds no vector at all: each head subtracts a fixed slope times the distance from its "
+        "scores. NoPE adds nothing whatsoever — and a causal mask still lets a token count.",
+    ),
+    Chapter(
+        "derivations", "Beyond", "pages/beyond/derivations.py", "Derivations", ":material/functions:",
+        "Every relative-position identity in the atlas, line by line, each line proven from the one "
+        "before by a computer algebra system when the page runs — and checked again on numbers you pick.",
+    ),
 )
 
 BY_KEY = {c.key: c for c in CHAPTERS}
