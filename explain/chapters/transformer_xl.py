@@ -1,0 +1,180 @@
+"""What the Transformer-XL chapter shows, computed from encoders/transformer_xl.py (numbers only).
+
+Functions take primitives and return numpy arrays / dataclasses of them, so pages can cache them
+and tests can check them without Streamlit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from encoders import build
+from encoders.transformer_xl import TransformerXL, rel_shift_steps, rel_shift_valid
+
+from .common import run_layer
+
+METHOD = "transformer-xl"
+TERMS = TransformerXL.term_names  # ("a", "b", "c", "d")
+TERM_TITLES = {
+    "a": "(a) content–content  q_i·k_j",
+    "b": "(b) content-dependent position  q_i·W_kR R_(i−j)",
+    "c": "(c) global content bias  u·k_j",
+    "d": "(d) global position bias  v·W_kR R_(i−j)",
+}
+
+
+@dataclass
+class TermMaps:
+    tokens: tuple[str, ...]
+    terms: dict[str, np.ndarray]  # name → (i, j) for the chosen head, /√d; NaN where causally masked
+    total: np.ndarray  # (i, j) sum of the switched-on terms (the logits), NaN where masked
+    weights: np.ndarray  # (i, j) softmax of `total` over j, NaN where causally masked
+    full_total: np.ndarray  # (i, j) sum of all four terms, whatever the switches say
+
+
+def term_maps(
+    sentence: str,
+    seed: int,
+    head: int,
+    causal: bool,
+    switches: tuple[bool, bool, bool, bool] = (True, True, True, True),
+    d_model: int = 64,
+    n_heads: int = 4,
+    positions_offset: int = 0,
+) -> TermMaps:
+    """The four terms of one head on the sentence, and the attention recomputed with the terms
+    that are switched on (a switched-off term is multiplied by 0 before the softmax)."""
+    scales = tuple((t, 1.0 if on else 0.0) for t, on in zip(TERMS, switches))
+    view = run_layer(sentence, seed, METHOD, d_model, n_heads, causal, positions_offset=positions_offset,
+                     term_scales=scales)
+    n = len(view.tokens)
+    masked = np.triu(np.ones((n, n), dtype=bool), 1) if causal else np.zeros((n, n), dtype=bool)
+    terms = {}
+    for t in TERMS:
+        z = view.terms[t][head].astype(float)
+        z[masked] = np.nan
+        terms[t] = z
+    weights = view.weights[head].astype(float)
+    weights[masked] = np.nan  # blank, like the logits: a future key is not "weight 0", it is not there
+    return TermMaps(view.tokens, terms, view.logits[head].astype(float), weights, sum(terms.values()))
+
+
+@dataclass
+class DistanceCurves:
+    distances: np.ndarray  # (r,) δ = i − j (query − key)
+    d_term: np.ndarray  # (h, r) term (d) = v·W_kR R_δ / √d: a function of δ alone
+
+
+def global_position_bias(seed: int, max_distance: int, d_model: int = 64, n_heads: int = 4) -> DistanceCurves:
+    """Term (d) for every distance −max_distance … max_distance, per head: like a learned relative
+    bias table, but made of sinusoids seen through W_kR and v."""
+    enc = build(METHOD, d_model, n_heads, seed)
+    distances = torch.arange(-max_distance, max_distance + 1)  # (r,)
+    with torch.inference_mode():
+        rk = enc.position_keys(distances)  # (h, r, d)
+        d_term = (rk @ enc.v[:, :, None])[..., 0] / enc.d_head ** 0.5  # (h, r)
+    return DistanceCurves(distances.numpy(), d_term.numpy())
+
+
+@dataclass
+class ShiftStage:
+    name: str
+    ids: np.ndarray  # (rows, cols) int: which raw cell sits here (0 = the zero pad)
+    distance: np.ndarray  # (rows, cols) float: the distance that cell was computed for, NaN for pad
+    labels: np.ndarray  # (rows, cols) str: "q2·R3" = query 2's score against distance 3; "0" = pad
+
+
+@dataclass
+class RelShiftDemo:
+    qlen: int
+    klen: int
+    mlen: int
+    labels: dict[int, str]  # cell id → "q2·R3" (query row i, distance δ); 0 → "0" (the pad)
+    stages: list[ShiftStage]  # raw, padded, reshaped, sliced, result
+    gathered: np.ndarray  # (qlen, klen) ids from the direct gather raw[i, klen−1−((mlen+i)−j)], −1 if none
+    gathered_labels: np.ndarray  # (qlen, klen) str, "none" where the distance is negative (future key)
+    valid: np.ndarray  # (qlen, klen) bool: j ≤ i + mlen
+    wanted: np.ndarray  # (qlen, klen) the distance each cell should hold: (mlen + i) − j
+    matches_gather: bool  # result == gather on every valid cell
+    garbage_differs: bool  # every invalid cell holds something else than its wanted distance
+
+
+def rel_shift_demo(qlen: int, mlen: int) -> RelShiftDemo:
+    """The rel-shift trick on a small matrix whose cells are labelled, not numbers: cell (i, r) of
+    the raw matrix is query i's score against distance klen−1−r. Runs the encoder's own
+    rel_shift_steps on the cell ids, so what is drawn is what the encoder does."""
+    if qlen < 1 or mlen < 0:
+        raise ValueError("qlen must be ≥ 1 and mlen ≥ 0")
+    klen = qlen + mlen
+    # ids 1 … qlen·klen, row-major; 0 is kept for the pad, which rel_shift fills with zeros.
+    raw = torch.arange(1, qlen * klen + 1, dtype=torch.float64).view(qlen, klen)  # (i, r)
+    labels = {0: "0"}
+    dist_of = {0: np.nan}
+    for i in range(qlen):
+        for r in range(klen):
+            cid = i * klen + r + 1
+            labels[cid] = f"q{i}·R{klen - 1 - r}"
+            dist_of[cid] = float(klen - 1 - r)
+    steps = rel_shift_steps(raw)
+    named = [("raw", raw), ("padded", steps.padded), ("reshaped", steps.reshaped), ("sliced", steps.sliced),
+             ("result", steps.result)]
+    label_of = np.vectorize(lambda cid: labels.get(int(cid), "none"), otypes=[str])
+    stages = []
+    for name, t in named:
+        ids = t.round().long().numpy()
+        stages.append(ShiftStage(name, ids, np.vectorize(dist_of.get, otypes=[float])(ids), label_of(ids)))
+
+    valid = rel_shift_valid(qlen, klen).numpy()
+    i = np.arange(qlen)[:, None]
+    j = np.arange(klen)[None, :]
+    wanted = (mlen + i - j).astype(float)  # (i, j)
+    # Direct gather, independent of the trick: the raw column of distance δ is klen − 1 − δ.
+    col = klen - 1 - (mlen + i - j)  # (i, j)
+    inside = (col >= 0) & (col < klen)
+    gathered = np.where(inside, raw.long().numpy()[i, np.clip(col, 0, klen - 1)], -1)
+    result = stages[-1].ids
+    result_dist = stages[-1].distance
+    garbage = ~valid
+    return RelShiftDemo(
+        qlen, klen, mlen, labels, stages, gathered, label_of(gathered), valid, wanted,
+        bool((result[valid] == gathered[valid]).all()),
+        bool(not np.any(result_dist[garbage] == wanted[garbage])),
+    )
+
+
+@dataclass
+class LayoutCheck:
+    same_weights: float  # max |logit difference|, concatenated vs interleaved R, one fixed W_kR
+    permuted_weights: float  # the same, with W_kR's rows permuted along with R's channels
+
+
+def layout_check(seed: int, n: int = 12, d_model: int = 64, n_heads: int = 4) -> LayoutCheck:
+    """Does R's channel order matter? Position terms (b) + (d) in float64 on random q, k:
+    for a fixed W_kR yes; once W_kR is permuted along, no (up to rounding)."""
+    from encoders.sinusoidal import concatenated_permutation
+    from encoders.transformer_xl import TransformerXLConfig
+
+    concat = build(METHOD, d_model, n_heads, seed, TransformerXLConfig(r_layout="concatenated")).double()
+    inter = build(METHOD, d_model, n_heads, seed, TransformerXLConfig(r_layout="interleaved")).double()
+    g = torch.Generator().manual_seed(seed)
+    q = torch.randn(1, n_heads, n, d_model // n_heads, generator=g, dtype=torch.float64)  # (b, h, i, d)
+    k = torch.randn(1, n_heads, n, d_model // n_heads, generator=g, dtype=torch.float64)  # (b, h, j, d)
+    pos = torch.arange(n)
+
+    def position_part(enc):
+        t = enc.logit_terms(q, k, pos, pos, causal=False).terms
+        return t["b"] + t["d"]
+
+    with torch.inference_mode():
+        ref = position_part(concat)
+        same = float((ref - position_part(inter)).abs().max())
+        # concatenated R = interleaved R[:, perm], so R_c W = R_i W' with W'[perm] = W.
+        perm = concatenated_permutation(d_model)
+        w = torch.empty_like(concat.w_kr)
+        w[perm] = concat.w_kr
+        inter.w_kr.copy_(w)
+        permuted = float((ref - position_part(inter)).abs().max())
+    return LayoutCheck(same, permuted)
