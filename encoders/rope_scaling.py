@@ -1,0 +1,421 @@
+"""Stretching RoPE past its training length: Position Interpolation, NTK-aware scaling (static and
+dynamic), YaRN, and xPos.
+
+Axis legend: n / i / j positions (i query, j key), d head dimension, f frequency pair (0 … d/2−1).
+Symbols: s = scale factor (new length / trained length), L = original (trained) length,
+θ_f = base^(−2f/d) the plain RoPE frequencies (encoders/rope.py).
+
+A model trained with RoPE on texts of length L has seen, for pair f, rotation angles m·θ_f up to
+(L − 1)·θ_f. At a longer length the slow pairs reach angles they never saw. Each scheme answers
+"what should θ_f become?" — all of them leave the rotation itself (apply_rotary) untouched:
+
+    PI        θ_f / s                                  every pair slowed by s (positions ÷ s)
+    NTK       base' = base · s^(d/(d−2))                fast pairs ~unchanged, slowest ÷ s
+    dynamic   NTK with s replaced by s·ℓ/L − (s − 1)    grows with the current length ℓ > L
+    YaRN      ramp between "keep" (fast) and "÷ s" (slow) pairs, and logits × (0.1 ln s + 1)²
+    xPos      keeps θ_f; multiplies the score of pair f by ζ_f^((i − j)/γ), an exponential decay
+
+Oracle: HF transformers `modeling_rope_utils.ROPE_INIT_FUNCTIONS` ('linear', 'dynamic', 'yarn');
+xPos follows microsoft/torchscale `xpos_relative_position.py` (METHODS.md §9, §10).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from .base import Paper
+from .rope import RoPE, RopeConfig, _check_dim, as_float64, rope_frequencies
+
+PAPERS = {
+    "pi": Paper(
+        "Chen, Wong, Chen, Tian",
+        2023,
+        "Extending Context Window of Large Language Models via Positional Interpolation",
+        "https://arxiv.org/abs/2306.15595",
+    ),
+    "ntk": Paper(
+        "bloc97 (Reddit r/LocalLLaMA)",
+        2023,
+        "NTK-Aware Scaled RoPE allows LLaMA models to have extended (8k+) context size without any "
+        "fine-tuning and minimal perplexity degradation",
+        "https://www.reddit.com/r/LocalLLaMA/comments/14lz7j5/",
+    ),
+    "dynamic": Paper(
+        "emozilla (Reddit r/LocalLLaMA)",
+        2023,
+        "Dynamically Scaled RoPE further increases performance of long context LLaMA with zero fine-tuning",
+        "https://www.reddit.com/r/LocalLLaMA/comments/14mrgpr/",
+    ),
+    "yarn": Paper(
+        "Peng, Quesnelle, Fan, Shippole",
+        2023,
+        "YaRN: Efficient Context Window Extension of Large Language Models",
+        "https://arxiv.org/abs/2309.00071",
+    ),
+    "xpos": Paper(
+        "Sun, Dong, Patra, Ma, Huang, Benhaim, Chaudhary, Song, Wei",
+        2022,
+        "A Length-Extrapolatable Transformer",
+        "https://arxiv.org/abs/2212.10554",
+    ),
+}
+
+
+def _check_scale(scale: float) -> None:
+    if not scale > 0:
+        raise ValueError(f"scale must be positive (got {scale})")
+
+
+# ---------------------------------------------------------------------------------------------
+# Position Interpolation
+# ---------------------------------------------------------------------------------------------
+
+
+def pi_frequencies(d: int, base: float = 10000.0, scale: float = 1.0) -> Tensor:
+    """θ'_f = θ_f / s, (d/2,) float64 (Chen et al. 2023, §2.2: f'(x, m) = f(x, m·L/L')).
+
+    Rotating position m by θ_f/s is rotating position m/s by θ_f: the new length s·L is squeezed
+    into the angles seen in training. HF 'linear' divides the frequencies, as here.
+    """
+    _check_scale(scale)
+    return rope_frequencies(d, base) / float(scale)
+
+
+# ---------------------------------------------------------------------------------------------
+# NTK-aware scaling (static and dynamic)
+# ---------------------------------------------------------------------------------------------
+
+
+def ntk_base(d: int, base: float = 10000.0, scale: float = 1.0) -> float:
+    """base' = base · s^(d/(d−2)) (bloc97 2023).
+
+    The exponent d/(d−2) is chosen so that the slowest pair, θ_(d/2−1) = base^(−(d−2)/d), is divided
+    by exactly s (like PI), while the fastest, θ_0 = 1, is not touched at all.
+    """
+    _check_dim(d)
+    _check_scale(scale)
+    if d == 2:
+        raise ValueError("NTK-aware scaling needs d ≥ 4: with one pair the exponent d/(d−2) is undefined")
+    return float(base) * float(scale) ** (d / (d - 2))
+
+
+def ntk_frequencies(d: int, base: float = 10000.0, scale: float = 1.0) -> Tensor:
+    """θ'_f = base'^(−2f/d) with base' = ntk_base(d, base, s), (d/2,) float64."""
+    return rope_frequencies(d, ntk_base(d, base, scale))
+
+
+def dynamic_ntk_scale(scale: float, original_length: int, seq_len: int) -> float:
+    """The effective NTK factor at the current length ℓ (HF `_compute_dynamic_ntk_parameters`):
+
+        α(ℓ) = s · max(ℓ, L) / L − (s − 1)
+
+    α = 1 (plain RoPE) up to the trained length L, then grows linearly with ℓ.
+    """
+    _check_scale(scale)
+    if original_length < 1:
+        raise ValueError("original_length must be at least 1")
+    length = max(int(seq_len), int(original_length))
+    return float(scale) * length / original_length - (float(scale) - 1.0)
+
+
+def dynamic_ntk_frequencies(
+    d: int, base: float = 10000.0, scale: float = 1.0, original_length: int = 2048, seq_len: int = 2048
+) -> Tensor:
+    """θ'_f for dynamic NTK at the current length ℓ: NTK with α(ℓ) in place of s, (d/2,) float64."""
+    return ntk_frequencies(d, base, dynamic_ntk_scale(scale, original_length, seq_len))
+
+
+# ---------------------------------------------------------------------------------------------
+# YaRN
+# ---------------------------------------------------------------------------------------------
+
+
+def yarn_correction_dim(beta: float, d: int, base: float, original_length: int) -> float:
+    """The (fractional) pair index whose pair turns β full times over L positions
+    (YaRN §3.2; HF `find_correction_dim`):   f(β) = d · ln(L / (2πβ)) / (2 ln base).
+
+    From L·θ_f = 2πβ with θ_f = base^(−2f/d): pairs below f(β) turn more than β times in training.
+    """
+    return d * math.log(original_length / (2 * math.pi * beta)) / (2 * math.log(base))
+
+
+def yarn_ramp(
+    d: int,
+    base: float = 10000.0,
+    original_length: int = 2048,
+    beta_fast: float = 32.0,
+    beta_slow: float = 1.0,
+    truncate: bool = True,
+) -> Tensor:
+    """ramp_f ∈ [0, 1] per pair, (d/2,) float64: 0 = keep θ_f (fast pairs, many turns in training),
+    1 = divide by s (slow pairs, less than β_slow turns), linear in between (YaRN §3.2, "NTK-by-parts").
+
+        low = f(β_fast), high = f(β_slow)  (floored / ceiled when truncate), clipped to [0, d − 1]
+        ramp_f = clamp((f − low) / (high − low), 0, 1)
+
+    The paper writes the ramp as a function of the number of turns r = L/λ_f; the reference code
+    (jquesnelle/yarn) and HF ramp linearly in the pair index f instead, i.e. linearly in ln r. We
+    follow the code, which is the oracle (the paper form is not confirmed against the paper text).
+    The clamp bound d − 1 is in channel units while f runs over d/2 pairs; HF does the same and
+    it is harmless (METHODS.md §9).
+    """
+    _check_dim(d)
+    if not beta_fast > beta_slow > 0:
+        raise ValueError(f"need beta_fast > beta_slow > 0 (got {beta_fast}, {beta_slow})")
+    low = yarn_correction_dim(beta_fast, d, base, original_length)
+    high = yarn_correction_dim(beta_slow, d, base, original_length)
+    if truncate:
+        low, high = math.floor(low), math.ceil(high)
+    low, high = max(low, 0), min(high, d - 1)
+    if low == high:
+        high += 0.001  # as HF: avoids dividing by zero; the ramp becomes a step
+    f = torch.arange(d // 2, dtype=torch.float64)  # (d/2,)
+    return ((f - low) / (high - low)).clamp(0.0, 1.0)
+
+
+def yarn_frequencies(
+    d: int,
+    base: float = 10000.0,
+    scale: float = 1.0,
+    original_length: int = 2048,
+    beta_fast: float = 32.0,
+    beta_slow: float = 1.0,
+    truncate: bool = True,
+) -> Tensor:
+    """θ'_f = (θ_f / s)·ramp_f + θ_f·(1 − ramp_f), (d/2,) float64 (YaRN §3.2, Eq. 18–19)."""
+    _check_scale(scale)
+    theta = rope_frequencies(d, base)  # (d/2,)
+    ramp = yarn_ramp(d, base, original_length, beta_fast, beta_slow, truncate)  # (d/2,)
+    return theta / float(scale) * ramp + theta * (1.0 - ramp)
+
+
+def yarn_attention_factor(scale: float, mscale: float = 1.0) -> float:
+    """√(1/t) = 0.1·μ·ln s + 1 for s > 1, else 1 (YaRN §3.4, Eq. 22; μ = 1 in the paper).
+
+    Both q and k are multiplied by it (HF pre-multiplies cos and sin), so the logits are multiplied
+    by its square, 1/t: a slightly sharper softmax to offset the flatter scores of a long context.
+    """
+    _check_scale(scale)
+    return 1.0 if scale <= 1 else 0.1 * mscale * math.log(scale) + 1.0
+
+
+# ---------------------------------------------------------------------------------------------
+# xPos
+# ---------------------------------------------------------------------------------------------
+
+
+def xpos_zeta(d: int) -> Tensor:
+    """ζ_f = (2f + 0.4·d) / (1.4·d), (d/2,) float64 (Sun et al. 2022, §3.2; torchscale `XPOS.scale`).
+
+    Every ζ_f < 1, from 0.4/1.4 ≈ 0.29 for the fastest pair up to ≈ 1 for the slowest: fast pairs,
+    whose rotation is least reliable at long range, decay the most.
+    """
+    _check_dim(d)
+    f = torch.arange(d // 2, dtype=torch.float64)  # (d/2,)
+    return (2 * f + 0.4 * d) / (1.4 * d)
+
+
+def xpos_scales(positions, d: int, scale_base: float = 512.0, centre: float = 0.0, downscale: bool = False) -> Tensor:
+    """ζ_f^((n − c)/γ) per position n and pair f, (n, d/2) float64; downscale=True gives ζ_f^(−(n − c)/γ).
+
+    Queries are multiplied by the first, keys by the second (torchscale `downscale=True`), so the
+    score of query i and key j carries ζ_f^((i − j)/γ): < 1 when the key is in the past (i > j),
+    and > 1 for a key in the future — xPos is meant for causal attention.
+    The centre c (torchscale: about half the length) keeps both factors near 1 and cancels in q·k.
+    Without it ζ^(−n/γ) overflows: float32 ends near e^88, i.e. n/γ ≈ 70 for the fastest pair.
+    """
+    if scale_base <= 0:
+        raise ValueError("scale_base must be positive")
+    pos = as_float64(positions)  # (n,)
+    exponent = (pos - centre) / scale_base  # (n,)
+    if downscale:
+        exponent = -exponent
+    return xpos_zeta(d)[None, :] ** exponent[:, None]  # (n, d/2)
+
+
+def xpos_decay(d: int, distances, scale_base: float = 512.0) -> Tensor:
+    """ζ_f^(Δ/γ) for Δ = i − j (query − key), (K, d/2) float64: the factor xPos puts on pair f's
+    contribution to the score at distance Δ."""
+    delta = as_float64(distances)  # (K,)
+    return xpos_zeta(d)[None, :] ** (delta[:, None] / scale_base)  # (K, d/2)
+
+
+# ---------------------------------------------------------------------------------------------
+# One entry point for pages: (scheme, d, base, s, L, …) → frequencies and attention factor
+# ---------------------------------------------------------------------------------------------
+
+SCHEMES = ("rope", "pi", "ntk", "dynamic", "yarn", "xpos")
+SCHEME_LABELS = {
+    "rope": "plain RoPE",
+    "pi": "Position Interpolation",
+    "ntk": "NTK-aware",
+    "dynamic": "dynamic NTK",
+    "yarn": "YaRN",
+    "xpos": "xPos",
+}
+
+
+@dataclass(frozen=True)
+class Scaled:
+    inv_freq: Tensor  # θ'_f (d/2,) float64
+    attention_factor: float  # multiplies q and k (logits × its square)
+
+
+def scaled_frequencies(
+    scheme: str,
+    d: int,
+    base: float = 10000.0,
+    scale: float = 1.0,
+    original_length: int = 2048,
+    seq_len: int | None = None,
+    beta_fast: float = 32.0,
+    beta_slow: float = 1.0,
+    truncate: bool = True,
+) -> Scaled:
+    """Each scheme's θ'_f and attention factor. seq_len (dynamic NTK only) defaults to s·L.
+
+    xPos keeps the plain frequencies: what it changes is a decay on the score (`xpos_scales`).
+    """
+    if scheme in ("rope", "xpos"):
+        return Scaled(rope_frequencies(d, base), 1.0)
+    if scheme == "pi":
+        return Scaled(pi_frequencies(d, base, scale), 1.0)
+    if scheme == "ntk":
+        return Scaled(ntk_frequencies(d, base, scale), 1.0)
+    if scheme == "dynamic":
+        length = int(round(scale * original_length)) if seq_len is None else int(seq_len)
+        return Scaled(dynamic_ntk_frequencies(d, base, scale, original_length, length), 1.0)
+    if scheme == "yarn":
+        inv = yarn_frequencies(d, base, scale, original_length, beta_fast, beta_slow, truncate)
+        return Scaled(inv, yarn_attention_factor(scale))
+    raise ValueError(f"unknown scheme {scheme!r}; one of {SCHEMES}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Encoders on the shared interface (kind "rotary"): RoPE with other frequencies or a decay
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ScaledRopeConfig(RopeConfig):
+    scale: float = 4.0  # s: the context is stretched from L to s·L
+    original_length: int = 32  # L: the toy's nominal "trained" length (Llama 2 would be 4096)
+
+
+@dataclass(frozen=True)
+class YarnConfig(ScaledRopeConfig):
+    beta_fast: float = 32.0  # pairs turning more than this many times in L are kept as they are
+    beta_slow: float = 1.0  # pairs turning fewer times than this are fully interpolated (÷ s)
+    truncate: bool = True  # floor/ceil the ramp's ends, as the reference code and HF's default
+
+
+@dataclass(frozen=True)
+class XposConfig(RopeConfig):
+    scale_base: float = 512.0  # γ: torchscale's default; the decay over Δ positions is ζ^(Δ/γ)
+
+
+class _Scaled(RoPE):
+    relative_sign = "j − i (key − query)"
+
+    def __init__(self, d_model, n_heads, config=None, generator=None):
+        config = config or self.default_config()
+        _check_scale(config.scale)
+        if config.original_length < 1:
+            raise ValueError("original_length must be at least 1")
+        super().__init__(d_model, n_heads, config, generator)
+
+    @staticmethod
+    def default_config():
+        return ScaledRopeConfig()
+
+
+class PositionInterpolationRoPE(_Scaled):
+    """RoPE with θ_f / s (Chen et al. 2023)."""
+
+    name = "rope-pi"
+    label = "RoPE + Position Interpolation (Chen et al. 2023)"
+    paper = PAPERS["pi"]
+
+    def frequencies(self, seq_len):
+        return pi_frequencies(self.d_head, self.config.base, self.config.scale)
+
+
+class NTKAwareRoPE(_Scaled):
+    """RoPE with the base raised to base·s^(d/(d−2)) (bloc97 2023)."""
+
+    name = "rope-ntk"
+    label = "RoPE + NTK-aware scaling (bloc97 2023)"
+    paper = PAPERS["ntk"]
+
+    def __init__(self, d_model, n_heads, config=None, generator=None):
+        super().__init__(d_model, n_heads, config, generator)
+        ntk_base(self.d_head, self.config.base, self.config.scale)  # refuses d = 2 at construction
+
+    def frequencies(self, seq_len):
+        return ntk_frequencies(self.d_head, self.config.base, self.config.scale)
+
+
+class DynamicNTKRoPE(_Scaled):
+    """NTK-aware scaling recomputed from the current length (emozilla 2023; HF 'dynamic')."""
+
+    name = "rope-dynamic"
+    label = "RoPE + dynamic NTK (emozilla 2023)"
+    paper = PAPERS["dynamic"]
+
+    def __init__(self, d_model, n_heads, config=None, generator=None):
+        super().__init__(d_model, n_heads, config, generator)
+        ntk_base(self.d_head, self.config.base, self.config.scale)
+
+    def frequencies(self, seq_len):
+        c = self.config
+        return dynamic_ntk_frequencies(self.d_head, c.base, c.scale, c.original_length, seq_len)
+
+
+class YaRNRoPE(_Scaled):
+    """NTK-by-parts frequencies and the attention temperature (Peng et al. 2023; HF 'yarn')."""
+
+    name = "rope-yarn"
+    label = "RoPE + YaRN (Peng et al. 2023)"
+    paper = PAPERS["yarn"]
+
+    def __init__(self, d_model, n_heads, config=None, generator=None):
+        if config is not None and not isinstance(config, YarnConfig):
+            # A plain ScaledRopeConfig (what PI and NTK take) gets YaRN's default β's and truncation.
+            config = YarnConfig(**config.__dict__)
+        super().__init__(d_model, n_heads, config, generator)
+        c = self.config
+        yarn_ramp(self.d_head, c.base, c.original_length, c.beta_fast, c.beta_slow, c.truncate)  # checks the β's
+
+    @staticmethod
+    def default_config():
+        return YarnConfig()
+
+    def frequencies(self, seq_len):
+        c = self.config
+        return yarn_frequencies(self.d_head, c.base, c.scale, c.original_length, c.beta_fast, c.beta_slow, c.truncate)
+
+    def attention_factor(self, seq_len):
+        return yarn_attention_factor(self.config.scale)
+
+
+class XPos(RoPE):
+    """RoPE whose pair f is scaled by ζ_f^(n/γ) on queries and ζ_f^(−n/γ) on keys (Sun et al. 2022)."""
+
+    name = "xpos"
+    label = "xPos (Sun et al. 2022)"
+    paper = PAPERS["xpos"]
+    # The logit depends on j − i like RoPE's; the paper writes the decay with i − j (query − key).
+    relative_sign = "j − i (key − query); decay ζ^((i − j)/γ)"
+
+    def __init__(self, d_model, n_heads, config: XposConfig | None = None, generator=None):
+        config = config or XposConfig()
+        if config.scale_base <= 0:
+            raise ValueError("scale_base must be positive")
+        super().__init__(d_model, n_heads, config, generator)
+
+    def pair_scales(self, positions, role, centre):
+        return xpos_scales(positions, self.d_head, self.config.scale_base, centre, downscale=(role == "key"))

@@ -1,0 +1,185 @@
+"""What the "Stretching RoPE" chapter shows, computed from encoders/rope_scaling.py (numbers only).
+
+Every function takes primitives and returns numpy arrays (or dataclasses of them). The schemes are
+the registered encoders themselves (rope, rope-pi, rope-ntk, rope-dynamic, rope-yarn, xpos), so the
+curves and attention maps run the code the attention lab and the toy trainer run.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from encoders import build
+from encoders.rope import RopeConfig, rope_frequencies
+from encoders.rope_scaling import (
+    SCHEME_LABELS,
+    ScaledRopeConfig,
+    XposConfig,
+    YarnConfig,
+    dynamic_ntk_scale,
+    scaled_frequencies,
+    xpos_zeta,
+    yarn_ramp,
+)
+
+from .common import run_tokens
+
+FREQUENCY_SCHEMES = ("rope", "pi", "ntk", "dynamic", "yarn")  # xPos keeps RoPE's frequencies
+ALL_SCHEMES = FREQUENCY_SCHEMES + ("xpos",)
+REGISTRY_NAME = {"rope": "rope", "pi": "rope-pi", "ntk": "rope-ntk", "dynamic": "rope-dynamic",
+                 "yarn": "rope-yarn", "xpos": "xpos"}
+
+
+def scheme_config(scheme: str, base: float, scale: float, original_length: int, scale_base: float,
+                  beta_fast: float = 32.0, beta_slow: float = 1.0):
+    """The frozen config the registered encoder for `scheme` takes."""
+    if scheme == "rope":
+        return RopeConfig(base=base)
+    if scheme == "xpos":
+        return XposConfig(base=base, scale_base=scale_base)
+    if scheme == "yarn":
+        return YarnConfig(base=base, scale=scale, original_length=original_length,
+                          beta_fast=beta_fast, beta_slow=beta_slow)
+    return ScaledRopeConfig(base=base, scale=scale, original_length=original_length)
+
+
+@dataclass
+class Frequencies:
+    pairs: np.ndarray  # (P,) f
+    theta: dict[str, np.ndarray]  # scheme → θ'_f (P,)
+    ratio: dict[str, np.ndarray]  # scheme → θ'_f / θ_f
+    wavelength: dict[str, np.ndarray]  # scheme → 2π/θ'_f
+    attention_factor: dict[str, float]  # scheme → factor on q and k
+    ramp: np.ndarray  # (P,) YaRN's ramp: 0 keep, 1 divide by s
+    dynamic_alpha: float  # dynamic NTK's effective factor at the new length
+    max_angle_trained: np.ndarray  # (P,) L·θ_f: the angle pair f turns through across the trained context
+    max_angle_new: dict[str, np.ndarray]  # scheme → s·L·θ'_f, the same across the new context
+    out_of_distribution: dict[str, np.ndarray]  # scheme → bool (P,): a new angle training never saw
+
+
+def frequencies(d: int, base: float, scale: float, original_length: int, beta_fast: float = 32.0,
+                beta_slow: float = 1.0) -> Frequencies:
+    """Every frequency scheme at the new length s·L, and which pairs reach unseen angles.
+
+    The angle a pair turns through across a context of length ℓ is ℓ·θ_f (positions 0 … ℓ−1 and one
+    step more: counting the span, not the last index, makes PI land exactly on the trained angle
+    rather than a fraction of a step past it). A pair whose trained span covered a full turn
+    (L·θ_f ≥ 2π) has seen every direction; a pair that never completed a turn is out of
+    distribution as soon as its span at the new length exceeds its trained span.
+    """
+    new_length = int(round(scale * original_length))
+    theta0 = rope_frequencies(d, base).numpy()
+    thetas, ratios, waves, factors, peak, ood = {}, {}, {}, {}, {}, {}
+    trained = original_length * theta0
+    covered = trained >= 2 * np.pi
+    for s in FREQUENCY_SCHEMES:
+        sc = scaled_frequencies(s, d, base, scale, original_length, new_length, beta_fast, beta_slow)
+        th = sc.inv_freq.numpy()
+        thetas[s], ratios[s], waves[s], factors[s] = th, th / theta0, 2 * np.pi / th, sc.attention_factor
+        peak[s] = new_length * th
+        ood[s] = ~covered & (peak[s] > trained * (1 + 1e-9))
+    return Frequencies(
+        np.arange(d // 2), thetas, ratios, waves, factors,
+        yarn_ramp(d, base, original_length, beta_fast, beta_slow).numpy(),
+        dynamic_ntk_scale(scale, original_length, new_length), trained, peak, ood,
+    )
+
+
+@dataclass
+class DistanceCurves:
+    distances: np.ndarray  # (K,) a representative distance per window (geometric middle)
+    starts: np.ndarray  # (K,) first distance of each window
+    stops: np.ndarray  # (K,) one past the last distance of each window
+    curves: dict[str, np.ndarray]  # scheme → mean over the window of logit(Δ) / plain RoPE's logit at 0
+
+
+def _log_ratio(scheme: str, d: int, inv_freq: np.ndarray, scale_base: float) -> np.ndarray:
+    """log r_f with r_f^Δ = (pair f's factor at distance Δ): ι·θ'_f, plus ln(ζ_f)/γ for xPos (P,)."""
+    log_r = 1j * inv_freq
+    if scheme == "xpos":
+        log_r = log_r + np.log(xpos_zeta(d).numpy()) / scale_base
+    return log_r
+
+
+def logit_exact(scheme: str, distances, d: int, base: float, scale: float, original_length: int,
+                scale_base: float, beta_fast: float = 32.0, beta_slow: float = 1.0) -> np.ndarray:
+    """logit(Δ) / plain RoPE's logit at 0 for a query and key that agree in every pair
+    (q = k = (1, …, 1)), the key Δ positions in the past:
+
+        a² · (1/(d/2)) Σ_f cos(Δ·θ'_f) · D_f(Δ),    D_f = ζ_f^(Δ/γ) for xPos, else 1
+
+    (pair f of q = k = 1 contributes 2cos(Δθ'_f); plain RoPE at Δ = 0 scores d/√d)."""
+    new_length = int(round(scale * original_length))
+    sc = scaled_frequencies(scheme, d, base, scale, original_length, new_length, beta_fast, beta_slow)
+    dist = np.asarray(distances, dtype=np.float64)
+    terms = np.exp(np.outer(dist, _log_ratio(scheme, d, sc.inv_freq.numpy(), scale_base))).real  # (K, P)
+    return sc.attention_factor**2 * terms.mean(axis=1)
+
+
+def logit_vs_distance(d: int, base: float, scale: float, original_length: int, scale_base: float,
+                      beta_fast: float = 32.0, beta_slow: float = 1.0, n_windows: int = 300) -> DistanceCurves:
+    """logit_exact averaged over log-spaced windows of distances 1 … s·L − 1, under each scheme.
+
+    Near 0 a window is a single distance (the exact value); far away it spans many, and the mean
+    smooths the fast pairs' ripples that no plot could show one by one. Each window's sum is a
+    geometric series, Σ_(Δ=a)^(b−1) r^Δ = (r^a − r^b)/(1 − r) with r_f = e^(ιθ'_f)·ζ_f^(1/γ), so the
+    means are exact at any length without visiting every distance.
+
+    Not run through the encoders: their separate query and key factors ζ^(±pos/γ) overflow at the
+    lengths this plot reaches, while the decay itself is tame. tests/test_rope_scaling.py checks
+    the encoders against logit_exact where both can run.
+    """
+    new_length = int(round(scale * original_length))
+    edges = np.unique(np.round(np.geomspace(1, max(new_length, 2), n_windows + 1)).astype(np.int64))
+    starts, stops = edges[:-1], edges[1:]  # window k = [starts[k], stops[k])
+    curves = {}
+    for s in ALL_SCHEMES:
+        sc = scaled_frequencies(s, d, base, scale, original_length, new_length, beta_fast, beta_slow)
+        log_r = _log_ratio(s, d, sc.inv_freq.numpy(), scale_base)  # (P,)
+        window_sum = (np.exp(np.outer(starts, log_r)) - np.exp(np.outer(stops, log_r))) / -np.expm1(log_r)  # (K, P)
+        mean = window_sum.real / (stops - starts)[:, None]  # (K, P)
+        curves[s] = sc.attention_factor**2 * mean.mean(axis=1)
+    middle = np.sqrt(starts * (stops - 1.0))
+    return DistanceCurves(middle, starts, stops, curves)
+
+
+@dataclass
+class SentenceRun:
+    schemes: tuple[str, ...]
+    scale: float  # s = max(1, n / L): just enough to cover the sentence
+    weights: np.ndarray  # (S, n, n) head 0, one map per scheme
+    by_distance: dict[str, np.ndarray]  # scheme → mean weight at offset i − j (causal) or j − i
+    offsets: np.ndarray  # the offsets of by_distance
+    mean_distance: dict[str, float]  # scheme → Σ_j w_ij |i − j| averaged over queries i
+    beyond: dict[str, float]  # scheme → share of attention on keys more than L − 1 away
+
+
+def sentence_attention(tokens: tuple[str, ...], seed: int, original_length: int, causal: bool,
+                       base: float = 10000.0, scale_base: float = 512.0, d_model: int = 64,
+                       n_heads: int = 1) -> SentenceRun:
+    """The sentence through the toy layer under every scheme, with a "trained" length L and the
+    scale s = n / L that stretches L to the sentence's length n (at least 1)."""
+    n = len(tokens)
+    scale = max(1.0, n / original_length)
+    weights, by_dist, mean_d, beyond = [], {}, {}, {}
+    i = np.arange(n)[:, None]
+    j = np.arange(n)[None, :]
+    offsets = np.arange(n) if causal else np.arange(-(n - 1), n)
+    sign_dist = (i - j) if causal else (j - i)  # causal: how far back; else key − query
+    for s in ALL_SCHEMES:
+        cfg = scheme_config(s, base, scale, original_length, scale_base)
+        view = run_tokens(tokens, seed, REGISTRY_NAME[s], d_model, n_heads, causal, 0, cfg)
+        w = view.weights[0]  # (i, j)
+        weights.append(w)
+        by_dist[s] = np.array([w[sign_dist == o].mean() if (sign_dist == o).any() else np.nan for o in offsets])
+        mean_d[s] = float((w * np.abs(i - j)).sum(axis=1).mean())
+        beyond[s] = float((w * (np.abs(i - j) > original_length - 1)).sum(axis=1).mean())
+    return SentenceRun(ALL_SCHEMES, scale, np.stack(weights), by_dist, offsets, mean_d, beyond)
+
+
+def label(scheme: str) -> str:
+    return SCHEME_LABELS[scheme]
