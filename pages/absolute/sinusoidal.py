@@ -7,6 +7,7 @@ from encoders import sinusoidal as enc
 from explain import figures as F
 from explain.chapters import common, sinusoidal as ch
 from ui.common import header, plot, prose, seed, sentence_tokens
+from ui.derivation import show_derivation
 
 KEY = "sinusoidal"
 header(KEY, enc.PAPER, sources=(enc.sinusoidal_frequencies, enc.sinusoidal_rows, enc.shift_matrix))
@@ -84,6 +85,8 @@ with s2:
                  y_title="PE(m)·PE(m+Δ)", dashed=("closed form Σ_f cos(ω_f Δ)",), height=440), "dot_vs_distance")
 gap = max(float(np.nanmax(np.abs(c - dp.closed_form))) for c in dp.from_rows.values())
 st.markdown(f"Largest gap between the measured curves and the closed form: **{gap:.1e}** (rounding).")
+with st.expander("Proof: PE(m)·PE(n) depends only on m − n"):
+    show_derivation("sinusoidal-dot-product", key_prefix="sin-dot", compact=True)
 
 st.subheader("A shift is a rotation: PE(p+Δ) = T(Δ)·PE(p)")
 prose(KEY, "shift")
@@ -103,6 +106,8 @@ with t2:
     plot(F.matrix_heatmap(chk.T[:ts, :ts], f"T(Δ), first {ts}×{ts} block (2×2 rotations on the diagonal)",
                           x_title="input channel", y_title="output channel", value_label="T", height=380), "T")
 st.markdown(f"Largest difference over all {d} channels: **{chk.max_abs_diff:.1e}** — equal up to float64 rounding.")
+with st.expander("Proof: PE(p+Δ) = T(Δ)·PE(p), a fixed linear map"):
+    show_derivation("sinusoidal-shift", key_prefix="sin-shift", compact=True)
 
 st.subheader("Interleaved vs concatenated layouts")
 prose(KEY, "layouts")

@@ -1,0 +1,381 @@
+"""The Derivations chapter and ui/derivation.py: every identity rendered from the engine's own
+objects, a badge decided by running `verify`, a red badge naming the failing line for a broken
+derivation, and a numbers panel that agrees with an independent computation at the inputs' extremes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import numpy as np
+import pytest
+import sympy as sp
+from streamlit.testing.v1 import AppTest
+
+from explain import derivations as D
+from explain.derivations import MatMul, Rot, Step
+from tests.helpers import TIMEOUT, errors, open_page
+from ui import derivation as UD
+
+PAGE = "pages/beyond/derivations.py"
+IDS = [d.id for d in D.ALL_DERIVATIONS]
+GREEN = ":green-badge[:material/verified: Verified by sympy]"
+
+
+@pytest.fixture(scope="module")
+def chapter():
+    at = open_page(PAGE)
+    assert not errors(at)
+    return at
+
+
+def _latex_bodies(at) -> list[str]:
+    return [el.value for el in at.latex]
+
+
+def _markdown(at) -> str:
+    return "\n".join(m.value for m in at.markdown)
+
+
+def _metric(at, label_start: str) -> str:
+    for m in at.metric:
+        if m.label.startswith(label_start):
+            return m.value
+    raise AssertionError(f"no metric {label_start!r}; have {[m.label for m in at.metric]}")
+
+
+def _num(text: str) -> float:
+    return float(text.replace("−", "-"))
+
+
+def _broken_rope():
+    """rope-matrix-2d with the classic error: R((m − n)θ) where the paper has R((n − m)θ)."""
+    d = D.get("rope-matrix-2d")
+    q, k = d.steps[3].expr.args[0], d.steps[3].expr.args[-1]
+    m, n, theta = sp.symbols("m n theta", real=True)
+    steps = list(d.steps)
+    steps[3] = Step(MatMul(q, Rot((m - n) * theta), k), d.steps[3].rule)
+    return dataclasses.replace(d, steps=tuple(steps))
+
+
+# --- the chapter ------------------------------------------------------------------------------
+
+
+def test_catalogue_shows_a_verified_badge_for_every_identity(chapter):
+    text = _markdown(chapter)
+    catalogue = next(m.value for m in chapter.markdown if m.value.startswith("| status |"))
+    rows = catalogue.splitlines()[2:]
+    assert len(rows) == len(IDS)
+    for d, row in zip(D.ALL_DERIVATIONS, rows):
+        assert ":green-badge[:material/verified: verified]" in row
+        assert UD.md_escape(d.title) in row
+        assert UD.CHAPTER_OF[d.id].split()[0] in row
+    assert "red-badge" not in catalogue
+    for heading in ("How to read a derivation", "What “verified” means"):
+        assert heading in [h.value for h in chapter.subheader]
+    # The prose says which sympy test each method name stands for.
+    for method in ("structural", "per-term", "expand_trig", "complex"):
+        assert f"`{method}`" in text
+
+
+def test_every_derivation_is_rendered_from_the_engines_objects_with_its_badge(chapter):
+    at = chapter
+    for d in D.ALL_DERIVATIONS:
+        at.selectbox(key="derivation").set_value(d.id).run()
+        assert not errors(at), d.id
+        bodies = _latex_bodies(at)
+        # One st.latex per step, plus the claim (and a "where" line when there is one).
+        assert len(bodies) >= len(d.steps) + 1, d.id
+        for s in d.steps:
+            expected = UD.step_latex(s)
+            assert any(expected in b for b in bodies), (d.id, s.rule)
+        if any(s.changed is not None for s in d.steps):
+            assert any("\\textcolor{" + D.HIGHLIGHT_COLOR in b for b in bodies), d.id
+        assert any(UD.claim_display(d) in b for b in bodies), d.id
+        md = _markdown(at)
+        assert GREEN in md, d.id
+        for s in d.steps:
+            assert UD.md_escape(s.rule) in md, (d.id, s.rule)
+        # A proof method under every step after the start, and the claim check.
+        captions = [c.value for c in at.caption]
+        proven = [c for c in captions if c.startswith(":green[✓ proven]")]
+        assert len(proven) == len(d.steps) - 1, d.id
+        report = D.verify(d)
+        for c, text in zip(report.checks, proven):
+            assert f"`{c.method}`" in text
+        assert at.query_params["d"] == d.id
+
+
+def test_show_all_renders_every_step_of_every_derivation():
+    at = open_page(PAGE)
+    at.toggle(key="derivations_all").set_value(True).run()
+    assert not errors(at)
+    total = sum(len(d.steps) for d in D.ALL_DERIVATIONS)
+    assert len(at.latex) >= total + len(IDS)
+    assert _markdown(at).count(GREEN) == len(IDS)
+    assert len(at.subheader) >= len(IDS)
+    # One numbers panel per derivation, each with its own keys.
+    keys = {w.key for w in at.number_input}
+    for d in D.ALL_DERIVATIONS:
+        for p in d.parameters:
+            assert f"all:{d.id}:{p.name}" in keys
+
+
+def test_verification_is_cached_and_not_rerun(chapter, monkeypatch):
+    """The page runs verify once per derivation id; a rerun must not prove again."""
+    at = chapter
+    at.selectbox(key="derivation").set_value("sinusoidal-shift").run()
+
+    def refuse(_):
+        raise AssertionError("verify called on a rerun")
+
+    monkeypatch.setattr(D, "verify", refuse)
+    t0 = time.perf_counter()
+    at.run()
+    elapsed = time.perf_counter() - t0
+    assert not errors(at)
+    assert GREEN in _markdown(at)
+    assert elapsed < 2.0, f"rerun took {elapsed:.2f} s"
+
+
+# --- the numbers panel ------------------------------------------------------------------------
+
+
+def test_rope_numbers_at_the_extremes_match_an_independent_rotation(chapter):
+    at = chapter
+    at.selectbox(key="derivation").set_value("rope-matrix-2d").run()
+    before = _metric(at, "Line 0")
+    values = {"m": 100_000, "n": 0, "theta": -100.0, "q1": 100.0, "q2": -100.0, "k1": 0.3, "k2": 1.1}
+    for name, v in values.items():
+        at.number_input(key=f"one:rope-matrix-2d:{name}").set_value(v)
+    at.run()
+    assert not errors(at)
+    first, last = _num(_metric(at, "Line 0")), _num(_metric(at, "Line 4"))
+    assert _metric(at, "Line 0") != before
+
+    def rot(a):
+        return np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
+
+    q, k = np.array([100.0, -100.0]), np.array([0.3, 1.1])
+    expected = (rot(100_000 * -100.0) @ q) @ (rot(0 * -100.0) @ k)
+    assert first == pytest.approx(expected, rel=1e-5)
+    assert last == pytest.approx(first, rel=1e-5)
+    assert _num(_metric(at, "Difference")) <= 1e-9 * max(1.0, abs(first))
+    assert ":green[**equal**]" in _markdown(at)
+
+
+@pytest.mark.parametrize("extreme", ["max", "min"])
+def test_every_panel_agrees_with_numeric_check_at_the_bounds(chapter, extreme):
+    """Every input at its upper (or lower) bound: the panel shows numeric_check's numbers, equal."""
+    at = chapter
+    for d in D.ALL_DERIVATIONS:
+        at.selectbox(key="derivation").set_value(d.id).run()
+        values = {}
+        for p in d.parameters:
+            spec = UD.input_spec(p)
+            v = spec.max_value if extreme == "max" else spec.min_value
+            values[p.name] = int(v) if spec.integer else float(v)
+            at.number_input(key=f"one:{d.id}:{p.name}").set_value(values[p.name])
+        at.run()
+        assert not errors(at), d.id
+        first, last = D.numeric_check(d, values)
+        cmp = UD.compare(first, last)
+        assert cmp.equal, (d.id, cmp)
+        if not cmp.matrix:
+            shown = _num(_metric(at, "Line 0"))
+            assert shown == pytest.approx(first, rel=1e-5, abs=1e-6), d.id
+            assert _num(_metric(at, f"Line {d.equality_span[1]}")) == pytest.approx(last, rel=1e-5, abs=1e-6)
+        else:
+            assert _num(_metric(at, "Largest entry difference")) == pytest.approx(cmp.difference, abs=1e-12)
+        assert ":green[**equal**]" in _markdown(at), d.id
+
+
+def test_substitution_lines_differ_in_the_value_table(chapter):
+    at = chapter
+    at.selectbox(key="derivation").set_value("absolute-pe-attention").run()
+    table = next(m.value for m in at.markdown if m.value.startswith("| line |"))
+    rows = [r.split("|")[1:-1] for r in table.splitlines()[2:]]
+    assert [r[1].strip() for r in rows] == ["start", "=", "=", "↝ substitution", "↝ substitution", "↝ substitution"]
+    assert all(r[3].strip() == "0" or float(r[3]) < 1e-9 for r in rows[:3])
+    assert any(r[3].strip() != "0" and _num(r[3]) > 1e-3 for r in rows[3:])
+    # The comparison stops at the last equality, line 2.
+    assert [m.label for m in at.metric][:2] == ["Line 0 (first)", "Line 2 (last equality)"]
+
+
+def test_random_and_default_buttons(chapter):
+    at = chapter
+    at.selectbox(key="derivation").set_value("alibi-shift-invariance").run()
+    at.button(key="one:alibi-shift-invariance:#reset").click().run()
+    defaults = {p.name: at.number_input(key=f"one:alibi-shift-invariance:{p.name}").value
+                for p in D.get("alibi-shift-invariance").parameters}
+    assert defaults == D.get("alibi-shift-invariance").defaults
+    at.button(key="one:alibi-shift-invariance:#random").click().run()
+    drawn = {n: at.number_input(key=f"one:alibi-shift-invariance:{n}").value for n in defaults}
+    assert drawn != defaults
+    assert not errors(at)
+    first = _num(_metric(at, "Line 0"))
+    assert first == pytest.approx(-drawn["m_h"] * (drawn["i"] - drawn["j"]), abs=1e-5)
+    assert _metric(at, "Difference") == "0"
+    at.button(key="one:alibi-shift-invariance:#reset").click().run()
+    assert {n: at.number_input(key=f"one:alibi-shift-invariance:{n}").value for n in defaults} == defaults
+
+
+# --- the pure core: badge, lines, inputs ------------------------------------------------------
+
+
+def test_status_is_green_only_when_verify_proved_everything():
+    for d in D.ALL_DERIVATIONS:
+        s = UD.status(d, D.verify(d))
+        assert s.ok and s.color == "green" and s.label == "Verified by sympy" and s.failed_index is None
+        n = len(d.steps) - 1
+        assert (f"all {n} steps" if n > 2 else "both steps") in s.detail
+
+
+def test_a_broken_derivation_gets_a_red_badge_naming_the_failing_line():
+    d = _broken_rope()
+    report = D.verify(d)
+    s = UD.status(d, report)
+    assert not s.ok and s.color == "red"
+    assert s.failed_index == 3
+    assert s.label == "Verification failed at line 3"
+    assert d.steps[3].rule in s.detail and "Not proven" in s.detail
+    shown = UD.lines(d, report)
+    assert [ln.proven for ln in shown] == [True, True, True, False, False]  # line 4 no longer follows either
+    assert shown[3].check.message
+
+
+def test_a_wrong_claim_is_named_as_the_claim():
+    d = D.get("cope-all-gates-open")
+    i, j = sp.symbols("i j", integer=True)
+    broken = dataclasses.replace(d, claim_expr=i - j)
+    s = UD.status(broken, D.verify(broken))
+    assert s.label == "Verification failed at the claim" and s.failed_index == len(d.steps)
+
+
+def test_the_broken_derivation_renders_red_in_streamlit():
+    def script():
+        import dataclasses
+
+        import sympy as sp
+
+        from explain import derivations as D
+        from explain.derivations import MatMul, Rot, Step
+        from ui import derivation as UD
+
+        d = D.get("rope-matrix-2d")
+        q, k = d.steps[3].expr.args[0], d.steps[3].expr.args[-1]
+        m, n, theta = sp.symbols("m n theta", real=True)
+        steps = list(d.steps)
+        steps[3] = Step(MatMul(q, Rot((m - n) * theta), k), d.steps[3].rule)
+        broken = dataclasses.replace(d, steps=tuple(steps))
+        UD.render(broken, D.verify(broken), key_prefix="broken")
+
+    at = AppTest.from_function(script, default_timeout=TIMEOUT).run()
+    assert not at.exception
+    md = "\n".join(m.value for m in at.markdown)
+    assert ":red-badge[:material/error: Verification failed at line 3]" in md
+    assert "Verified by sympy" not in md
+    assert len(at.error) == 1 and "line 3" in at.error[0].value
+    fails = [c.value for c in at.caption if c.value.startswith(":red[✗ not proven]")]
+    assert len(fails) == 2  # line 3 and line 4, which no longer follows from it
+
+
+def test_catalogue_marks_a_failing_report_red():
+    reports = {d.id: D.verify(d) for d in D.ALL_DERIVATIONS}
+    broken = _broken_rope()
+    reports["rope-matrix-2d"] = D.verify(broken)
+    rows = UD.catalogue(reports).splitlines()[2:]
+    bad = rows[IDS.index("rope-matrix-2d")]
+    assert ":red-badge[:material/error: fails at line 3]" in bad
+    assert sum("green-badge" in r for r in rows) == len(IDS) - 1
+
+
+def test_lines_use_the_right_relation_signs():
+    d = D.get("absolute-pe-attention")
+    shown = UD.lines(d, D.verify(d))
+    assert [ln.latex.split(" ", 1)[0] for ln in shown[1:]] == ["=", "=", UD.SUBSTITUTION_ARROW, UD.SUBSTITUTION_ARROW,
+                                                              UD.SUBSTITUTION_ARROW]
+    assert not shown[0].latex.startswith(("=", UD.SUBSTITUTION_ARROW))
+    # A claim reached through modelling choices is not written as an equality with line 0.
+    assert UD.SUBSTITUTION_ARROW in UD.claim_display(d)
+    assert UD.claim_display(D.get("cope-all-gates-open")).endswith("= i - j + 1")
+
+
+def test_long_sums_are_split_into_the_same_terms():
+    d = D.get("deberta-three-terms")
+    s = d.steps[2]
+    tex = UD.step_latex(s)
+    assert tex.startswith("\\begin{aligned}")
+    for term in s.expr.args:
+        assert D.to_latex(term) in tex
+    # Short lines are left exactly as the engine prints them.
+    short = D.get("alibi-shift-invariance").steps[2]
+    assert UD.step_latex(short) == D.to_latex(short, highlight=True)
+
+
+def test_wide_lines_leave_the_side_column():
+    shift = D.get("sinusoidal-shift")
+    block = UD.lines(shift, None)[3].latex  # the 6×6 block matrix
+    assert UD.visible_width(block) > UD.LARGE
+    assert UD.layout(block) == (False, UD.SMALL_SIZE)
+    assert UD.layout(UD.lines(shift, None)[4].latex) == (True, UD.STEP_SIZE)  # = T(Δ)PE(p)
+
+
+def test_inputs_are_bounded_with_the_bounds_in_the_help():
+    for d in D.ALL_DERIVATIONS:
+        for p in d.parameters:
+            spec = UD.input_spec(p)
+            assert spec.min_value < spec.max_value
+            assert spec.min_value <= p.default <= spec.max_value
+            assert spec.integer == isinstance(p.default, int)
+            bound = f"{UD.MAX_POSITION:,}" if spec.integer else f"{UD.MAX_REAL:g}"
+            assert bound in spec.help, spec.help
+    shift = UD.input_spec(D.Parameter("c", "c (shift of both positions)", 4))
+    assert shift.min_value == -UD.MAX_POSITION and "−100,000" in shift.help
+    pos = UD.input_spec(D.Parameter("i", "i (query position)", 6))
+    assert pos.min_value == 0 and "0 to 100,000" in pos.help
+    entry = UD.input_spec(D.Parameter("W_q12", "W_q [1,2]", 0.5))
+    assert (entry.group, entry.short_label, entry.integer) == ("W_q", "[1,2]", False)
+
+
+def test_random_values_are_seeded_and_in_bounds():
+    d = D.get("absolute-pe-attention")
+    a, b, c = UD.random_values(d, 7), UD.random_values(d, 7), UD.random_values(d, 8)
+    assert a == b and a != c
+    for p in d.parameters:
+        spec = UD.input_spec(p)
+        assert spec.min_value <= a[p.name] <= spec.max_value
+        assert isinstance(a[p.name], int) == spec.integer
+
+
+def test_compare_and_markdown_escaping():
+    assert UD.compare(1.0, 1.0 + 1e-12).equal
+    assert not UD.compare(1.0, 1.001).equal
+    assert UD.compare([[1.0, 0.0]], [[1.0, 0.0]]).matrix
+    assert not UD.compare([1.0, 2.0], [1.0]).equal
+    # Rules contain underscores and brackets that Markdown would otherwise eat.
+    assert UD.md_escape("p_n → R_(m−n) [a] *b*") == "p\\_n → R\\_(m−n) \\[a\\] \\*b\\*"
+    assert UD.fmt(-0.5) == "−0.5" and UD.fmt(-0.0) == "0"
+
+
+# --- embedded in the sinusoidal chapter -------------------------------------------------------
+
+
+def test_sinusoidal_chapter_embeds_both_proofs():
+    at = open_page("pages/absolute/sinusoidal.py")
+    assert not errors(at)
+    labels = [e.label for e in at.expander]
+    assert "Proof: PE(m)·PE(n) depends only on m − n" in labels
+    assert any(lbl.startswith("Proof: PE(p+Δ) = T(Δ)·PE(p)") for lbl in labels)
+    bodies = _latex_bodies(at)
+    for derivation_id in ("sinusoidal-dot-product", "sinusoidal-shift"):
+        d = D.get(derivation_id)
+        for s in d.steps:
+            assert any(UD.step_latex(s) in b for b in bodies), (derivation_id, s.rule)
+    assert _markdown(at).count(GREEN) == 2
+    keys = {w.key for w in at.number_input}
+    assert {"sin-dot:sinusoidal-dot-product:m", "sin-shift:sinusoidal-shift:Delta"} <= keys
+    at.number_input(key="sin-shift:sinusoidal-shift:Delta").set_value(-100_000).run()
+    assert not errors(at)
+    assert _num(_metric(at, "Largest entry difference")) < 1e-9
