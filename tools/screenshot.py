@@ -48,6 +48,32 @@ def start_server(log_path: Path) -> tuple[subprocess.Popen, str]:
         time.sleep(0.2)
 
 
+SETTLED_JS = """() => {
+  const running = document.querySelector('[data-testid="stStatusWidget"]');
+  const stale = document.querySelector('[data-stale="true"]');
+  const skeleton = document.querySelector('[data-testid="stSkeleton"]');
+  const charts = [...document.querySelectorAll('[data-testid="stPlotlyChart"]')];
+  const drawn = charts.filter(c => c.querySelector('.main-svg')).length;
+  return JSON.stringify({busy: !!(running || stale || skeleton), charts: charts.length, drawn});
+}"""
+
+
+def wait_until_settled(page, timeout: float = 180.0) -> None:
+    """Until Streamlit is idle, nothing is stale, and every chart has drawn — twice in a row, 1 s
+    apart (the script may not have started when the page first looks idle)."""
+    import json
+
+    deadline, last = time.monotonic() + timeout, None
+    while time.monotonic() < deadline:
+        state = json.loads(page.evaluate(SETTLED_JS))
+        done = not state["busy"] and state["charts"] == state["drawn"]
+        if done and state == last:
+            return
+        last = state if done else None
+        time.sleep(1.0)
+    raise TimeoutError(f"page never settled: {last}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("pages", nargs="+", help="chapter keys (URL paths), e.g. sinusoidal")
@@ -70,21 +96,17 @@ def main() -> None:
             from ui.chapters import CHAPTERS
 
             default_key = CHAPTERS[0].key  # the default page is served at "/", not at its url_path
+            # Streamlit learns the page list from app.py's first run; a deep link as the very first
+            # request of a fresh server shows a "Page not found" dialog (then renders the right
+            # page). Warm the server with the main page first.
+            page.goto(url)
+            page.wait_for_selector("h1", timeout=60_000)
             for key in args.pages:
                 route = "" if key == default_key else key
                 query = "?" + urllib.parse.urlencode({"s": args.sentence}) if args.sentence else ""
                 page.goto(f"{url}/{route}{query}")
                 page.wait_for_selector("h1", timeout=60_000)
-                # Wait until Streamlit has finished running the script (no "running" indicator).
-                page.wait_for_function(
-                    "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=120_000
-                )
-                # ... and every chart has drawn its SVG (plotly renders after the script finishes).
-                page.wait_for_function(
-                    """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')]
-                              .every(c => c.querySelector('.main-svg'))""",
-                    timeout=120_000,
-                )
+                wait_until_settled(page)
                 time.sleep(args.wait)
                 path = out / f"{key}.png"
                 page.screenshot(path=str(path))
