@@ -7,6 +7,7 @@ from encoders import deberta as enc
 from explain import figures as F
 from explain.chapters import deberta as ch
 from ui.common import header, plot, prose, seed, sentence_tokens
+from ui.derivation import show_derivation
 
 KEY = "deberta"
 SIGN = "i − j (query − key)"
@@ -15,6 +16,8 @@ header(KEY, enc.PAPER, sources=(enc.log_bucket_position, enc.DeBERTa.relative_po
                                  enc.DeBERTa.logit_terms))
 prose(KEY, "intro")
 prose(KEY, "equation")
+with st.expander("Derivation: the three terms from the same expansion (checked by sympy)"):
+    show_derivation("deberta-three-terms", key_prefix="deberta_proof", compact=True)
 
 term_maps = st.cache_data(ch.term_maps)
 bucket_map = st.cache_data(ch.bucket_map)

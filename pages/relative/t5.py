@@ -7,6 +7,7 @@ from encoders import t5 as enc
 from explain import figures as F
 from explain.chapters import t5 as ch
 from ui.common import header, plot, prose, seed, sentence_tokens
+from ui.derivation import show_derivation
 
 KEY = "t5"
 SIGN = "j − i (key − query)"
@@ -148,3 +149,5 @@ m1, m2 = st.columns(2)
 m1.metric(f"Largest change of the bias term, positions +{ch.SHIFT}", f"{v.shift_position_change:.1e}")
 m2.metric(f"Largest change of the layer's output, positions +{ch.SHIFT}", f"{v.shift_output_change:.1e}")
 prose(KEY, "derivation")
+with st.expander("Proof: the bias depends only on j − i (checked by sympy)"):
+    show_derivation("t5-shift-invariance", key_prefix="t5_proof", compact=True)

@@ -7,6 +7,7 @@ from encoders import transformer_xl as enc
 from explain import figures as F
 from explain.chapters import transformer_xl as ch
 from ui.common import header, plot, prose, seed, sentence_tokens
+from ui.derivation import show_derivation
 
 KEY = "transformer-xl"
 SIGN = "i − j (query − key)"
@@ -15,6 +16,8 @@ header(KEY, enc.PAPER, sources=(enc.TransformerXL.logit_terms, enc.TransformerXL
                                  enc.rel_shift, enc.relative_distances, enc.relative_encoding))
 prose(KEY, "intro")
 prose(KEY, "equation")
+with st.expander("Derivation: from absolute positions to the four terms (checked by sympy)"):
+    show_derivation("absolute-pe-attention", key_prefix="xl_proof", compact=True)
 
 term_maps = st.cache_data(ch.term_maps)
 global_position_bias = st.cache_data(ch.global_position_bias)

@@ -8,6 +8,7 @@ from encoders import nope
 from explain import figures as F
 from explain.chapters import alibi as ch
 from ui.common import header, inline_tokens, plot, prose, seed, sentence_tokens
+from ui.derivation import show_derivation
 
 KEY = "alibi"
 header(
@@ -67,6 +68,8 @@ shown = min(n, GRID)
 cut = f" — first {GRID} of {n} tokens" if n > GRID else ""
 st.subheader("The bias: a penalty that grows with distance")
 prose(KEY, "bias")
+with st.expander("Proof: the bias depends only on i − j (checked by sympy)"):
+    show_derivation("alibi-shift-invariance", key_prefix="alibi_proof", compact=True)
 bias_form = "−m·(i − j), causal" if causal else "−m·|i − j|, no mask"
 plot(F.token_heatmap_grid(hv.bias[:, :shown, :shown], hv.tokens[:shown],
                           f"ALiBi bias per head ({bias_form}; i − j = query − key){cut}",

@@ -7,6 +7,7 @@ from encoders import rope as enc
 from explain import figures as F
 from explain.chapters import common, rope as ch
 from ui.common import header, plot, prose, seed, sentence_tokens
+from ui.derivation import show_derivation
 
 KEY = "rope"
 header(KEY, enc.PAPER, sources=(enc.rope_frequencies, enc.apply_rotary, enc.RoPE.logit_terms))
@@ -71,6 +72,12 @@ st.markdown(
 # -- 2. the relative identity, in numbers -------------------------------------------------------
 st.subheader("Only the distance counts: the logit map is constant along diagonals")
 prose(KEY, "identity")
+with st.expander("Proof in 2-D: (R(mθ)q)ᵀ(R(nθ)k) = qᵀR((n−m)θ)k (checked by sympy)"):
+    show_derivation("rope-matrix-2d", key_prefix="rope_proof2d", compact=True)
+with st.expander("Proof in d dimensions, block by block (checked by sympy)"):
+    show_derivation("rope-relative-block", key_prefix="rope_proofd", compact=True)
+with st.expander("The same in complex form, via Euler's formula (checked by sympy)"):
+    show_derivation("rope-complex-2d", key_prefix="rope_proofc", compact=True)
 r1, r2 = st.columns(2)
 size = r1.slider("Positions N", 4, 64, 24, key="rope_size", help="The map is N × N (4–64).")
 shift = r2.number_input("Move every position by c", -1_000_000, 1_000_000, 1000, step=100, key="rope_shift",
