@@ -45,14 +45,20 @@ class Paper:
 class PositionOutOfRange(ValueError):
     """A position the encoder has no representation for (a learned table with too few rows).
 
-    Pages catch this and explain it; it is an expected outcome, not a crash.
+    `position` is the first position without a row (max_len for a sentence that is too long), and
+    `last` the furthest one asked for. Pages catch this and explain it; it is an expected outcome,
+    not a crash.
     """
 
-    def __init__(self, position: int, max_len: int, method: str):
+    def __init__(self, position: int, max_len: int, method: str, last: int | None = None):
         self.position, self.max_len, self.method = position, max_len, method
-        super().__init__(
-            f"{method} has rows for positions 0…{max_len - 1} only; position {position} has no row."
+        self.last = position if last is None else last
+        missing = (
+            f"position {position} has no row"
+            if self.last == position
+            else f"positions {position}…{self.last} have no rows"
         )
+        super().__init__(f"{method} has rows for positions 0…{max_len - 1} only; {missing}.")
 
 
 @dataclass

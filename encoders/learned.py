@@ -53,9 +53,11 @@ class LearnedAbsolute(PositionalEncoding):
     def encode_input(self, x: Tensor, positions: Tensor) -> Tensor:
         if positions.numel():
             lo, hi = int(positions.min()), int(positions.max())
-            bad = hi if hi >= self.config.max_len else lo if lo < 0 else None
-            if bad is not None:
-                raise PositionOutOfRange(bad, self.config.max_len, self.label)
+            if lo < 0:
+                raise PositionOutOfRange(lo, self.config.max_len, self.label)
+            if hi >= self.config.max_len:
+                first = int(positions[positions >= self.config.max_len].min())
+                raise PositionOutOfRange(first, self.config.max_len, self.label, last=hi)
         return x + self.table[positions][None].to(x.dtype)  # (b, n, D)
 
 

@@ -239,7 +239,7 @@ def test_toy_table_when_the_sentence_fits_and_when_it_does_not():
 
     cut = ch.toy_table(SENTENCE, 0, 10)
     assert cut.n_fit == 10 and cut.missing == (10, 11, 12, 13)
-    assert "position 13 has no row" in cut.refusal
+    assert "positions 10…13 have no rows" in cut.refusal
     assert cut.torch_refusal.startswith("IndexError") and fits.torch_refusal is None
     assert np.isnan(cut.weights[10:]).all() and np.isnan(cut.weights[:, 10:]).all()
     np.testing.assert_allclose(cut.weights[:10, :10].sum(axis=1), 1.0, atol=1e-5)

@@ -173,7 +173,7 @@ def test_learned_table_has_no_row_past_the_training_length():
     assert e.value.max_len == 10 and e.value.position == 10
 
     r = ch.length_experiment(10, 30, 0)
-    assert r.learned_error is not None and "0…9" in r.learned_error and r.learned_bad_position == 29
+    assert r.learned_error is not None and "0…9" in r.learned_error and r.learned_bad_position == 10
     assert np.isfinite(r.learned_table[:10]).all() and np.isnan(r.learned_table[10:]).all()
     np.testing.assert_allclose(r.learned_table[:10], enc.table.detach().double().numpy())
     ok = ch.length_experiment(30, 30, 0)
