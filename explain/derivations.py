@@ -1130,7 +1130,8 @@ def absolute_pe_attention() -> Derivation:
         source="Dai et al. 2019 (Transformer-XL), §3.3",
         notes=(
             "Steps 3–5 are modelling choices, not equalities; verify checks each by applying its stated substitution.",
-            "numeric_check compares the first line with the four-term expansion, the last line equal to it.",
+            "The numbers check compares the first line with the four-term expansion, the last line that "
+            "is still equal to it: after that, the lines describe a different model.",
         ),
     )
 
@@ -1215,7 +1216,7 @@ def alibi_shift_invariance() -> Derivation:
     slope = _real("m_h")
     b = sp.Function("b")
     steps = (
-        start(b(_shifted(i_), _shifted(j_)), "start: the bias for query i + c and key j + c"),
+        start(b(_shifted(i_), _shifted(j_)), "the bias for query i + c and key j + c"),
         step(-slope * _minus(_shifted(i_), _shifted(j_)), "definition: b(i, j) = −m_h·(i − j)"),
         step(-slope * _minus(i_, j_), "the shift c cancels", changed=_minus(i_, j_)),
         step(b(i_, j_), "definition of b, read backwards"),
@@ -1253,7 +1254,7 @@ def t5_shift_invariance() -> Derivation:
     b, beta, bucket = sp.Function("b"), sp.Function("beta_h"), sp.Function("bucket")
     r = sp.Symbol("r", integer=True)
     steps = (
-        start(b(_shifted(i_), _shifted(j_)), "start: the bias for query i + c and key j + c"),
+        start(b(_shifted(i_), _shifted(j_)), "the bias for query i + c and key j + c"),
         step(beta(bucket(_minus(_shifted(j_), _shifted(i_)))), "definition: b(i, j) = β_h(bucket(j − i)), a learned scalar per head and bucket"),
         step(beta(bucket(_minus(j_, i_))), "the shift c cancels inside the argument", changed=_minus(j_, i_)),
         step(b(i_, j_), "definition of b, read backwards"),

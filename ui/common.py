@@ -27,8 +27,8 @@ def header(chapter_key: str, paper: Paper | None = None, sources: tuple = ()) ->
     if sources:
         with st.expander("Show the code this page runs"):
             st.caption(
-                "This is the source of the functions computing the pictures below, read live from "
-                "the running program — not a copy."
+                "The source of the functions this page runs, read live from the running program — "
+                "not a copy."
             )
             for obj in sources:
                 st.code(inspect.getsource(obj), language="python")
