@@ -6,9 +6,15 @@ mirrored in the URL so that a link restores them.
 """
 
 import streamlit as st
+import torch
 
 from ui.chapters import CHAPTERS, PARTS
 from ui.sidebar import shared_sidebar
+
+# One thread per torch op: the app's tensors are small (≤ 256 tokens, d ≤ 512) and every learner's
+# session runs in its own thread, so intra-op threads only fight each other. Measured on 2 cores:
+# one layer on 256 tokens, sinusoidal + RoPE, median 22 ms with 1 thread against 284 ms with 2.
+torch.set_num_threads(1)
 
 st.set_page_config(page_title="PE Atlas", page_icon=":material/explore:", layout="wide")
 
