@@ -1,0 +1,280 @@
+"""Time every chapter: a script, not a test.
+
+    python tools/bench.py [--repeats 3] [--only key1,key2] [--no-browser] [--out bench_results/bench.json]
+
+Under AppTest (in process, through the app's frame, exactly as tests/helpers.open_page runs a page),
+for every chapter in ui.chapters.CHAPTERS:
+
+  first       the page's first run with empty st.cache_data / st.cache_resource (a fresh server's
+              first visitor; module imports are already paid, they are per process)
+  rerun       a rerun with nothing changed (every cached call hits)
+  new text    a rerun after the learner types a new sentence (sentence-keyed calls miss)
+  max first   the first run at maximum sizes: every slider (at.slider, at.select_slider) at its
+              maximum and a 256-token sentence (the most any page draws)
+  max rerun   a rerun at maximum sizes, nothing changed
+  max text    a rerun at maximum sizes after typing another 256-token sentence
+
+Medians over --repeats runs. Then, in a real browser (Debian chromium), the server's first full
+render of the default page (cold server: imports included) and of a later session.
+Writes bench_results/bench.json (git-ignored) with every sample and the machine's load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.chdir(ROOT)
+
+import streamlit as st  # noqa: E402
+
+from tests.helpers import APP, TIMEOUT, errors, open_page  # noqa: E402
+from ui.chapters import CHAPTERS  # noqa: E402
+
+COLUMNS = ["first", "rerun", "new text", "max first", "max rerun", "max text"]
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def long_sentence(tag: str, n: int = 256) -> str:
+    return " ".join(f"{tag}{k}" for k in range(n))
+
+
+def timed(fn) -> float:
+    t = time.perf_counter()
+    fn()
+    return time.perf_counter() - t
+
+
+def clear_caches() -> None:
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+
+def set_sliders_to_max(at) -> list[str]:
+    """Every slider and select-slider of the page at its maximum; returns what was set."""
+    moved = []
+    for s in at.slider:
+        if s.key is None or s.key in ("seed",):
+            continue
+        value = (s.min, s.max) if isinstance(s.value, (tuple, list)) else s.max
+        s.set_value(value)
+        moved.append(f"{s.key}={value:g}" if isinstance(value, (int, float)) else f"{s.key}={value}")
+    for s in at.select_slider:
+        if s.key is None:
+            continue
+        # AppTest knows only the options' labels; set_value wants the option itself.
+        last, first = _option(s, s.options[-1]), _option(s, s.options[0])
+        if last is None:
+            continue
+        value = (first, last) if isinstance(s.value, (tuple, list)) else last
+        s.set_value(value)
+        moved.append(f"{s.key}={value}")
+    return moved
+
+
+def _option(s, label: str):
+    for convert in (int, float, str):
+        try:
+            v = convert(label.replace(",", "")) if convert is not str else label
+        except ValueError:
+            continue
+        try:
+            if str(s.format_func(v)) == label:
+                return v
+        except Exception:  # noqa: BLE001 - a format_func for another type
+            continue
+    return None
+
+
+def figure_bytes(at) -> int:
+    return sum(len(el.proto.spec) for el in at.get("plotly_chart"))
+
+
+def bench_chapter(chapter, repeats: int) -> dict:
+    samples: dict[str, list[float]] = {c: [] for c in COLUMNS}
+    problems: list[str] = []
+    info: dict = {}
+    for r in range(repeats):
+        at = open_page(None)  # the frame and the default page, untimed
+        clear_caches()
+        samples["first"].append(timed(lambda: at.switch_page(chapter.path).run()))
+        problems += [f"default: {e}" for e in errors(at)]
+        samples["rerun"].append(timed(at.run))
+        box = at.text_area(key="sentence")
+        samples["new text"].append(timed(lambda: box.input(f"A new sentence number {r} for the bench").run()))
+        info["figures default"] = len(at.get("plotly_chart"))
+        info["KB default"] = round(figure_bytes(at) / 1024)
+
+        # Maximum sizes: sliders first (some appear only for some settings: two passes), then
+        # the longest sentence any page draws.
+        moved = set_sliders_to_max(at)
+        at.text_area(key="sentence").input(long_sentence(f"m{r}x"))
+        samples["max first"].append(timed(at.run))
+        moved2 = set_sliders_to_max(at)
+        if moved2 != moved:
+            samples["max first"][-1] += timed(at.run)
+        problems += [f"max ({', '.join(moved2)}): {e}" for e in errors(at)]
+        samples["max rerun"].append(timed(at.run))
+        box = at.text_area(key="sentence")
+        samples["max text"].append(timed(lambda: box.input(long_sentence(f"t{r}y")).run()))
+        problems += [f"max, new text: {e}" for e in errors(at)]
+        info["sliders at max"] = moved2
+        info["figures max"] = len(at.get("plotly_chart"))
+        info["KB max"] = round(figure_bytes(at) / 1024)
+    medians = {c: statistics.median(v) for c, v in samples.items()}
+    return {"key": chapter.key, "path": chapter.path, "median_s": medians, "samples_s": samples,
+            **info, "problems": sorted(set(problems))}
+
+
+# --- the browser part -------------------------------------------------------------------------
+
+TRACK_RUNS_JS = """(() => {
+  window.__peDone = 0; let busy = false;
+  setInterval(() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    const s = app && app.getAttribute('data-test-script-state');
+    if (s === 'running' || s === 'rerunRequested') busy = true;
+    else if (s === 'notRunning' && busy) { busy = false; window.__peDone += 1; }
+  }, 10);
+})();"""
+# Drawn: the first run finished, nothing stale or still loading (skeletons), the sidebar is there
+# and every chart is drawn by plotly (same rule as tests/e2e/test_pages_browser.py, minus its
+# 300 ms stability wait, which would only add a constant).
+DRAWN_JS = """() => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  if (!(window.__peDone >= 1 && app && app.getAttribute('data-test-script-state') === 'notRunning'
+        && !document.querySelector('[data-stale="true"], [data-testid="stSkeleton"]')
+        && document.querySelector('[data-testid="stSidebar"] input[type="number"]'))) return false;
+  const charts = document.querySelectorAll('[data-testid="stPlotlyChart"]');
+  const plots = Array.from(document.querySelectorAll('.js-plotly-plot'));
+  return plots.length > 0 && plots.length === charts.length && plots.every(p => p._fullLayout);
+}"""
+
+
+def start_server(log: Path) -> tuple[subprocess.Popen, str, float]:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+           "--server.address", "127.0.0.1", "--server.port", str(port),
+           "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
+    t0 = time.perf_counter()
+    with open(log, "wb") as fh:
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=fh, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    while True:
+        try:
+            if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read() == b"ok":
+                return proc, url, time.perf_counter() - t0
+        except OSError:
+            pass
+        if proc.poll() is not None or time.perf_counter() - t0 > 60:
+            proc.kill()
+            raise RuntimeError("streamlit never became healthy:\n" + log.read_text())
+        time.sleep(0.05)
+
+
+def stop(proc: subprocess.Popen) -> None:
+    proc.terminate()  # our own child, by PID
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=15)
+
+
+def bench_browser(repeats: int, out_dir: Path) -> dict:
+    from playwright.sync_api import sync_playwright
+
+    samples: dict[str, list[float]] = {"health": [], "first render (cold server)": [],
+                                       "later session, new browser profile": [],
+                                       "later session, browser cache warm": []}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        for _ in range(repeats):
+            proc, url, health = start_server(out_dir / "bench-server.log")
+            try:
+                samples["health"].append(health)
+                # A fresh context is a first-time visitor (plotly's and KaTeX's code not cached);
+                # a second tab in the same context is a returning one.
+                for names in (["first render (cold server)"],
+                              ["later session, new browser profile", "later session, browser cache warm"]):
+                    context = browser.new_context(viewport={"width": 1280, "height": 1000})
+                    for name in names:
+                        page = context.new_page()
+                        page.add_init_script(TRACK_RUNS_JS)
+                        t = time.perf_counter()
+                        page.goto(url + "/")
+                        page.wait_for_function(DRAWN_JS, polling=20, timeout=180_000)
+                        samples[name].append(time.perf_counter() - t)
+                        page.close()
+                    context.close()
+            finally:
+                stop(proc)
+        browser.close()
+    return {"page": "/ (" + CHAPTERS[0].key + ")",
+            "median_s": {k: statistics.median(v) for k, v in samples.items()}, "samples_s": samples}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--only", default="", help="comma-separated chapter keys (default: all)")
+    ap.add_argument("--no-browser", action="store_true")
+    ap.add_argument("--out", default=str(ROOT / "bench_results" / "bench.json"))
+    args = ap.parse_args()
+
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    chapters = [c for c in CHAPTERS if not args.only or c.key in args.only.split(",")]
+    load_before = os.getloadavg()
+    t_all = time.perf_counter()
+    open_page(None)  # imports (torch, …) are per process: pay them before timing anything
+    rows = []
+    print(f"{'chapter':<16}" + "".join(f"{c:>11}" for c in COLUMNS) + f"{'figs':>6}{'KB max':>8}  problems")
+    for chapter in chapters:
+        row = bench_chapter(chapter, args.repeats)
+        rows.append(row)
+        print(f"{chapter.key:<16}" + "".join(f"{row['median_s'][c]:>10.3f}s" for c in COLUMNS)
+              + f"{row['figures default']:>6}{row['KB max']:>8}  " + ("; ".join(row["problems"]) or "-"),
+              flush=True)
+    result = {
+        "when": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
+                    "load_avg_before": load_before, "load_avg_after_apptest": os.getloadavg()},
+        "versions": {"streamlit": st.__version__},
+        "repeats": args.repeats,
+        "apptest": rows,
+        "apptest_wall_s": time.perf_counter() - t_all,
+    }
+    try:
+        import torch
+
+        result["versions"]["torch"] = torch.__version__
+    except ImportError:
+        pass
+    if not args.no_browser:
+        b = bench_browser(args.repeats, out.parent)
+        result["browser"] = b
+        print("\nbrowser, default page " + b["page"] + ": "
+              + ", ".join(f"{k} {v:.2f}s" for k, v in b["median_s"].items()))
+    result["machine"]["load_avg_after"] = os.getloadavg()
+    out.write_text(json.dumps(result, indent=2, ensure_ascii=False))
+    print(f"\nmedians of {args.repeats}; load average {load_before[0]:.1f} → {os.getloadavg()[0]:.1f} "
+          f"on {os.cpu_count()} cores; wrote {out}")
+
+
+if __name__ == "__main__":
+    main()
