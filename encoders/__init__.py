@@ -19,6 +19,7 @@ from .shaw import ShawRelative
 from .t5 import T5Bias
 from .transformer_xl import TransformerXL
 from .deberta import DeBERTa
+from .cope import CoPE
 
 REGISTRY: dict[str, type[PositionalEncoding]] = {
     cls.name: cls
@@ -37,6 +38,7 @@ REGISTRY: dict[str, type[PositionalEncoding]] = {
         DynamicNTKRoPE,
         YaRNRoPE,
         XPos,
+        CoPE,
     )
 }
 

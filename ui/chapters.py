@@ -80,6 +80,11 @@ CHAPTERS: tuple[Chapter, ...] = (
         "scores. NoPE adds nothing whatsoever — and a causal mask still lets a token count.",
     ),
     Chapter(
+        "cope", "Contextual", "pages/contextual/cope.py", "CoPE", ":material/format_list_numbered:",
+        "Each head chooses what to count — words, sentences, a name — and a key's position is the "
+        "number of counted tokens between it and the query.",
+    ),
+    Chapter(
         "derivations", "Beyond", "pages/beyond/derivations.py", "Derivations", ":material/functions:",
         "Every relative-position identity in the atlas, line by line, each line proven from the one "
         "before by a computer algebra system when the page runs — and checked again on numbers you pick.",

@@ -1,0 +1,352 @@
+"""CoPE (encoders/cope.py, explain/chapters/cope.py, pages/contextual/cope.py)."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from encoders import build
+from encoders.cope import (
+    CoPE,
+    CoPEConfig,
+    contextual_positions,
+    contextual_positions_bidirectional,
+    gate_logits_from_counted,
+    integer_position_logits,
+    interpolate_position_logits,
+)
+
+
+def _causal_logits(n, seed=0, scale=2.0):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(2, 3, n, n, generator=g, dtype=torch.float64) * scale  # (b, h, i, j)
+    future = torch.arange(n)[None, :] > torch.arange(n)[:, None]
+    return x.masked_fill(future, float("-inf"))
+
+
+# --- properties -----------------------------------------------------------------------------------
+
+def test_future_positions_are_zero_and_diagonal_is_own_gate():
+    a = _causal_logits(7)
+    p = contextual_positions(a)
+    future = torch.arange(7)[None, :] > torch.arange(7)[:, None]
+    assert (p[..., future] == 0).all()
+    # p_ii = g_ii = σ(a_ii) ∈ (0, 1): the diagonal gate is included, not zeroed
+    diag = torch.diagonal(p, dim1=-2, dim2=-1)
+    assert torch.allclose(diag, torch.sigmoid(torch.diagonal(a, dim1=-2, dim2=-1)), atol=1e-15)
+    assert (diag > 0).all() and (diag < 1).all()
+
+
+def test_future_gates_are_zero_in_the_encoder():
+    enc = build("cope", 32, 4, seed=1)
+    q = torch.randn(1, 4, 6, 8, generator=torch.Generator().manual_seed(3))
+    k = torch.randn(1, 4, 6, 8, generator=torch.Generator().manual_seed(4))
+    r = enc.logit_terms(q, k, torch.arange(6), torch.arange(6), causal=True)
+    future = torch.arange(6)[None, :] > torch.arange(6)[:, None]
+    assert (r.extras["gates"][..., future] == 0).all()
+    assert (r.extras["gates"][..., ~future] > 0).all()
+
+
+def test_all_gates_open_give_relative_positions():
+    n = 9
+    logits = gate_logits_from_counted(torch.ones(n, dtype=torch.bool), math.inf)
+    p = contextual_positions(logits)
+    i, j = torch.arange(n)[:, None], torch.arange(n)[None, :]
+    below = j <= i
+    assert torch.equal(p[below], (i - j + 1).expand(n, n)[below].double())
+    assert (p[~below] == 0).all()
+
+
+def test_positions_non_increasing_in_j():
+    p = contextual_positions(_causal_logits(12, seed=5))
+    assert (p[..., :-1] - p[..., 1:] >= -1e-12).all()
+    assert (p[..., :-1] - p[..., 1:] > 0.05).any()  # and really decreasing somewhere
+
+
+def test_hand_set_gates_count_sentence_ends():
+    # "a b . c d . e" with gates on "." only, hard: query e (6) sees c,d at count 1, a,b at 2
+    counted = torch.tensor([0, 0, 1, 0, 0, 1, 0], dtype=torch.bool)
+    p = contextual_positions(gate_logits_from_counted(counted, math.inf))
+    assert p[6].tolist() == [2, 2, 2, 1, 1, 1, 0]
+    # soft gates: σ(±s)
+    s = 1.5
+    p = contextual_positions(gate_logits_from_counted(counted, s))
+    hi, lo = 1 / (1 + math.exp(-s)), 1 / (1 + math.exp(s))
+    assert p[6, 6].item() == pytest.approx(lo, abs=1e-12)
+    assert p[6, 0].item() == pytest.approx(2 * hi + 5 * lo, abs=1e-12)
+
+
+def test_bidirectional_counts_both_ways_and_matches_causal_below_diagonal():
+    g = torch.Generator().manual_seed(2)
+    a = torch.randn(5, 5, generator=g, dtype=torch.float64)
+    p = contextual_positions_bidirectional(a)
+    gates = torch.sigmoid(a)
+    for i in range(5):
+        for j in range(5):
+            lo, hi = min(i, j), max(i, j)
+            assert p[i, j].item() == pytest.approx(gates[i, lo:hi + 1].sum().item(), abs=1e-12)
+    future = torch.arange(5)[None, :] > torch.arange(5)[:, None]
+    causal = contextual_positions(a.masked_fill(future, float("-inf")))
+    assert torch.allclose(p[~future], causal[~future], atol=1e-14)
+
+
+def test_interpolation_weight_is_fractional_part():
+    # z[n] = n² so the interpolated value tells which weight was used
+    z = torch.tensor([[0.0, 1.0, 4.0, 9.0]], dtype=torch.float64)[None, None]  # (1, 1, i=1, P=4)
+    p = torch.tensor([[[[0.0, 0.25, 1.5, 2.9, 3.0]]]], dtype=torch.float64)  # (1, 1, 1, j=5)
+    out = interpolate_position_logits(z, p)[0, 0, 0]
+    expected = []
+    for v in p.flatten().tolist():
+        lo, w = math.floor(v), v - math.floor(v)
+        hi = math.ceil(v)
+        expected.append((1 - w) * lo**2 + w * hi**2)
+    assert out.tolist() == pytest.approx(expected, abs=1e-12)
+    assert out[2].item() == pytest.approx(0.5 * 1 + 0.5 * 4)
+
+
+def test_clamping_at_npos_max_minus_one():
+    enc = CoPE(16, 2, CoPEConfig(npos_max=4), torch.Generator().manual_seed(0)).double()
+    n = 10
+    logits = torch.full((1, 2, n, n), 20.0, dtype=torch.float64)  # gates ≈ 1: counts up to ~10
+    p = enc.positions(logits, causal=True)
+    assert p.max().item() == 3.0
+    assert p[0, 0, 9, 0].item() == 3.0 and p[0, 0, 9, 8].item() == pytest.approx(2.0, abs=1e-6)
+    unclamped = contextual_positions(logits.masked_fill(torch.ones(n, n).triu(1).bool(), float("-inf")))
+    assert unclamped.max().item() > 9.9
+
+
+def _naive_cope_logits(q, k, table, npos, official=False):
+    """O(n²·d) float64 loop: gates, counts, clamp, build e[p_ij] explicitly, dot with q."""
+    b, h, n, d = q.shape
+    out = np.zeros((b, h, n, n))
+    content = np.zeros((b, h, n, n))
+    for bb in range(b):
+        for hh in range(h):
+            for i in range(n):
+                for j in range(n):
+                    if j > i:
+                        continue
+                    c = sum(q[bb, hh, i, x] * k[bb, hh, j, x] for x in range(d)) / math.sqrt(d)
+                    p = 0.0
+                    for t in range(j, i + 1):
+                        a = sum(q[bb, hh, i, x] * k[bb, hh, t, x] for x in range(d)) / math.sqrt(d)
+                        p += 1.0 / (1.0 + math.exp(-a))
+                    p = min(p, npos - 1)
+                    lo, hi = math.floor(p), math.ceil(p)
+                    w = p - lo
+                    e = [(1 - w) * table[hh, x, lo] + w * table[hh, x, hi] for x in range(d)]
+                    pos = sum(q[bb, hh, i, x] * e[x] for x in range(d))
+                    if official:
+                        pos /= math.sqrt(d)
+                    content[bb, hh, i, j] = c
+                    out[bb, hh, i, j] = c + pos
+    return content, out
+
+
+@pytest.mark.parametrize("variant", ["paper", "official"])
+def test_whole_logit_equals_naive_loop(variant):
+    d_model, h, n = 16, 2, 7
+    enc = build("cope", d_model, h, seed=3, config=CoPEConfig(npos_max=5, variant=variant)).double()
+    g = torch.Generator().manual_seed(11)
+    q = torch.randn(1, h, n, d_model // h, generator=g, dtype=torch.float64) * 1.5
+    k = torch.randn(1, h, n, d_model // h, generator=g, dtype=torch.float64) * 1.5
+    with torch.no_grad():
+        r = enc.logit_terms(q, k, torch.arange(n), torch.arange(n), causal=True)
+    total = r.total().numpy()
+    content, expected = _naive_cope_logits(q.numpy(), k.numpy(), enc.table.detach().numpy(), 5, variant == "official")
+    below = np.tril(np.ones((n, n), dtype=bool))
+    assert np.abs(total[..., below] - expected[..., below]).max() < 1e-12
+    assert np.abs(r.terms["content"].numpy()[..., below] - content[..., below]).max() < 1e-12
+    assert r.extras["positions"].max().item() == 4.0  # the clamp was exercised
+
+
+def test_official_variant_divides_the_position_term_by_sqrt_d():
+    d_model, h, n = 32, 4, 6
+    g = torch.Generator().manual_seed(0)
+    q = torch.randn(1, h, n, 8, generator=g, dtype=torch.float64)
+    k = torch.randn(1, h, n, 8, generator=g, dtype=torch.float64)
+    paper = build("cope", d_model, h, seed=2, config=CoPEConfig(variant="paper")).double()
+    official = build("cope", d_model, h, seed=2, config=CoPEConfig(variant="official")).double()
+    a = paper.logit_terms(q, k, torch.arange(n), torch.arange(n), True)
+    b = official.logit_terms(q, k, torch.arange(n), torch.arange(n), True)
+    assert torch.equal(a.terms["content"], b.terms["content"])
+    assert torch.equal(a.extras["gates"], b.extras["gates"])  # same gates in both
+    assert torch.allclose(b.terms["position"] * math.sqrt(8), a.terms["position"], atol=1e-12)
+    assert not torch.allclose(b.terms["position"], a.terms["position"], atol=1e-3)
+
+
+def test_integer_logits_are_q_dot_table():
+    enc = build("cope", 16, 2, seed=0).double()
+    q = torch.randn(1, 2, 3, 8, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    with torch.no_grad():
+        z = integer_position_logits(q, enc.table)
+    assert z.shape == (1, 2, 3, 64)
+    assert z[0, 1, 2, 5].item() == pytest.approx(float(q[0, 1, 2] @ enc.table.detach()[1, :, 5]), abs=1e-12)
+
+
+def test_zero_init_gives_zero_position_term_and_bad_config_refused():
+    enc = build("cope", 16, 2, seed=0, config=CoPEConfig(init_std=0.0))
+    q = torch.randn(1, 2, 4, 8)
+    r = enc.logit_terms(q, q, torch.arange(4), torch.arange(4), True)
+    assert (r.terms["position"] == 0).all()
+    with pytest.raises(ValueError):
+        build("cope", 16, 2, config=CoPEConfig(variant="nope"))
+    with pytest.raises(ValueError):
+        build("cope", 16, 2, config=CoPEConfig(npos_max=1))
+
+
+# --- the chapter's pure functions -----------------------------------------------------------------
+
+from explain.chapters import cope as ch  # noqa: E402
+
+TEXT = "Alice met Bob. Alice smiled!\n\nThen Alice left? Bob stayed with Alice."
+# tokens: Alice met Bob . Alice smiled ! Then Alice left ? Bob stayed with Alice .   (0 … 15)
+COUNTED = {
+    "every token": set(range(16)),
+    "word starts": set(range(16)) - {3, 6, 10, 15},
+    "sentence ends": {3, 6, 10, 15},
+    "paragraph ends": {6, 15},
+    "a word you pick": {0, 4, 8, 14},
+}
+
+
+@pytest.mark.parametrize("unit", ch.UNITS)
+def test_counted_mask_per_unit(unit):
+    mask = ch.counted_mask(TEXT, unit, "ALICE")
+    assert set(np.flatnonzero(mask)) == COUNTED[unit]
+
+
+def test_paragraph_ends_need_a_blank_line():
+    tokens = ("a", "b", ".", "c", ".")
+    assert ch.paragraph_ends("a b.\nc.", tokens).tolist() == [False] * 4 + [True]
+    assert ch.paragraph_ends("a b.\n  \n c.", tokens).tolist() == [False, False, True, False, True]
+
+
+def test_count_view_matches_an_explicit_count():
+    cv = ch.count_view(TEXT, "sentence ends", "", math.inf, False, 64)
+    for i in range(16):
+        for j in range(i + 1):
+            assert cv.positions[i, j] == sum(1 for t in range(j, i + 1) if t in COUNTED["sentence ends"])
+    assert np.isnan(cv.positions[0, 1]) and np.isnan(cv.gates[3, 7])
+
+
+def test_last_sentence_count():
+    cv = ch.count_view("Alice saw Alice. Then Bob and Alice met Alice and Alice.", "sentence ends", "",
+                       math.inf, False, 64)
+    count, in_last = ch.last_sentence_count(cv, "alice")
+    assert count == 3 and in_last.sum() == 9 and not in_last[:4].any()
+
+
+def test_preferred_count_attends_to_the_previous_sentence():
+    av = ch.preferred_count_attention(TEXT, "sentence ends", "", 10.0, False, 64, 1, 10.0, 0.0, 0)
+    row = av.weights[13]  # "with", in the last sentence: previous sentence is tokens 7 … 10
+    assert row[7:11].sum() > 0.99
+    assert np.allclose(row[7:11], row[7], atol=1e-3)
+
+
+# --- the page -------------------------------------------------------------------------------------
+
+from tests.helpers import errors, fig_array, figure, open_page  # noqa: E402
+
+PAGE = "pages/contextual/cope.py"
+
+
+def _z(at, title):
+    return fig_array(figure(at, title)["data"][0]["z"])
+
+
+def test_page_each_unit_counts_on_the_text():
+    at = open_page(PAGE, sentence=TEXT)
+    assert not errors(at)
+    for unit in ch.UNITS:
+        at.radio(key="cope_unit").set_value(unit).run()
+        if unit == "a word you pick":
+            at.selectbox(key="cope_word").set_value("alice").run()
+        assert not errors(at)
+        p = _z(at, "Positions p_ij")
+        expected = [sum(1 for t in range(j, 16) if t in COUNTED[unit]) for j in range(16)]
+        assert np.abs(p[15] - expected).max() < 0.01, unit
+
+
+def test_page_all_gates_open_and_clamp():
+    at = open_page(PAGE, sentence=TEXT)
+    at.toggle(key="cope_all_open").set_value(True).run()
+    p = _z(at, "Positions p_ij")
+    assert p[15].tolist() == [16 - j for j in range(16)]
+    assert any("min(i − j + 1, P − 1)" in s.value for s in at.success)
+    at.slider(key="cope_npos").set_value(2).run()
+    assert not errors(at)
+    p = _z(at, "Positions p_ij")
+    assert np.nanmax(p) == 1.0 and any("clamped" in w.value for w in at.warning)
+
+
+def test_page_sliders_at_extremes():
+    at = open_page(PAGE, sentence=TEXT)
+    at.slider(key="cope_sharpness").set_value(0.0).run()
+    g = _z(at, "Gates g_ij")
+    assert np.allclose(g[np.tril_indices(16)], 0.5)
+    for key, value in [("cope_query", 0), ("cope_query", 15), ("cope_key", 15), ("cope_target", ch.MAX_TARGET),
+                       ("cope_strength", ch.MAX_PREFERENCE), ("cope_content", 2.0), ("cope_head", ch.N_HEADS),
+                       ("cope_npos", 2), ("cope_sharpness", ch.MAX_SHARPNESS)]:
+        at.slider(key=key).set_value(value).run()
+        assert not errors(at), (key, value)
+    at.radio(key="cope_variant").set_value("official").run()
+    assert not errors(at)
+    assert figure(at, "Head 4: attention weights, CoPE (official)")
+
+
+def test_page_alice_answer():
+    at = open_page(PAGE, sentence="Alice saw Alice. Then Bob and Alice met Alice and Alice.")
+    assert any("appears **3** time(s) in the last sentence" in m.value and "5 time(s)" in m.value
+               for m in at.markdown)
+
+
+def test_page_korean_emoji_and_long_text():
+    at = open_page(PAGE, sentence="앨리스는 밥을 만났다. 그리고 웃었다! 👩‍💻 🇰🇷 끝.")
+    assert not errors(at)
+    assert "3 of 11 tokens count" in " ".join(m.value for m in at.markdown)
+    at = open_page(PAGE, sentence=" ".join(f"w{k}" + (" ." if k % 10 == 9 else "") for k in range(300)))
+    assert not errors(at)
+    assert _z(at, "Positions p_ij").shape == (256, 256)
+    assert any("draws the first 256" in w.value for w in at.warning)
+
+
+@pytest.mark.parametrize("gap", [1, 3, 12])
+def test_seed_example_yyyyx_ratios(gap):
+    v = ch.seed_example("yyyyxyyy: find the x", gap, 3.0, 1.0)
+    x, last_y = 4, len(v.tokens) - 1
+    assert v.tokens[x] == "x" and len(v.tokens) == 5 + gap
+    rel, cope = v.weights["relative: −slope·(i − j)"], v.weights["CoPE: −slope·p_ij"]
+    # relative: x pays slope per token back; CoPE: x pays one count, whatever the gap
+    assert rel[x] / rel[last_y] == pytest.approx(math.exp(3.0 - 1.0 * gap), rel=1e-9)
+    assert cope[x] / cope[last_y] == pytest.approx(math.exp(3.0 - 1.0), rel=1e-9)
+
+
+def test_seed_example_nearer_b_wins():
+    v = ch.seed_example("aaaabaaab b: the nearer b", 1, 3.0, 1.0)
+    assert "".join(v.tokens) == "aaaabaaabb"
+    assert v.weights["no position"][4] == pytest.approx(v.weights["no position"][8])
+    for name in ("relative: −slope·(i − j)", "CoPE: −slope·p_ij"):
+        assert v.weights[name][8] > 2 * v.weights[name][4]
+
+
+def test_page_seed_examples():
+    at = open_page(PAGE, sentence=TEXT)
+    for example in ch.SEED_EXAMPLES:
+        at.radio(key="cope_example").set_value(example).run()
+        for gap in (1, ch.MAX_GAP):
+            at.slider(key="cope_gap").set_value(gap).run()
+            assert not errors(at), (example, gap)
+            bars = figure(at, "Attention of the last token")["data"]
+            assert len(bars) == 3 and fig_array(bars[0]["y"]).sum() == pytest.approx(1.0, abs=1e-6)
+
+
+def test_page_survives_a_shorter_sentence():
+    at = open_page(PAGE, sentence=" ".join(["w"] * 50))
+    at.slider(key="cope_query").set_value(40).run()
+    at.slider(key="cope_key").set_value(30).run()
+    at.session_state["sentence"] = "Bob ran. Bob sat."
+    at.run()
+    assert not errors(at)
+    assert at.slider(key="cope_query").value == 5 and at.slider(key="cope_key").value == 0
