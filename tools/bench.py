@@ -25,12 +25,9 @@ import argparse
 import json
 import os
 import platform
-import socket
 import statistics
-import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,12 +36,11 @@ os.chdir(ROOT)
 
 import streamlit as st  # noqa: E402
 
-from tests.helpers import APP, TIMEOUT, errors, open_page  # noqa: E402
+from tests.helpers import errors, open_page  # noqa: E402
+from tools.browser import CHROMIUM_ARGS, RENDERED_JS, TRACK_RUNS_JS, start_server, stop_server  # noqa: E402
 from ui.chapters import CHAPTERS  # noqa: E402
 
 COLUMNS = ["first", "rerun", "new text", "max first", "max rerun", "max text"]
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 
 def long_sentence(tag: str, n: int = 256) -> str:
@@ -140,61 +136,6 @@ def bench_chapter(chapter, repeats: int) -> dict:
 
 # --- the browser part -------------------------------------------------------------------------
 
-TRACK_RUNS_JS = """(() => {
-  window.__peDone = 0; let busy = false;
-  setInterval(() => {
-    const app = document.querySelector('[data-testid="stApp"]');
-    const s = app && app.getAttribute('data-test-script-state');
-    if (s === 'running' || s === 'rerunRequested') busy = true;
-    else if (s === 'notRunning' && busy) { busy = false; window.__peDone += 1; }
-  }, 10);
-})();"""
-# Drawn: the first run finished, nothing stale or still loading (skeletons), the sidebar is there
-# and every chart is drawn by plotly (same rule as tests/e2e/test_pages_browser.py, minus its
-# 300 ms stability wait, which would only add a constant).
-DRAWN_JS = """() => {
-  const app = document.querySelector('[data-testid="stApp"]');
-  if (!(window.__peDone >= 1 && app && app.getAttribute('data-test-script-state') === 'notRunning'
-        && !document.querySelector('[data-stale="true"], [data-testid="stSkeleton"]')
-        && document.querySelector('[data-testid="stSidebar"] input[type="number"]'))) return false;
-  const charts = document.querySelectorAll('[data-testid="stPlotlyChart"]');
-  const plots = Array.from(document.querySelectorAll('.js-plotly-plot'));
-  return plots.length > 0 && plots.length === charts.length && plots.every(p => p._fullLayout);
-}"""
-
-
-def start_server(log: Path) -> tuple[subprocess.Popen, str, float]:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-           "--server.address", "127.0.0.1", "--server.port", str(port),
-           "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
-    t0 = time.perf_counter()
-    with open(log, "wb") as fh:
-        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=fh, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    while True:
-        try:
-            if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read() == b"ok":
-                return proc, url, time.perf_counter() - t0
-        except OSError:
-            pass
-        if proc.poll() is not None or time.perf_counter() - t0 > 60:
-            proc.kill()
-            raise RuntimeError("streamlit never became healthy:\n" + log.read_text())
-        time.sleep(0.05)
-
-
-def stop(proc: subprocess.Popen) -> None:
-    proc.terminate()  # our own child, by PID
-    try:
-        proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout=15)
-
-
 def bench_browser(repeats: int, out_dir: Path) -> dict:
     from playwright.sync_api import sync_playwright
 
@@ -217,12 +158,12 @@ def bench_browser(repeats: int, out_dir: Path) -> dict:
                         page.add_init_script(TRACK_RUNS_JS)
                         t = time.perf_counter()
                         page.goto(url + "/")
-                        page.wait_for_function(DRAWN_JS, polling=20, timeout=180_000)
+                        page.wait_for_function(RENDERED_JS, arg=1, polling=20, timeout=180_000)
                         samples[name].append(time.perf_counter() - t)
                         page.close()
                     context.close()
             finally:
-                stop(proc)
+                stop_server(proc)
         browser.close()
     return {"page": "/ (" + CHAPTERS[0].key + ")",
             "median_s": {k: statistics.median(v) for k, v in samples.items()}, "samples_s": samples}

@@ -11,8 +11,6 @@ viewport is used instead.
 from __future__ import annotations
 
 import argparse
-import socket
-import subprocess
 import sys
 import time
 import urllib.parse
@@ -21,59 +19,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
-
-def start_server(log_path: Path) -> tuple[subprocess.Popen, str]:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-           "--server.address", "127.0.0.1", "--server.port", str(port),
-           "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
-    log = open(log_path, "wb")  # a file, not a pipe: an unread pipe can block the server
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read() == b"ok":
-                return proc, url
-        except OSError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            raise RuntimeError("streamlit never became healthy:\n" + log_path.read_text())
-        time.sleep(0.2)
-
-
-SETTLED_JS = """() => {
-  const running = document.querySelector('[data-testid="stStatusWidget"]');
-  const stale = document.querySelector('[data-stale="true"]');
-  const skeleton = document.querySelector('[data-testid="stSkeleton"]');
-  const charts = [...document.querySelectorAll('[data-testid="stPlotlyChart"]')];
-  const drawn = charts.filter(c => c.querySelector('.main-svg')).length;
-  return JSON.stringify({busy: !!(running || stale || skeleton), charts: charts.length, drawn});
-}"""
-
-
-def wait_until_settled(page, timeout: float = 180.0) -> None:
-    """Until Streamlit is idle, nothing is stale, and every chart has drawn — twice in a row, 1 s
-    apart (the script may not have started when the page first looks idle)."""
-    import json
-
-    deadline, last = time.monotonic() + timeout, None
-    while time.monotonic() < deadline:
-        state = json.loads(page.evaluate(SETTLED_JS))
-        done = not state["busy"] and state["charts"] == state["drawn"]
-        if done and state == last:
-            return
-        last = state if done else None
-        time.sleep(1.0)
-    raise TimeoutError(f"page never settled: {last}")
-
-
+from tools.browser import CHROMIUM, CHROMIUM_ARGS, RENDERED_JS, TRACK_RUNS_JS, start_server, stop_server  # noqa: E402
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("pages", nargs="+", help="chapter keys (URL paths), e.g. sinusoidal")
@@ -88,11 +35,12 @@ def main() -> None:
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    proc, url = start_server(out / "server.log")
+    proc, url, _ = start_server(out / "server.log")
     try:
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             page = browser.new_page(viewport={"width": args.width, "height": args.height})
+            page.add_init_script(TRACK_RUNS_JS)
             from ui.chapters import CHAPTERS
 
             default_key = CHAPTERS[0].key  # the default page is served at "/", not at its url_path
@@ -100,24 +48,20 @@ def main() -> None:
             # request of a fresh server shows a "Page not found" dialog (then renders the right
             # page). Warm the server with the main page first.
             page.goto(url)
-            page.wait_for_selector("h1", timeout=60_000)
+            page.wait_for_function(RENDERED_JS, arg=1, polling=100, timeout=180_000)
             for key in args.pages:
                 route = "" if key == default_key else key
                 query = "?" + urllib.parse.urlencode({"s": args.sentence}) if args.sentence else ""
                 page.goto(f"{url}/{route}{query}")
                 page.wait_for_selector("h1", timeout=60_000)
-                wait_until_settled(page)
+                page.wait_for_function(RENDERED_JS, arg=1, polling=100, timeout=180_000)
                 time.sleep(args.wait)
                 path = out / f"{key}.png"
                 page.screenshot(path=str(path))
                 print(path)
             browser.close()
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_server(proc)
 
 
 if __name__ == "__main__":

@@ -8,19 +8,13 @@ stopped by its own PID. pytest-playwright is pointed at Debian's /usr/bin/chromi
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
+from tools.browser import CHROMIUM, CHROMIUM_ARGS, start_server, stop_server
+
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = os.environ.get("PE_ATLAS_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 # A cold first render imports torch and compiles every module of the page; on a busy 2-core CI
 # machine that takes seconds, so waits are generous. A passing run never waits this long.
 TIMEOUT_MS = 90_000
@@ -52,33 +46,9 @@ def server_log(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def app_url(server_log):
     """A Streamlit server for this test session; yields its base URL (no trailing slash)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-           "--server.address", "127.0.0.1", "--server.port", str(port),
-           "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
-    with open(server_log, "wb") as fh:  # a file, not PIPE: an unread pipe can block the server
-        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=fh, stderr=subprocess.STDOUT)
-    url, deadline = f"http://127.0.0.1:{port}", time.monotonic() + 60
-    while True:
-        try:
-            if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read() == b"ok":
-                break
-        except OSError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            proc.wait(timeout=15)
-            raise RuntimeError("streamlit never became healthy:\n" + server_log.read_text())
-        time.sleep(0.2)
+    proc, url, _ = start_server(server_log)
     yield url
-    proc.terminate()  # our own child only, by PID
-    try:
-        proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout=15)
+    stop_server(proc)
 
 
 @pytest.fixture(scope="session")

@@ -27,6 +27,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
+from tools.browser import RENDERED_JS, TRACK_RUNS_JS
 from ui.chapters import CHAPTERS
 from ui.sidebar import DEFAULT_SENTENCE
 
@@ -40,42 +41,6 @@ FIRST_LABEL = {START[0]: "hello", PAYLOAD: "&lt;", NEW: "Seven"}  # tick label o
 SEED = 42
 EXCEPTION = '[data-testid="stException"]'
 
-# Streamlit marks the app root with the script's run state: "initial", "running", "rerunRequested",
-# "notRunning", … A poller installed before the page's own scripts (an init script) counts the runs
-# that have started and finished, so a wait never mistakes the idle state *before* a run (or before
-# the first run) for its end. (A MutationObserver misses these changes: React replaces the node.)
-TRACK_RUNS_JS = """(() => {
-  window.__peDone = 0;
-  let busy = false;
-  setInterval(() => {
-    const app = document.querySelector('[data-testid="stApp"]');
-    const s = app && app.getAttribute('data-test-script-state');
-    if (s === 'running' || s === 'rerunRequested') busy = true;
-    else if (s === 'notRunning' && busy) { busy = false; window.__peDone += 1; }
-  }, 10);
-})();"""
-
-# Drawn = at least `done` runs finished, the script is not running, no element is stale (left over
-# from the previous run) or a skeleton (an element whose code is still loading: a fresh tab loads
-# plotly only when the first chart arrives), the sidebar's seed box exists (it can appear seconds
-# after the run ended) unless an exception is shown, every plotly container holds a drawn plot,
-# and nothing has changed for 300 ms (plotly and KaTeX draw after the run ends).
-RENDERED_JS = """done => {
-  const app = document.querySelector('[data-testid="stApp"]');
-  const idle = window.__peDone >= done && app
-    && app.getAttribute('data-test-script-state') === 'notRunning'
-    && !document.querySelector('[data-stale="true"], [data-testid="stSkeleton"]')
-    && !!document.querySelector('[data-testid="stSidebar"] input[type="number"], [data-testid="stException"]');
-  const charts = document.querySelectorAll('[data-testid="stPlotlyChart"]');
-  const plots = Array.from(document.querySelectorAll('.js-plotly-plot'));
-  const drawn = plots.length === charts.length && plots.every(p => p._fullLayout && p.data);
-  if (!(idle && drawn)) { window.__peStable = null; return false; }
-  const sig = plots.length + ':' + document.querySelectorAll('[data-testid="stElementContainer"]').length
-    + ':' + document.querySelectorAll('.katex').length;
-  const now = performance.now();
-  if (!window.__peStable || window.__peStable.sig !== sig) { window.__peStable = {sig, t: now}; return false; }
-  return now - window.__peStable.t > 300;
-}"""
 
 # Every plotly chart on the page: its widget key (ui.common.plot keys every chart; Streamlit puts it
 # in the container's class), how many heatmap traces, the tick labels of every axis, and a

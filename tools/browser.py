@@ -1,0 +1,100 @@
+"""What every real-browser tool of PE Atlas shares: Debian's Chromium, a Streamlit server of our
+own on 127.0.0.1, and how to tell that a page has finished drawing.
+
+Used by tests/e2e (the browser tests), tools/screenshot.py and tools/bench.py.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = os.environ.get("PE_ATLAS_CHROMIUM", "/usr/bin/chromium")
+# Without the background-networking flags Chromium tries to reach Google's hosts, which this
+# offline machine refuses; --no-sandbox because the tests run as root.
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def start_server(log: Path, timeout: float = 60.0) -> tuple[subprocess.Popen, str, float]:
+    """Start `streamlit run app.py` on a free 127.0.0.1 port; wait for /_stcore/health.
+
+    Returns (process, base URL without trailing slash, seconds until healthy). The log goes to a
+    file: an unread pipe can block the server.
+    """
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+           "--server.address", "127.0.0.1", "--server.port", str(port),
+           "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
+    t0 = time.perf_counter()
+    with open(log, "wb") as fh:
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=fh, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    while True:
+        try:
+            if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read() == b"ok":
+                return proc, url, time.perf_counter() - t0
+        except OSError:
+            pass
+        if proc.poll() is not None or time.perf_counter() - t0 > timeout:
+            stop_server(proc)
+            raise RuntimeError("streamlit never became healthy:\n" + Path(log).read_text())
+        time.sleep(0.05)
+
+
+def stop_server(proc: subprocess.Popen) -> None:
+    """Stop our own child, by its PID."""
+    if proc.poll() is None:
+        proc.terminate()
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=15)
+
+
+# Streamlit marks the app root with the script's run state: "initial", "running", "rerunRequested",
+# "notRunning", … A poller installed before the page's own scripts (an init script) counts the runs
+# that have started and finished, so a wait never mistakes the idle state *before* a run (or before
+# the first run) for its end. (A MutationObserver misses these changes: React replaces the node.)
+TRACK_RUNS_JS = """(() => {
+  window.__peDone = 0;
+  let busy = false;
+  setInterval(() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    const s = app && app.getAttribute('data-test-script-state');
+    if (s === 'running' || s === 'rerunRequested') busy = true;
+    else if (s === 'notRunning' && busy) { busy = false; window.__peDone += 1; }
+  }, 10);
+})();"""
+
+
+# Drawn = at least `done` runs finished, the script is not running, no element is stale (left over
+# from the previous run) or a skeleton (an element whose code is still loading: a fresh tab loads
+# plotly only when the first chart arrives), the sidebar's seed box exists (it can appear seconds
+# after the run ended) unless an exception is shown, every plotly container holds a drawn plot,
+# and nothing has changed for 300 ms (plotly and KaTeX draw after the run ends).
+RENDERED_JS = """done => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  const idle = window.__peDone >= done && app
+    && app.getAttribute('data-test-script-state') === 'notRunning'
+    && !document.querySelector('[data-stale="true"], [data-testid="stSkeleton"]')
+    && !!document.querySelector('[data-testid="stSidebar"] input[type="number"], [data-testid="stException"]');
+  const charts = document.querySelectorAll('[data-testid="stPlotlyChart"]');
+  const plots = Array.from(document.querySelectorAll('.js-plotly-plot'));
+  const drawn = plots.length === charts.length && plots.every(p => p._fullLayout && p.data);
+  if (!(idle && drawn)) { window.__peStable = null; return false; }
+  const sig = plots.length + ':' + document.querySelectorAll('[data-testid="stElementContainer"]').length
+    + ':' + document.querySelectorAll('.katex').length;
+  const now = performance.now();
+  if (!window.__peStable || window.__peStable.sig !== sig) { window.__peStable = {sig, t: now}; return false; }
+  return now - window.__peStable.t > 300;
+}"""
