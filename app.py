@@ -26,6 +26,8 @@ pages = {
     ]
     for part in PARTS
 }
-navigation = st.navigation({part: ps for part, ps in pages.items() if ps})
+# expanded=True: with more than a handful of pages Streamlit folds the list behind "View more";
+# a learner should see every chapter at a glance.
+navigation = st.navigation({part: ps for part, ps in pages.items() if ps}, expanded=True)
 shared_sidebar()
 navigation.run()
