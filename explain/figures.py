@@ -905,3 +905,14 @@ def step_lines(
     fig.update_yaxes(title=y_title, zeroline=True)
     fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0))
     return _layout(fig, title, height + 40)
+
+
+def token_map(z: np.ndarray, tokens: Sequence[str], title: str, *, kind: str = "signed",
+              value_label: str = "value") -> go.Figure:
+    """A token × token map that stays light at any length: token_heatmap (numbers in the cells,
+    per-cell hover) up to 64 tokens, one panel of the categorical token_heatmap_grid beyond (a
+    256 × 256 map with per-cell hover labels would be megabytes)."""
+    if len(tokens) <= 64:
+        return token_heatmap(z, tokens, tokens, title, kind=kind, value_label=value_label)
+    return token_heatmap_grid(np.asarray(z)[None], tokens, title, panel_titles=[""], kind=kind,
+                              value_label=value_label, cols=1, panel_height=560)

@@ -25,14 +25,7 @@ sentence_buckets = st.cache_data(ch.sentence_buckets)
 
 
 def token_map(z, toks, title, kind, value_label, key):
-    """A token × token map: numbers in the cells for short sentences, the light categorical grid
-    for long ones (a 256 × 256 map with per-cell hover labels would be megabytes)."""
-    if len(toks) <= 64:
-        fig = F.token_heatmap(z, toks, toks, title, kind=kind, value_label=value_label)
-    else:
-        fig = F.token_heatmap_grid(z[None], toks, title, panel_titles=[""], kind=kind, value_label=value_label,
-                                   cols=1, panel_height=560)
-    plot(fig, key)
+    plot(F.token_map(z, toks, title, kind=kind, value_label=value_label), key)
 
 
 st.subheader("Log buckets: distance → bucket")

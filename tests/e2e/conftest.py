@@ -2,7 +2,7 @@
 
 The server binds 127.0.0.1 on a free port, logs to a file (an unread pipe can block it), and is
 stopped by its own PID. pytest-playwright is pointed at Debian's /usr/bin/chromium through its
-`browser_type_launch_args` fixture; `playwright install` is never needed (nor allowed).
+`browser_type_launch_args` fixture; Playwright's own browser download is never needed (nor allowed).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def browser_type_launch_args(browser_type_launch_args):
     if not os.access(CHROMIUM, os.X_OK):
         pytest.fail(
             f"{CHROMIUM} not found. The browser tests use Debian's chromium "
-            "(apt-get install chromium; never `playwright install`). .ci/run installs it.",
+            "(apt-get install chromium; never Playwright's own browser download). .ci/run installs it.",
             pytrace=False,
         )
     return {**browser_type_launch_args, "executable_path": CHROMIUM, "args": CHROMIUM_ARGS}
