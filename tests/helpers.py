@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import torch
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,3 +57,8 @@ def figure(at: AppTest, title_start: str) -> dict:
 def errors(at: AppTest) -> list[str]:
     """Exceptions and error boxes on the page (both are failures for a learner)."""
     return [e.message for e in at.exception] + [e.value for e in at.error]
+
+
+def rand(*shape, seed: int = 0, dtype=torch.float64) -> torch.Tensor:
+    """A seeded standard-normal tensor (float64 by default): test inputs that are the same every run."""
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=dtype)

@@ -25,7 +25,7 @@ from encoders.rope import (
     rotation_matrix,
 )
 from explain.chapters import rope as ch
-from tests.helpers import errors, fig_array, figure, figures, open_page
+from tests.helpers import errors, fig_array, figure, figures, open_page, rand
 
 PAGE = "pages/rotary/rope.py"
 KOREAN_EMOJI = "고양이가 🐱 매트 위에 앉았다 👩‍💻 and 東京 🇰🇷!"
@@ -35,10 +35,6 @@ KOREAN_EMOJI = "고양이가 🐱 매트 위에 앉았다 👩‍💻 and 東京
 def _no_grad():
     with torch.no_grad():
         yield
-
-
-def rand(*shape, seed=0, dtype=torch.float64):
-    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=dtype)
 
 
 def naive_rotate(x: list[float], m: float, base: float = 10000.0, layout: str = "interleaved") -> list[float]:

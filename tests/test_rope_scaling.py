@@ -37,7 +37,7 @@ from encoders.rope_scaling import (
     yarn_ramp,
 )
 from explain.chapters import rope_scaling as ch
-from tests.helpers import errors, fig_array, figure, open_page
+from tests.helpers import errors, fig_array, figure, open_page, rand
 
 PAGE = "pages/rotary/rope_scaling.py"
 
@@ -46,10 +46,6 @@ PAGE = "pages/rotary/rope_scaling.py"
 def _no_grad():
     with torch.no_grad():
         yield
-
-
-def rand(*shape, seed=0, dtype=torch.float64):
-    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=dtype)
 
 
 # -- independent float64 formulas (METHODS.md §9–10), loops and math only ------------------------------
