@@ -131,3 +131,42 @@ def toy_layer(encoder: PositionalEncoding, seed: int) -> SelfAttention:
     """The one-layer model every chapter draws: projections depend on the seed only, never on the
     encoder, so two encodings compared side by side see the same W_q, W_k, W_v, W_o."""
     return SelfAttention(encoder, torch.Generator().manual_seed(derived_seed(seed, "projections")))
+
+
+class TransformerBlock(nn.Module):
+    """One pre-norm Transformer block (attention + MLP, each in a residual) over any encoding.
+
+    The trainable models (the toy-task lab, the spline autoencoder) stack these. Each block owns its
+    own encoder instance, so per-layer tables (T5 buckets, CoPE, ALiBi slopes) are per layer as in
+    the papers. The input encoding (sinusoidal, learned) is *not* added here: a model adds it once,
+    below its first block, exactly as the papers do.
+    """
+
+    def __init__(self, encoder: PositionalEncoding, mlp_ratio: int = 4, generator: torch.Generator | None = None):
+        super().__init__()
+        D = encoder.d_model
+        self.norm1 = nn.LayerNorm(D)
+        self.attn = SelfAttention(encoder, generator)
+        self.norm2 = nn.LayerNorm(D)
+        self.mlp = nn.Sequential(nn.Linear(D, mlp_ratio * D), nn.GELU(), nn.Linear(mlp_ratio * D, D))
+        if generator is not None:
+            # nn.Linear draws from the global RNG; redraw from the model's generator for determinism.
+            for lin in (self.mlp[0], self.mlp[2]):
+                bound = 1.0 / math.sqrt(lin.in_features)
+                with torch.no_grad():
+                    lin.weight.copy_((torch.rand(lin.weight.shape, generator=generator) * 2 - 1) * bound)
+                    lin.bias.zero_()
+
+    def forward(
+        self,
+        x: Tensor,
+        positions: Tensor | None = None,
+        causal: bool = True,
+        term_scales: Mapping[str, float] | None = None,
+    ) -> tuple[Tensor, AttentionResult]:
+        """x (b, n, D) → (x', the attention result for pictures: weights, terms, extras)."""
+        r = self.attn(self.norm1(x), positions=positions, causal=causal, term_scales=term_scales,
+                      add_input_encoding=False)
+        x = x + r.output  # (b, n, D)
+        x = x + self.mlp(self.norm2(x))  # (b, n, D)
+        return x, r
