@@ -8,6 +8,7 @@ mirrored in the URL so that a link restores them.
 import streamlit as st
 import torch
 
+from ui import classroom
 from ui.chapters import CHAPTERS, PARTS
 from ui.sidebar import shared_sidebar
 
@@ -30,4 +31,7 @@ pages = {
 # a learner should see every chapter at a glance.
 navigation = st.navigation({part: ps for part, ps in pages.items() if ps}, expanded=True)
 shared_sidebar()
+classroom.follow_lesson()  # after Previous / Next: open the step's page (stops this run)
+classroom.presenter_style()
+classroom.lesson_banner(navigation.url_path or CHAPTERS[0].key)
 navigation.run()

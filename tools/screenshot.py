@@ -1,6 +1,7 @@
 """Screenshot chapter pages in headless Chromium, to look at what a learner sees.
 
     python tools/screenshot.py why-order sinusoidal --out /tmp/shots [--height 3000] [--sentence "…"]
+        [--query "present=1&t5_buckets=64" --suffix -present]
 
 Starts its own Streamlit server on 127.0.0.1 (a free port), waits for it, takes one PNG per page
 (key = the chapter's URL path, see ui/chapters.py), and stops the server by its PID.
@@ -28,6 +29,8 @@ def main() -> None:
     ap.add_argument("--width", type=int, default=1400)
     ap.add_argument("--height", type=int, default=2400)
     ap.add_argument("--sentence", default=None)
+    ap.add_argument("--query", default="", help='extra query string, e.g. "present=1&t5_buckets=64"')
+    ap.add_argument("--suffix", default="", help="added to each PNG's name, e.g. -present")
     ap.add_argument("--wait", type=float, default=2.0, help="extra seconds after the page settles")
     args = ap.parse_args()
 
@@ -51,12 +54,14 @@ def main() -> None:
             page.wait_for_function(RENDERED_JS, arg=1, polling=100, timeout=180_000)
             for key in args.pages:
                 route = "" if key == default_key else key
-                query = "?" + urllib.parse.urlencode({"s": args.sentence}) if args.sentence else ""
+                parts = [urllib.parse.urlencode({"s": args.sentence})] if args.sentence else []
+                parts += [args.query.lstrip("?")] if args.query else []
+                query = "?" + "&".join(parts) if parts else ""
                 page.goto(f"{url}/{route}{query}")
                 page.wait_for_selector("h1", timeout=60_000)
                 page.wait_for_function(RENDERED_JS, arg=1, polling=100, timeout=180_000)
                 time.sleep(args.wait)
-                path = out / f"{key}.png"
+                path = out / f"{key}{args.suffix}.png"
                 page.screenshot(path=str(path))
                 print(path)
             browser.close()

@@ -5,16 +5,22 @@ Pages stay thin: widgets → a cached call into explain/ → a figure from expla
 
 from __future__ import annotations
 
+import html
 import inspect
+import re
 
+import numpy as np
+import pandas as pd
 import streamlit as st
 
 from encoders.base import Paper
 from encoders.text import MAX_TOKENS, Tokens, tokenize
 from explain.prose import section
+from ui import classroom
 from ui.chapters import BY_KEY
 
 PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"scale": 2}}
+MAX_TABLE_CELLS = 65_536  # a numbers table larger than this (a 256 × 256 map) is offered as CSV only
 
 
 def header(chapter_key: str, paper: Paper | None = None, sources: tuple = ()) -> None:
@@ -24,7 +30,7 @@ def header(chapter_key: str, paper: Paper | None = None, sources: tuple = ()) ->
     st.markdown(f"*{chapter.idea}*")
     if paper is not None:
         st.caption(f"📄 {paper.authors} ({paper.year}). [{paper.title}]({paper.url})")
-    if sources:
+    if sources and not classroom.presenter():  # a secondary panel: not on the projector
         with st.expander("Show the code this page runs"):
             st.caption(
                 "The source of the functions this page runs, read live from the running program — "
@@ -68,4 +74,127 @@ def seed() -> int:
 
 
 def plot(fig, key: str) -> None:
-    st.plotly_chart(fig, key=key, width="stretch", config=PLOT_CONFIG)
+    """A figure from explain.figures, with plotly's PNG button (file named after `key`, 2× scale),
+    and under it a "Numbers" expander: the figure's data as a table and as CSV, for a screen reader,
+    a spreadsheet or a learner who wants the exact values. The expander is lazy (its content runs
+    only while it is open), so a closed one costs nothing. Presenter mode: taller, larger text."""
+    classroom.scale_figure(fig)
+    name = re.sub(r"[^A-Za-z0-9_-]+", "-", key).strip("-") or "figure"
+    config = {**PLOT_CONFIG, "toImageButtonOptions": {"scale": 2, "filename": f"pe-atlas-{name}"}}
+    st.plotly_chart(fig, key=key, width="stretch", config=config)
+    box = st.expander("Numbers", key=f"{key}__numbers", on_change="rerun", icon=":material/table:",
+                      type="compact")
+    if box.open:
+        with box:
+            numbers_table(fig, key, name)
+
+
+# ------------------------------------------------------------------------- figure data as tables
+def _label(v) -> str:
+    """A tick label or token name as plain text: the figures escape HTML for plotly."""
+    if isinstance(v, (float, np.floating)) and float(v).is_integer():
+        v = int(v)
+    return html.unescape(str(v))
+
+
+def _unique(labels: list[str]) -> list[str]:
+    """Column / row headers must be unique: repeated tokens become "3·the"."""
+    if len(set(labels)) == len(labels):
+        return labels
+    return [f"{k}·{t}" for k, t in enumerate(labels)]
+
+
+def _axis_labels(values, axis, n: int) -> list[str]:
+    """Headers for one heatmap axis: its values, or the axis's tick text where every value has one."""
+    values = list(values) if values is not None else list(range(n))
+    ticks = getattr(axis, "tickvals", None) if axis is not None else None
+    text = getattr(axis, "ticktext", None) if axis is not None else None
+    if ticks is not None and text is not None and len(ticks) == len(text):
+        lookup = {_label(t): _label(x) for t, x in zip(ticks, text)}
+        if all(_label(v) in lookup for v in values):
+            return [lookup[_label(v)] for v in values]
+    return [_label(v) for v in values]
+
+
+def _axis(fig, ref: str | None, letter: str):
+    name = f"{letter}axis" + ("" if not ref or ref == letter else ref[1:])
+    return getattr(fig.layout, name, None)
+
+
+def heatmap_tables(fig) -> list[tuple[str, pd.DataFrame]]:
+    """One table per heatmap trace: rows and columns named as on the figure's axes (unique)."""
+    heat = [t for t in fig.data if t.type == "heatmap" and t.z is not None]
+    notes = [html.unescape(a.text or "") for a in (fig.layout.annotations or ())]
+    out = []
+    for k, t in enumerate(heat):
+        z = np.asarray(t.z, dtype=float)
+        if z.ndim != 2:
+            continue
+        custom = np.asarray(t.customdata, dtype=object) if t.customdata is not None else None
+        if custom is not None and custom.shape[:2] == z.shape and custom.ndim == 3:
+            rows, cols = [_label(v) for v in custom[:, 0, 0]], [_label(v) for v in custom[0, :, 1]]
+        else:
+            rows = _axis_labels(t.y, _axis(fig, t.yaxis, "y"), z.shape[0])
+            cols = _axis_labels(t.x, _axis(fig, t.xaxis, "x"), z.shape[1])
+        if len(rows) != z.shape[0] or len(cols) != z.shape[1]:
+            rows, cols = [str(i) for i in range(z.shape[0])], [str(j) for j in range(z.shape[1])]
+        name = t.name or (notes[k] if len(notes) == len(heat) and notes[k] else f"panel {k + 1}")
+        out.append((name, pd.DataFrame(z, index=_unique(rows), columns=_unique(cols))))
+    return out
+
+
+def trace_table(fig) -> pd.DataFrame | None:
+    """Line, marker and bar traces as one table: a column per trace over a shared x when they share
+    it, else one row per point (trace, x, y)."""
+    traces = [t for t in fig.data if t.type in ("scatter", "scattergl", "bar") and t.y is not None]
+    if not traces:
+        return None
+    series = []
+    for k, t in enumerate(traces):
+        y = np.asarray(t.y)
+        x = np.asarray(t.x) if t.x is not None else np.arange(y.size)
+        custom = np.asarray(t.customdata, dtype=object) if t.customdata is not None else None
+        if custom is not None and custom.ndim == 1 and custom.size == y.size:
+            x = np.asarray([_label(v) for v in custom], dtype=object)  # bars: "position · token"
+        series.append((html.unescape(t.name) if t.name else f"trace {k + 1}", x, y))
+    x0 = series[0][1]
+    shared = all(x.shape == x0.shape and (x == x0).all() for _, x, _ in series)
+    x_title = getattr(fig.layout.xaxis.title, "text", None) or "x"
+    if shared:
+        data = {html.unescape(x_title): x0}
+        for name, _, y in series:
+            while name in data:
+                name += " ′"
+            data[name] = y
+        return pd.DataFrame(data)
+    return pd.DataFrame({"trace": [n for n, x, _ in series for _ in range(x.size)],
+                         html.unescape(x_title): np.concatenate([np.asarray(x, dtype=object) for _, x, _ in series]),
+                         "y": np.concatenate([np.asarray(y, dtype=object) for _, _, y in series])})
+
+
+def numbers_table(fig, key: str, name: str) -> None:
+    """The figure's numbers: a table (bounded: big maps are CSV only) and a CSV download."""
+    tables = heatmap_tables(fig)
+    lines = trace_table(fig)
+    if lines is not None:
+        tables.append(("lines and bars", lines))
+    if not tables:
+        st.caption("This figure has no table of numbers.")
+        return
+    k = 0
+    if len(tables) > 1:
+        k = st.selectbox("Panel", range(len(tables)), format_func=lambda i: tables[i][0] or f"panel {i + 1}",
+                         key=f"{key}__panel", help="This figure has several panels; pick one.")
+    label, df = tables[k]
+    cells = df.shape[0] * df.shape[1]
+    if cells <= MAX_TABLE_CELLS:
+        st.dataframe(df, key=f"{key}__table", height=min(420, 38 + 35 * df.shape[0]))
+    else:
+        st.caption(f"{df.shape[0]} × {df.shape[1]} = {cells:,} numbers: too many to show here; download them.")
+    slug = re.sub(r"[^A-Za-z0-9_-]+", "-", label).strip("-")
+    is_heat = k < len(tables) - (lines is not None)
+    st.download_button(
+        "Download CSV", data=lambda: df.to_csv(index=is_heat).encode("utf-8"),
+        file_name=f"pe-atlas-{name}{'-' + slug if slug and len(tables) > 1 else ''}.csv", mime="text/csv",
+        key=f"{key}__csv", icon=":material/download:", on_click="ignore",
+    )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from encoders.text import MAX_CHARS, MAX_TOKENS
+from ui import classroom
 
 DEFAULT_SENTENCE = "The cat sat on the mat. The dog sat on the log."
 MAX_SEED = 9_999
@@ -53,6 +54,8 @@ def _load_example() -> None:
 
 def shared_sidebar() -> None:
     _restore_from_url()
+    classroom.restore_presenter()
+    classroom.restore_lesson()
     with st.sidebar:
         st.text_area(
             "Sentence",
@@ -84,8 +87,14 @@ def shared_sidebar() -> None:
                 "Same sentence and seed, same pictures."
             ),
         )
-        st.caption("The sentence and seed are kept in the page address: copy it to share this view.")
+        st.caption("The sentence, the seed and each page's main controls are kept in the page address: "
+                   "copy it to share this view.")
+        st.divider()
+        classroom.presenter_toggle()
+        classroom.lesson_sidebar()
     _mirror_to_url()
+    classroom.mirror_presenter()
+    classroom.mirror_lesson()
 
 
 def _mirror_to_url() -> None:

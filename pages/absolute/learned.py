@@ -7,6 +7,7 @@ import streamlit as st
 from encoders import learned as enc
 from explain import figures as F
 from explain.chapters import learned as ch
+from ui.classroom import URL, predict, secondary
 from ui.common import header, inline_tokens, plot, prose, seed, sentence_tokens
 
 KEY = "learned"
@@ -53,7 +54,7 @@ def toy_section(tokens) -> None:
     n = len(tokens)
     c1, c2, c3 = st.columns([2, 1, 1])
     max_len = c1.slider(
-        "Rows in the table (max_len)", 1, ch.MAX_TOY_LEN, 32, key="max_len",
+        "Rows in the table (max_len)", 1, ch.MAX_TOY_LEN, 32, key="max_len", **URL,
         help=f"How many positions the table has rows for (1–{ch.MAX_TOY_LEN}). "
              "Drag it below your sentence's length to see what a table cannot do.",
     )
@@ -98,7 +99,14 @@ def toy_section(tokens) -> None:
                                  note="no row → not in the model"), "toy_attention")
     st.subheader("An untrained table knows nothing about order")
     prose(KEY, "untrained")
-    if max_len > 1:
+    cosine_options = ("close to +1: neighbours look alike", "close to 0: unrelated", "close to −1: opposite")
+    if max_len > 1 and predict(
+        "learned_q", "Before training, the table's rows are random. How alike are the rows of neighbouring "
+        "positions p and p + 1 (their cosine, averaged over the table)?", cosine_options,
+        cosine_options[0] if v.neighbour_cosine > 0.5 else cosine_options[2] if v.neighbour_cosine < -0.5
+        else cosine_options[1],
+        "Nothing ties row p to row p + 1 until training does: each row is drawn on its own.",
+    ):
         st.markdown(
             f"In this untrained table, the average cosine between neighbouring rows p and p+1 is "
             f"**{v.neighbour_cosine:+.3f}**: about zero, as for independent random vectors (one pair's "
@@ -120,16 +128,17 @@ def real_section() -> None:
         return
     r1, r2 = st.columns([2, 1])
     n = r1.slider(
-        "Positions shown", ch.MIN_REAL_POSITIONS, ch.MAX_REAL_POSITIONS, 256, step=16, key="real_n",
+        "Positions shown", ch.MIN_REAL_POSITIONS, ch.MAX_REAL_POSITIONS, 256, step=16, key="real_n", **URL,
         help=f"Rows 0…n−1 of the real table in the pictures below ({ch.MIN_REAL_POSITIONS}–"
              f"{ch.MAX_REAL_POSITIONS} in steps of 16; the table has 512). "
              "The row statistics at the end always use all 512.",
     )
-    skip0 = r2.toggle(
-        "Leave position 0 out of the PCA", value=True, key="skip0",
-        help="Position 0 always holds [CLS] in BERT-style inputs; its row has one huge channel "
-             "that takes a principal component all by itself.",
-    )
+    with r2, secondary():
+        skip0 = st.toggle(
+            "Leave position 0 out of the PCA", value=True, key="skip0", **URL,
+            help="Position 0 always holds [CLS] in BERT-style inputs; its row has one huge channel "
+                 "that takes a principal component all by itself.",
+        )
     v = real_views(n)
     plot(F.matrix_heatmap(v.table, f"all-MiniLM-L6-v2: position table, rows 0–{n - 1} × 384 channels",
                           x_title="channel", y_title="position p", value_label="P[p, c]", zmax=v.clip,

@@ -6,6 +6,8 @@ import streamlit as st
 from encoders import sinusoidal as enc
 from explain import figures as F
 from explain.chapters import common, sinusoidal as ch
+from ui import classroom
+from ui.classroom import URL, predict, secondary
 from ui.common import header, plot, prose, seed, sentence_tokens
 from ui.derivation import show_derivation
 
@@ -18,11 +20,15 @@ dot_products = st.cache_data(ch.dot_products)
 layouts = st.cache_data(ch.layouts)
 run_layer = st.cache_data(common.run_layer)
 
+# "d" cannot be bound to the address under its own name (the Derivations page sets ?d= by hand), so
+# it is mirrored by hand as ?sin_d=.
+classroom.url_default("d", "sin_d", 64, classroom.int_in(2, 512, step=2))
 c1, c2, c3 = st.columns(3)
-n = c1.slider("Positions n", 2, 512, 64, key="n", help="Rows of the PE matrix (2–512).")
+n = c1.slider("Positions n", 2, 512, 64, key="n", help="Rows of the PE matrix (2–512).", **URL)
 d = c2.slider("Dimension d", 2, 512, 64, step=2, key="d", help="Channels, even so every sin has its cos (2–512).")
+classroom.url_mirror("sin_d", d, 64)
 base = c3.select_slider(
-    "Base", [10, 100, 1_000, 10_000, 100_000], value=10_000, key="base",
+    "Base", [10, 100, 1_000, 10_000, 100_000], value=10_000, key="base", **URL,
     help="The paper uses 10,000. A larger base stretches the slowest wavelengths.",
 )
 
@@ -40,8 +46,9 @@ with left:
     st.subheader("Channels as waves")
     prose(KEY, "waves")
     default = [c for c in (0, 1, 6, 14) if c < d]
-    chans = st.multiselect("Channels", list(range(d)), default=default, key="chans", max_selections=6,
-                           help="Up to 6 channels of the matrix above.")
+    with secondary("Channels to draw"):
+        chans = st.multiselect("Channels", list(range(d)), default=default, key="chans", max_selections=6,
+                               help="Up to 6 channels of the matrix above.")
     kind = lambda c: "sin" if c % 2 == 0 else "cos"  # noqa: E731
     plot(
         F.lines(np.arange(n), {f"ch {c} ({kind(c)}, pair {c // 2})": P[:, c] for c in chans},
@@ -50,8 +57,15 @@ with left:
     )
 with right:
     st.subheader("Wavelength per pair")
-    prose(KEY, "wavelengths")
     lam = ch.wavelengths(d, float(base))
+    pairs = sorted({0, lam.size // 2, lam.size - 1})
+    longest = int(np.argmax(lam))  # the answer comes from the same wavelengths the plot draws
+    predict("sin_q", f"With d = {d} and base {base:,}, which pair f has the **longest** wavelength?", pairs,
+            longest,
+            f"Pair {longest}: λ = 2π·{base:,}^(2f/d) grows with f, from {lam[0]:.2f} positions for pair 0 to "
+            f"{lam[-1]:,.0f} for pair {lam.size - 1}. The last pairs turn slowest — the high bits of the binary "
+            "counter below.", format_func=lambda f: f"pair {f}")
+    prose(KEY, "wavelengths")
     fig = F.lines(np.arange(lam.size), {"wavelength λ_f = 2π/ω_f": lam, "sequence length n": np.full(lam.size, n)},
                   "Wavelength of each pair (log scale)", x_title="pair f", y_title="positions per full turn",
                   log_y=True, dashed=("sequence length n",))
@@ -91,8 +105,13 @@ with st.expander("Proof: PE(m)·PE(n) depends only on m − n"):
 st.subheader("A shift is a rotation: PE(p+Δ) = T(Δ)·PE(p)")
 prose(KEY, "shift")
 k1, k2 = st.columns(2)
+# Integer number inputs are mirrored by hand: Streamlit's own binding crashes on ?p=inf.
+classroom.url_default("p", "p", 5, classroom.int_in(0, 100_000))
+classroom.url_default("delta", "delta", 3, classroom.int_in(-100_000, 100_000))
 p = k1.number_input("Position p", 0, 100_000, 5, key="p", help="0–100,000")
 delta = k2.number_input("Shift Δ", -100_000, 100_000, 3, key="delta", help="−100,000 to 100,000")
+classroom.url_mirror("p", p, 5)
+classroom.url_mirror("delta", delta, 3)
 chk = ch.shift_check(int(p), int(delta), d, float(base))
 show = min(d, 32)
 t1, t2 = st.columns(2)

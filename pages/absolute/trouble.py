@@ -6,6 +6,7 @@ import streamlit as st
 from encoders.text import MAX_TOKENS, tokenize
 from explain import figures as F
 from explain.chapters import trouble as ch
+from ui.classroom import URL, predict
 from ui.common import header, inline_tokens, plot, prose, seed, sentence_tokens
 
 KEY = "trouble"
@@ -32,13 +33,26 @@ def token_line(tokens, start: int) -> str:
 # -- 1. shift ------------------------------------------------------------------------------------
 st.header("1 · Shift: one word in front moves everything")
 prose(KEY, "shift")
+# The answer is measured by the same experiment the section draws, on the classic example.
+_classic = tokenize(CLASSIC, max_tokens=MAX_TOKENS).tokens
+_well = tokenize("Well,", max_tokens=ch.MAX_PREFIX_TOKENS).tokens
+_probe = shift_experiment(_classic, _well, seed())
+_change = float(_probe.logits_diff[1, 2])  # query "like" (i = 1), key "CV" (j = 2)
+_options = ("it stays the same: the two words are still one apart", "it changes")
+predict(
+    "trouble_q", "Put “Well,” in front of “I like CV” with sinusoidal positions. The score of the query "
+    "“like” on the key “CV”…", _options, _options[1] if abs(_change) > 1e-6 else _options[0],
+    f"Measured: the score moves by **{_change:+.3f}** (the toy layer, seed {seed()}). Both words moved by {len(_well)} "
+    "positions, so their vectors changed, and the score mixes the words with their absolute positions — "
+    "the distance alone does not fix it.",
+)
 c1, c2 = st.columns([2, 3])
 choice = c1.radio(
     "Sentence to shift", [f"“{CLASSIC}” (the classic example)", "Your sentence from the sidebar"],
-    key="trouble_base", help="The words whose scores are compared with and without the prefix.",
+    key="trouble_base", **URL, help="The words whose scores are compared with and without the prefix.",
 )
 prefix_text = c2.text_input(
-    "Prefix put in front", value="Well,", max_chars=ch.MAX_PREFIX_CHARS, key="trouble_prefix",
+    "Prefix put in front", value="Well,", max_chars=ch.MAX_PREFIX_CHARS, key="trouble_prefix", **URL,
     help=f"Up to {ch.MAX_PREFIX_CHARS} characters; the first {ch.MAX_PREFIX_TOKENS} tokens are used. "
     "Press Enter to apply. Empty: no shift.",
 )
@@ -131,9 +145,9 @@ else:
 st.header("2 · Length: positions the model never saw")
 prose(KEY, "length")
 l1, l2 = st.columns(2)
-l_train = l1.slider("Training length L_train", 2, ch.MAX_TRAIN_LEN, 32, key="trouble_l_train",
+l_train = l1.slider("Training length L_train", 2, ch.MAX_TRAIN_LEN, 32, key="trouble_l_train", **URL,
                     help=f"The longest text seen in training: positions 0 … L_train − 1 (2–{ch.MAX_TRAIN_LEN}).")
-l_test = l2.slider("Test length", 2, ch.MAX_TEST_LEN, 128, key="trouble_l_test",
+l_test = l2.slider("Test length", 2, ch.MAX_TEST_LEN, 128, key="trouble_l_test", **URL,
                    help=f"The text given to the trained model (2–{ch.MAX_TEST_LEN} positions).")
 L = length_experiment(l_train, l_test, seed())
 beyond = l_test > l_train

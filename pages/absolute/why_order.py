@@ -6,6 +6,7 @@ import streamlit as st
 from encoders import attention
 from explain import figures as F
 from explain.chapters import why_order as ch
+from ui.classroom import URL, predict
 from ui.common import header, inline_tokens, plot, prose, seed, sentence_tokens
 
 KEY = "why-order"
@@ -18,14 +19,28 @@ toks = tokens.tokens
 n = len(toks)
 
 st.subheader("Shuffle the words")
-prose(KEY, "shuffle")
 st.session_state.setdefault("shuffles", 1)  # open on a shuffled copy: the point is visible at once
+if n >= 2:
+    # The answer is measured: the same experiment as below, without positions, on a shuffled copy.
+    probe = experiment(toks, seed(), "none", ch.shuffle_order(n, seed(), max(1, st.session_state.shuffles)))
+    options = ("exactly the same vectors, only in another order", "slightly different vectors",
+               "completely different vectors")
+    answer = options[0] if probe.max_abs_diff < 1e-9 else options[1] if probe.max_abs_diff < 0.1 else options[2]
+    predict(
+        "why_order_q", "Shuffle your sentence and run one attention layer **without** positional encoding. "
+        "Put the outputs back in the original order. Compared with the unshuffled run, they are…",
+        options, answer,
+        f"Measured on your sentence: the largest difference is **{probe.max_abs_diff:.1e}**. Attention "
+        "scores every pair of words by content alone and sums over all of them, so a permutation of the "
+        "input permutes the output and changes nothing else.",
+    )
+prose(KEY, "shuffle")
 b1, b2, b3 = st.columns([1, 1, 2])
 if b1.button("Shuffle again", key="shuffle", icon=":material/shuffle:", disabled=n < 2):
     st.session_state.shuffles += 1
 if b2.button("Original order", key="unshuffle", icon=":material/undo:"):
     st.session_state.shuffles = 0
-with_pe = b3.toggle("Add sinusoidal positional encoding", key="with_pe",
+with_pe = b3.toggle("Add sinusoidal positional encoding", key="with_pe", **URL,
                     help="Off: no positional encoding (NoPE). On: the paper's sinusoidal vectors are added.")
 if n < 2:
     st.info("A single token has nothing to be reordered with: type at least two tokens to shuffle.")

@@ -1,9 +1,12 @@
 """Chapter: Derivations — every relative-position identity, each step proven by sympy on this server."""
 
+import numpy as np
 import streamlit as st
 
 from explain import derivations as D
+from explain.chapters import sinusoidal as sin_ch
 from ui import derivation as UD
+from ui.classroom import URL, predict
 from ui.common import header, prose
 
 KEY = "derivations"
@@ -19,13 +22,30 @@ st.markdown(UD.catalogue(reports))
 st.subheader("How to read a derivation")
 prose(KEY, "reading")
 
+# The answer is measured on the sinusoidal table itself (32 positions, d = 16): is PE(m)·PE(n) constant
+# along diagonals (a function of n − m), along anti-diagonals (of m + n), or neither?
+_P = sin_ch.pe_matrix(32, 16, 10_000.0)
+_S = _P @ _P.T  # (m, n)
+_by_diff = max(float(np.ptp(np.diagonal(_S, k))) for k in range(-31, 32))
+_by_sum = max(float(np.ptp(np.diagonal(_S[:, ::-1], k))) for k in range(-31, 32))
+_options = ("only on the distance n − m", "only on the sum m + n", "on m and n separately")
+predict(
+    "derivations_q", "Before reading the first proof: the dot product PE(m)·PE(n) of two sinusoidal "
+    "position vectors depends…", _options,
+    _options[0] if _by_diff < 1e-9 else _options[1] if _by_sum < 1e-9 else _options[2],
+    f"Only on n − m. Measured on 32 positions with d = 16: along every diagonal n − m = const the dot product "
+    f"varies by at most {_by_diff:.1e}, along m + n = const by up to {_by_sum:.2f}. The identity "
+    "sin a·sin b + cos a·cos b = cos(a − b) turns each pair's product into cos((n − m)ω_f); the derivation "
+    f"“{D.get('sinusoidal-dot-product').title}” proves it line by line.",
+)
+
 # The chosen identity is shareable: ?d=<id> in the address opens it.
 if "derivation" not in st.session_state:
     wanted = st.query_params.get("d")
     st.session_state.derivation = wanted if wanted in ids else ids[0]
 pick, every = st.columns([3, 1], vertical_alignment="bottom")
 show_all = every.toggle(
-    "Show all on one page", key="derivations_all",
+    "Show all on one page", key="derivations_all", **URL,
     help=f"All {len(ids)} derivations one after another, for scrolling or printing.",
 )
 choice = pick.selectbox(

@@ -6,6 +6,7 @@ import streamlit as st
 from encoders import deberta as enc
 from explain import figures as F
 from explain.chapters import deberta as ch
+from ui.classroom import URL, predict
 from ui.common import header, plot, prose, seed, sentence_tokens
 from ui.derivation import show_derivation
 
@@ -31,11 +32,11 @@ def token_map(z, toks, title, kind, value_label, key):
 st.subheader("Log buckets: distance → bucket")
 prose(KEY, "buckets")
 b1, b2, b3 = st.columns([1, 2, 2])
-log_buckets = b1.toggle("Log buckets", value=True, key="deb_log",
+log_buckets = b1.toggle("Log buckets", value=True, key="deb_log", **URL,
                         help="On: DeBERTa-v2/v3 buckets. Off: plain distances, clamped at ±max_position (v1).")
-bucket_size = b2.slider("Bucket size B", 4, 256, 16, step=4, key="deb_bucket_size", disabled=not log_buckets,
+bucket_size = b2.slider("Bucket size B", 4, 256, 16, step=4, key="deb_bucket_size", **URL, disabled=not log_buckets,
                         help="position_buckets (4–256, a multiple of 4; v3 uses 256). The table has 2B rows.")
-max_position = b3.slider("Max position M", 8, 1024, 128, step=8, key="deb_max_position",
+max_position = b3.slider("Max position M", 8, 1024, 128, step=8, key="deb_max_position", **URL,
                          help="max_relative_positions (8–1024; v3 uses 512). With buckets, distance M − 1 "
                               "reaches bucket ±(B − 1); without, distances clamp at ±M.")
 if log_buckets and max_position - 1 <= bucket_size // 2:
@@ -45,6 +46,18 @@ if log_buckets and max_position - 1 <= bucket_size // 2:
     max_position = fixed
 
 if log_buckets:
+    # The answer is read from the encoder's own log buckets and the table lookup's clamp.
+    pr = bucket_map(bucket_size, max_position, span=61)
+    rows = {int(r): int(row) for r, row in zip(pr.distances, pr.table_row)}
+    same = rows[60] == rows[61]
+    options = ("the same row", "two different rows")
+    predict(
+        "deb_q", f"With bucket size B = {bucket_size} and max position M = {max_position}: do the distances "
+        "i − j = 60 and i − j = 61 read the same row of the position table?", options, options[0 if same else 1],
+        f"Distance 60 reads row {rows[60]}, distance 61 row {rows[61]}. Up to |i − j| = B/2 = {bucket_size // 2} "
+        "every distance has its own bucket; beyond, buckets widen logarithmically, so far-apart neighbours "
+        "share one" + (" — and 60 and 61 are far enough." if same else ", but not yet at 60."),
+    )
     bm = bucket_map(bucket_size, max_position)
     fig = F.staircase(bm.distances, bm.bucket, bm.region, "Bucket of each distance",
                       regions=[f"exact: |r| ≤ B/2 = {bm.exact_until}", "log-spaced, shared buckets",
@@ -79,10 +92,10 @@ token_map((sb.table_row - sb.att_span).astype(float), toks,
 st.subheader("The three terms")
 prose(KEY, "terms")
 c1, c2, c3, c4 = st.columns(4)
-head = c1.selectbox("Head", list(range(N_HEADS)), key="deb_head", format_func=lambda h: f"head {h + 1}",
+head = c1.selectbox("Head", list(range(N_HEADS)), key="deb_head", **URL, format_func=lambda h: f"head {h + 1}",
                     help=f"One of the layer's {N_HEADS} heads.")
 switches = tuple(
-    c.toggle(t, value=True, key=f"deb_on_{t}", help=ch.TERM_TITLES[t]) for c, t in zip((c2, c3, c4), ch.TERMS)
+    c.toggle(t, value=True, key=f"deb_on_{t}", help=ch.TERM_TITLES[t], **URL) for c, t in zip((c2, c3, c4), ch.TERMS)
 )
 m = term_maps(st.session_state.sentence, seed(), head, log_buckets, bucket_size, max_position, switches,
               n_heads=N_HEADS)

@@ -6,6 +6,7 @@ import streamlit as st
 from encoders import shaw as enc
 from explain import figures as F
 from explain.chapters import shaw as ch
+from ui.classroom import URL, predict
 from ui.common import header, plot, prose, seed, sentence_tokens
 
 KEY = "shaw"
@@ -22,9 +23,9 @@ toks = list(tokens.tokens)
 n = len(toks)
 
 c1, c2 = st.columns([2, 1])
-k = c1.slider("Clipping distance k", 1, K_MAX, 4, key="shaw_k",
+k = c1.slider("Clipping distance k", 1, K_MAX, 4, key="shaw_k", **URL,
               help=f"Pairs farther apart than k share the vector of ±k (1–{K_MAX}). 2k+1 rows per table.")
-head = c2.selectbox("Head", list(range(ch.N_HEADS)), key="shaw_head",
+head = c2.selectbox("Head", list(range(ch.N_HEADS)), key="shaw_head", **URL,
                     help=f"The layer has {ch.N_HEADS} heads of size {ch.D_MODEL // ch.N_HEADS}; "
                          "the aᴷ/aⱽ tables are shared by all of them.")
 v = shaw_view(tuple(toks), seed(), k)
@@ -32,6 +33,15 @@ share = ch.clipped_share(n, k)
 
 st.subheader("Which vector each pair reads")
 prose(KEY, "index")
+rows_used = int(np.unique(v.clipped).size)  # counted on the very map drawn below
+if n > 1:
+    predict(
+        "shaw_q", f"Your sentence has {n} tokens and the clipping distance is k = {k}. How many different "
+        "rows of the aᴷ table do all its pairs read together?",
+        sorted({rows_used, n, 2 * k + 1, 2 * n - 1, n * n}), rows_used,
+        f"**{rows_used}**: the distances j − i run from −{n - 1} to +{n - 1} ({2 * n - 1} values), and clipping "
+        f"at ±{k} leaves {2 * k + 1} possible rows — whichever is fewer.", format_func=lambda r: f"{r:,}",
+    )
 plot(F.token_heatmap_marked(v.clipped, toks, toks,
                             f"clip(j − i, k) with k = {k} — grey: |j − i| > k, clipped",
                             mark=v.is_clipped, kind="signed", zmax=float(k), row_title="query i",

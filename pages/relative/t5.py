@@ -6,6 +6,7 @@ import streamlit as st
 from encoders import t5 as enc
 from explain import figures as F
 from explain.chapters import t5 as ch
+from ui.classroom import URL, predict
 from ui.common import header, plot, prose, seed, sentence_tokens
 from ui.derivation import show_derivation
 
@@ -28,12 +29,12 @@ n = len(toks)
 st.subheader("Buckets of distances")
 prose(KEY, "buckets")
 c1, c2, c3 = st.columns([2, 2, 1])
-num_buckets = c1.slider("num_buckets N", BUCKETS_MIN, BUCKETS_MAX, 32, step=2, key="t5_buckets",
+num_buckets = c1.slider("num_buckets N", BUCKETS_MIN, BUCKETS_MAX, 32, step=2, key="t5_buckets", **URL,
                         help=f"Size of the bias table per head; T5 uses 32 ({BUCKETS_MIN}–{BUCKETS_MAX}, even).")
-max_distance = c2.slider("max_distance D", DIST_MIN, DIST_MAX, 128, key="t5_max_distance",
+max_distance = c2.slider("max_distance D", DIST_MIN, DIST_MAX, 128, key="t5_max_distance", **URL,
                          help=f"Distances from D on share the last bucket; T5 uses 128 ({DIST_MIN}–{DIST_MAX}). "
                               "It must exceed the number of exact buckets E.")
-causal = c3.toggle("Causal (decoder)", key="t5_causal",
+causal = c3.toggle("Causal (decoder)", key="t5_causal", **URL,
                    help="Off: the bidirectional encoder rule. On: the decoder rule, where future keys fall "
                         "into bucket 0 (and are masked).")
 lowest = ch.smallest_valid_max_distance(num_buckets, causal)
@@ -46,6 +47,25 @@ if max_distance < lowest:
     max_distance = lowest
 
 bm = bucket_map(num_buckets, max_distance, causal)
+
+# The answer is the encoder's own bucket function (through the chapter's staircase), at r = ±40.
+PROBE = 40
+probe_r = -PROBE if causal else PROBE  # causal: the key 40 tokens *before* the query
+probe = bucket_map(num_buckets, max_distance, causal, span=PROBE)
+probe_bucket = int(probe.buckets[probe.distances == probe_r][0])
+near_bucket = int(probe.buckets[probe.distances == probe_r // 2][0])
+distractors = {probe_bucket, near_bucket, int(probe.buckets.max()), min(PROBE, num_buckets - 1)}
+predict(
+    "t5_q", f"With N = {num_buckets} buckets and max_distance D = {max_distance} "
+    f"({'causal' if causal else 'bidirectional'}), which bucket does the key **{PROBE} tokens "
+    f"{'before' if causal else 'after'}** the query fall in (r = j − i = {probe_r:+d})?",
+    sorted(distractors), probe_bucket,
+    f"Bucket **{probe_bucket}**, computed by T5's bucket function. The first {bm.exact} distances get a bucket "
+    f"each; from there on buckets grow logarithmically until D = {max_distance}, and everything farther "
+    f"shares the last one. Distance {abs(probe_r // 2)} lands in bucket {near_bucket}. Find r = {probe_r:+d} "
+    "on the staircase below.",
+    format_func=lambda b: f"bucket {b}",
+)
 prose(KEY, "staircase")
 mode = "causal" if causal else "bidirectional"
 reach = n - 1
@@ -129,7 +149,7 @@ plot(F.token_heatmap_grid(v.position, toks, "β_h[bucket(j − i)] for every hea
 
 st.subheader("Content and position in the logits")
 prose(KEY, "logits")
-head = st.columns([1, 3])[0].selectbox("Head", list(range(H)), key="t5_head",
+head = st.columns([1, 3])[0].selectbox("Head", list(range(H)), key="t5_head", **URL,
                                       help=f"One of the {H} heads (0–{H - 1}).")
 plot(F.token_heatmap_grid(np.stack([v.content[head], v.position[head]]), toks,
                           f"The two terms of the logit, head {head} (one colour scale)",

@@ -6,6 +6,7 @@ import streamlit as st
 from encoders import transformer_xl as enc
 from explain import figures as F
 from explain.chapters import transformer_xl as ch
+from ui.classroom import URL, predict
 from ui.common import header, plot, prose, seed, sentence_tokens
 from ui.derivation import show_derivation
 
@@ -35,17 +36,31 @@ tokens = sentence_tokens()
 toks = list(tokens.tokens)
 n = len(toks)
 c1, c2 = st.columns([1, 2])
-head = c1.selectbox("Head", list(range(N_HEADS)), key="xl_head", format_func=lambda h: f"head {h + 1}",
+head = c1.selectbox("Head", list(range(N_HEADS)), key="xl_head", **URL, format_func=lambda h: f"head {h + 1}",
                     help=f"One of the layer's {N_HEADS} heads; each has its own u, v and slice of W_kR.")
-causal = c2.toggle("Causal (a language model, as in the paper)", value=True, key="xl_causal",
+causal = c2.toggle("Causal (a language model, as in the paper)", value=True, key="xl_causal", **URL,
                    help="On: each query sees only itself and earlier keys. Off: every key, with negative "
                         "distances for keys after the query.")
 prose(KEY, "switches")
 sw = st.columns(4)
 switches = tuple(
-    sw[k].toggle(f"({t})", value=True, key=f"xl_on_{t}", help=ch.TERM_TITLES[t]) for k, t in enumerate(ch.TERMS)
+    sw[k].toggle(f"({t})", value=True, key=f"xl_on_{t}", help=ch.TERM_TITLES[t], **URL) for k, t in enumerate(ch.TERMS)
 )
 m = term_maps(st.session_state.sentence, seed(), head, causal, switches, n_heads=N_HEADS)
+
+# Which term ignores the words? Measured: the same layer on two six-word texts with no word in common.
+_one = term_maps("a b c d e f", seed(), head, causal, n_heads=N_HEADS)
+_two = term_maps("u v w x y z", seed(), head, causal, n_heads=N_HEADS)
+_same = [t for t in ch.TERMS if np.allclose(_one.terms[t], _two.terms[t], equal_nan=True, atol=1e-6)]
+if len(_same) == 1:
+    predict(
+        "xl_q", "Two sentences of the same length with no word in common. Which of the four terms is "
+        "**the same** for both?", list(ch.TERMS), _same[0],
+        f"Term ({_same[0]}), {ch.TERM_TITLES[_same[0]]}: measured on “a b c d e f” and “u v w x y z”, its map is "
+        "identical, every other term differs. It has no q_i and no k_j in it — only v and the distance — "
+        "so it is a bias on distance, the same for every word.",
+        format_func=lambda t: f"({t})",
+    )
 
 panel_titles = [ch.TERM_TITLES[t] + ("" if on else "  — switched off") for t, on in zip(ch.TERMS, switches)]
 plot(F.token_heatmap_grid(np.stack([m.terms[t] for t in ch.TERMS]), toks,
@@ -76,13 +91,13 @@ plot(fig, "xl_d_curve")
 st.subheader("The rel-shift trick, step by step")
 prose(KEY, "relshift")
 r1, r2, r3 = st.columns([1, 1, 2])
-qlen = r1.slider("Queries q_len", 2, 6, 4, key="xl_qlen", help="Rows of the small example (2–6).")
-mlen = r2.slider("Memory m_len", 0, 3, 0, key="xl_mlen",
+qlen = r1.slider("Queries q_len", 2, 6, 4, key="xl_qlen", **URL, help="Rows of the small example (2–6).")
+mlen = r2.slider("Memory m_len", 0, 3, 0, key="xl_mlen", **URL,
                  help="Keys from the previous segment in front of the queries (0–3).")
 STEPS = ["raw", "padded", "reshaped", "sliced", "result"]
 step_names = {"raw": "1 · raw", "padded": "2 · pad", "reshaped": "3 · reshape", "sliced": "4 · slice",
               "result": "5 · result"}
-stage_name = r3.select_slider("Step", STEPS, value="raw", key="xl_step", format_func=step_names.get,
+stage_name = r3.select_slider("Step", STEPS, value="raw", key="xl_step", **URL, format_func=step_names.get,
                               help="The five stages of the trick (the encoder's own rel_shift_steps).")
 demo = rel_shift_demo(qlen, mlen)
 stage = demo.stages[STEPS.index(stage_name)]

@@ -7,6 +7,7 @@ from encoders import alibi as enc
 from encoders import nope
 from explain import figures as F
 from explain.chapters import alibi as ch
+from ui.classroom import URL, predict, secondary
 from ui.common import header, inline_tokens, plot, prose, seed, sentence_tokens
 from ui.derivation import show_derivation
 
@@ -34,10 +35,10 @@ text = st.session_state.sentence
 n = len(tokens)
 
 c1, c2 = st.columns([2, 1])
-H = c1.slider("Heads H", 1, ch.MAX_HEADS, 8, key="alibi_heads",
+H = c1.slider("Heads H", 1, ch.MAX_HEADS, 8, key="alibi_heads", **URL,
               help=f"Number of attention heads, 1–{ch.MAX_HEADS}. Each head gets its own slope; "
                    "try a non-power of two such as 6 or 12.")
-causal = c2.toggle("Causal mask", value=True, key="alibi_causal",
+causal = c2.toggle("Causal mask", value=True, key="alibi_causal", **URL,
                    help="On: each token sees itself and the tokens before it (the paper's setting). "
                         "Off: every token sees every token, with the symmetric bias −m·|i − j|.")
 sv = slopes_view(H)
@@ -47,9 +48,21 @@ sign = enc.Alibi.relative_sign
 
 # ------------------------------------------------------------------------------------- slopes
 st.subheader("One slope per head")
+steepest = int(np.argmax(sv.slopes)) + 1  # heads are numbered from 1 on this page
+choices = list(range(1, H + 1)) if H <= 8 else sorted({1, 2, H // 2, H - 1, H})
+predict(
+    "alibi_q", f"ALiBi with H = {H} heads. Which head penalises distance **most** (the steepest slope m)?",
+    choices, steepest,
+    f"Head {steepest}, m = {sv.labels[steepest - 1]}: the slopes form the geometric sequence 2^(−8k/H) for "
+    f"k = 1, 2, …, which falls with k: the first head is the steepest"
+    + (f" (for H = {H}, not a power of two, the extra heads interleave between the others)." if H & (H - 1)
+       else ", every later head gentler than the one before."),
+    format_func=lambda h: f"head {h}",
+)
 prose(KEY, "slopes")
-log_slopes = st.checkbox("Log scale", value=True, key="alibi_log_slopes",
-                         help="On a log scale a geometric sequence is a straight staircase.")
+with secondary("Slope axis"):
+    log_slopes = st.checkbox("Log scale", value=True, key="alibi_log_slopes", **URL,
+                             help="On a log scale a geometric sequence is a straight staircase.")
 plot(F.head_bars(sv.slopes, f"Slopes m for H = {H} heads, in head order", y_title="slope m",
                  colors=colors, text=list(sv.labels), log_y=log_slopes,
                  hover=[f"−log2 m = {e:.4g} · 1/m = {w:.4g}" for e, w in zip(sv.exponents, sv.windows)]),
@@ -81,7 +94,7 @@ st.subheader("Attention on your sentence")
 prose(KEY, "attention")
 if st.session_state.get("alibi_head", 1) > H:
     st.session_state.alibi_head = H  # the head count shrank under the chosen head
-head = st.selectbox("Head", list(range(1, H + 1)), key="alibi_head",
+head = st.selectbox("Head", list(range(1, H + 1)), key="alibi_head", **URL,
                     format_func=lambda h: head_names[h - 1],
                     help=f"Which of the {H} heads to draw large (1–{H}).")
 plot(F.token_heatmap_grid(np.stack([hv.weights[head - 1], hv.weights_content_only[head - 1]]), hv.tokens,
@@ -122,17 +135,18 @@ st.markdown(
 st.subheader("Past the training length")
 prose(KEY, "extrapolation")
 e1, e2 = st.columns(2)
-train_len = e1.slider("Training length", 4, 512, 32, key="alibi_train_len",
+train_len = e1.slider("Training length", 4, 512, 32, key="alibi_train_len", **URL,
                       help="The longest text a model would have been trained on, 4–512 tokens. "
                            "It only marks which distances such a model has met: 0 … length − 1.")
 test_len = e2.slider("Test length (your sentence repeated)", 8, ch.MAX_TEST_LEN, 512, step=8,
-                     key="alibi_test_len",
+                     key="alibi_test_len", **URL,
                      help=f"Your sentence repeated to this many tokens, 8–{ch.MAX_TEST_LEN}; never "
                           "shorter than the training length.")
-o1, o2 = st.columns(2)
-log_x = o1.checkbox("Log distance axis", value=True, key="alibi_log_x",
+with secondary("Distance axis"):
+    o1, o2 = st.columns(2)
+log_x = o1.checkbox("Log distance axis", value=True, key="alibi_log_x", **URL,
                     help="Spreads out the short distances where the steep heads do all their work.")
-scaled = o2.checkbox("Measure distance in units of 1/m", value=False, key="alibi_scaled",
+scaled = o2.checkbox("Measure distance in units of 1/m", value=False, key="alibi_scaled", **URL,
                      help="Plots m·distance: with the bias alone every head then follows one curve.")
 ex = extrapolation(text, seed(), H, train_len, test_len)
 L = ex.distances.size
@@ -192,7 +206,7 @@ prose(KEY, "nope-shuffle")
 
 st.subheader("A causal mask can count")
 prose(KEY, "counting")
-count_n = st.slider("Length of “a a a …”", 2, ch.MAX_COUNT_LEN, 32, key="nope_count_n",
+count_n = st.slider("Length of “a a a …”", 2, ch.MAX_COUNT_LEN, 32, key="nope_count_n", **URL,
                     help=f"How many tokens the counting texts have, 2–{ch.MAX_COUNT_LEN}.")
 cv = counting(count_n, seed())
 g1, g2 = st.columns(2)

@@ -6,6 +6,8 @@ import streamlit as st
 from encoders import rope as enc
 from explain import figures as F
 from explain.chapters import common, rope as ch
+from ui import classroom
+from ui.classroom import URL, predict, secondary
 from ui.common import header, plot, prose, seed, sentence_tokens
 from ui.derivation import show_derivation
 
@@ -36,19 +38,21 @@ def word_label(i: int) -> str:
 st.subheader("Rotation circles")
 prose(KEY, "circles")
 w1, w2, w3, w4 = st.columns([3, 3, 2, 2])
-qi = w1.selectbox("Query word", range(n_tok), index=min(1, n_tok - 1), format_func=word_label, key="rope_q_word",
+qi = w1.selectbox("Query word", range(n_tok), index=min(1, n_tok - 1), format_func=word_label, key="rope_q_word", **URL,
                   help="Its query vector (one head of the toy layer) is drawn in blue.")
-ki = w2.selectbox("Key word", range(n_tok), index=min(5, n_tok - 1), format_func=word_label, key="rope_k_word",
+ki = w2.selectbox("Key word", range(n_tok), index=min(5, n_tok - 1), format_func=word_label, key="rope_k_word", **URL,
                   help="Its key vector is drawn in vermillion.")
-d = w3.select_slider("Head size d", list(range(2, 33, 2)), value=16, key="rope_d",
+d = w3.select_slider("Head size d", list(range(2, 33, 2)), value=16, key="rope_d", **URL,
                      help="Even, 2–32: one circle per pair, d/2 circles.")
-base = w4.select_slider("Base", BASES, value=10_000, key="rope_base",
+base = w4.select_slider("Base", BASES, value=10_000, key="rope_base", **URL,
                         help="θ_f = base^(−2f/d). The paper uses 10,000; a larger base slows every pair.")
 p1, p2, p3 = st.columns([2, 2, 3])
-m = p1.slider("Query position m", 0, MAX_POS, 2, key="rope_m", help=f"0–{MAX_POS}; the word's position is yours to choose.")
-n = p2.slider("Key position n", 0, MAX_POS, 6, key="rope_n", help=f"0–{MAX_POS}.")
-move = p3.radio("▶ Play moves", ["both words (n − m stays)", "the query only"], horizontal=True, key="rope_move",
-                help=f"The animation steps through {FRAMES} frames from the positions set here.")
+m = p1.slider("Query position m", 0, MAX_POS, 2, key="rope_m", **URL, help=f"0–{MAX_POS}; the word's position is yours to choose.")
+n = p2.slider("Key position n", 0, MAX_POS, 6, key="rope_n", **URL, help=f"0–{MAX_POS}.")
+with p3, secondary("Animation"):
+    move = st.radio("▶ Play moves", ["both words (n − m stays)", "the query only"], horizontal=True,
+                    key="rope_move", **URL,
+                    help=f"The animation steps through {FRAMES} frames from the positions set here.")
 
 c = circles(toks, seed(), d, float(base), qi, ki, m, n, FRAMES, "both" if move.startswith("both") else "query")
 notes = np.array([[f"∠ {a:+.0f}°   adds {s:+.2f}".replace("-", "−") for a, s in zip(ang, con)]
@@ -79,10 +83,22 @@ with st.expander("Proof in d dimensions, block by block (checked by sympy)"):
 with st.expander("The same in complex form, via Euler's formula (checked by sympy)"):
     show_derivation("rope-complex-2d", key_prefix="rope_proofc", compact=True)
 r1, r2 = st.columns(2)
-size = r1.slider("Positions N", 4, 64, 24, key="rope_size", help="The map is N × N (4–64).")
+size = r1.slider("Positions N", 4, 64, 24, key="rope_size", **URL, help="The map is N × N (4–64).")
+# Integer number inputs are mirrored by hand: Streamlit's own binding crashes on ?rope_shift=inf.
+classroom.url_default("rope_shift", "rope_shift", 1000, classroom.int_in(-1_000_000, 1_000_000))
 shift = r2.number_input("Move every position by c", -1_000_000, 1_000_000, 1000, step=100, key="rope_shift",
                         help="Any integer from −1,000,000 to 1,000,000: RoPE takes any position.")
+classroom.url_mirror("rope_shift", shift, 1000)
 ri = relative_identity(toks, seed(), d, float(base), qi, ki, size, int(shift))
+_options = ("no, not at all", "yes, a little", "yes, a lot")
+predict(
+    "rope_q", f"Rotate q and k by the **same extra angle**: move the query and the key both by c = {int(shift):,} "
+    "positions. Does their score q′·k′ change?", _options,
+    _options[0] if ri.max_change < 1e-6 else _options[1] if ri.max_change < 0.1 else _options[2],
+    f"Measured on the map below: the largest change is **{ri.max_change:.1e}**, rounding only. Each pair "
+    "of q turns by (m + c)θ_f and of k by (n + c)θ_f; the score sees only the angle between them, "
+    "(n − m)θ_f, and the extra c·θ_f cancels.",
+)
 h1, h2 = st.columns(2)
 with h1:
     plot(F.matrix_heatmap(ri.logits, f"Logit of “{toks[qi]}” at m and “{toks[ki]}” at n",
@@ -103,9 +119,9 @@ st.markdown(
 st.subheader("Long-term decay")
 prose(KEY, "decay")
 e1, e2 = st.columns(2)
-d_decay = e1.select_slider("Head size d (decay)", [16, 32, 64, 128, 256], value=128, key="rope_decay_d",
+d_decay = e1.select_slider("Head size d (decay)", [16, 32, 64, 128, 256], value=128, key="rope_decay_d", **URL,
                            help="16–256. The bound's average over d/2 pairs.")
-max_dist = e2.slider("Largest distance", 16, 4096, 512, key="rope_decay_dist", help="16–4,096 positions.")
+max_dist = e2.slider("Largest distance", 16, 4096, 512, key="rope_decay_dist", **URL, help="16–4,096 positions.")
 dec = decay_curves(d_decay, (1_000.0, 10_000.0, 500_000.0), max_dist)
 plot(F.lines(dec.distances, {f"base {b:,.0f}": v for b, v in dec.curves.items()},
              f"Average bound (1/(d/2)) Σ_u |S_u| against distance, d = {d_decay}",
@@ -116,9 +132,9 @@ plot(F.lines(dec.distances, {f"base {b:,.0f}": v for b, v in dec.curves.items()}
 st.subheader("R_m: one rotation block per pair")
 prose(KEY, "matrix")
 x1, x2 = st.columns(2)
-d_small = x1.select_slider("Head size d (matrix)", list(range(2, 17, 2)), value=8, key="rope_matrix_d",
+d_small = x1.select_slider("Head size d (matrix)", list(range(2, 17, 2)), value=8, key="rope_matrix_d", **URL,
                            help="Even, 2–16, so every block stays visible.")
-m_mat = x2.slider("Position m (matrix)", 0, MAX_POS, 3, key="rope_matrix_m", help=f"0–{MAX_POS}.")
+m_mat = x2.slider("Position m (matrix)", 0, MAX_POS, 3, key="rope_matrix_m", **URL, help=f"0–{MAX_POS}.")
 lay = layouts(toks, seed(), d_small, float(base), qi, ki, 16, m_mat)
 y1, y2 = st.columns(2)
 with y1:
@@ -145,10 +161,12 @@ st.markdown(
 st.subheader("On your sentence")
 prose(KEY, "sentence")
 s1, s2 = st.columns(2)
-causal = s1.toggle("Causal mask (decoder)", value=False, key="rope_causal",
+causal = s1.toggle("Causal mask (decoder)", value=False, key="rope_causal", **URL,
                    help="On: each word attends only to itself and the words before it.")
+classroom.url_default("rope_offset", "rope_offset", 0, classroom.int_in(0, 100_000))
 offset = s2.number_input("Start the sentence at position", 0, 100_000, 0, step=10, key="rope_offset",
                          help="0–100,000. RoPE only sees differences, so the map must not change.")
+classroom.url_mirror("rope_offset", offset, 0)
 plain = run_tokens(toks, seed(), "none", 64, 1, causal)
 rope = run_tokens(toks, seed(), "rope", 64, 1, causal)
 moved = run_tokens(toks, seed(), "rope", 64, 1, causal, int(offset)) if offset else rope
@@ -164,7 +182,7 @@ else:
     st.caption("Start the sentence at another position above: the page then prints how much the map changed.")
 
 prose(KEY, "terms")
-if st.toggle("Show RoPE's two logit terms", value=True, key="rope_terms"):
+if st.toggle("Show RoPE's two logit terms", value=True, key="rope_terms", **URL):
     veil = np.where(np.isnan(rope.logits[0]), np.nan, 1.0)  # blank the masked cells in every panel
     terms = np.stack([rope.terms["content"][0] * veil, rope.terms["position"][0] * veil, rope.logits[0]])
     plot(F.token_heatmap_grid(terms, toks, "RoPE's logit as two terms",

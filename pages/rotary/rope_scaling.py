@@ -6,6 +6,7 @@ import streamlit as st
 from encoders import rope_scaling as enc
 from explain import figures as F
 from explain.chapters import rope_scaling as ch
+from ui.classroom import URL, predict
 from ui.common import header, plot, prose, seed, sentence_tokens
 
 KEY = "rope-scaling"
@@ -21,22 +22,22 @@ logit_vs_distance = st.cache_data(ch.logit_vs_distance, max_entries=64)
 sentence_attention = st.cache_data(ch.sentence_attention, max_entries=32)
 
 c1, c2, c3, c4 = st.columns(4)
-d = c1.select_slider("Head size d", [8, 16, 32, 64, 128, 256], value=128, key="rs_d",
+d = c1.select_slider("Head size d", [8, 16, 32, 64, 128, 256], value=128, key="rs_d", **URL,
                      help="8–256 (Llama 2: 128). d/2 frequency pairs.")
-base = c2.select_slider("Base", [1_000, 10_000, 100_000, 500_000], value=10_000, key="rs_base",
+base = c2.select_slider("Base", [1_000, 10_000, 100_000, 500_000], value=10_000, key="rs_base", **URL,
                         help="θ_f = base^(−2f/d); 10,000 in RoFormer and Llama 2.")
 L = c3.select_slider("Trained length L", [16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192], value=4096,
-                     key="rs_L", help="16–8,192 positions (Llama 2: 4,096).")
-s = c4.select_slider("Stretch s", [1.0, 1.5, 2.0, 3.0, 4.0, 8.0, 16.0, 32.0], value=4.0, key="rs_s",
+                     key="rs_L", **URL, help="16–8,192 positions (Llama 2: 4,096).")
+s = c4.select_slider("Stretch s", [1.0, 1.5, 2.0, 3.0, 4.0, 8.0, 16.0, 32.0], value=4.0, key="rs_s", **URL,
                      help="1–32: the new length is s·L.")
 with st.expander("YaRN and xPos settings"):
     e1, e2, e3 = st.columns(3)
-    beta_fast = e1.select_slider("YaRN β_fast", [4.0, 8.0, 16.0, 32.0, 64.0, 128.0], value=32.0, key="rs_beta_fast",
+    beta_fast = e1.select_slider("YaRN β_fast", [4.0, 8.0, 16.0, 32.0, 64.0, 128.0], value=32.0, key="rs_beta_fast", **URL,
                                  help="4–128 turns (paper: 32). Pairs turning more often in L are kept.")
-    beta_slow = e2.select_slider("YaRN β_slow", [0.25, 0.5, 1.0, 2.0], value=1.0, key="rs_beta_slow",
+    beta_slow = e2.select_slider("YaRN β_slow", [0.25, 0.5, 1.0, 2.0], value=1.0, key="rs_beta_slow", **URL,
                                  help="0.25–2 turns (paper: 1). Pairs turning less often are divided by s.")
     gamma = e3.select_slider("xPos γ (scale_base)", [16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0, 2048.0],
-                             value=512.0, key="rs_gamma", help="16–2,048 (torchscale: 512). Smaller γ, faster decay.")
+                             value=512.0, key="rs_gamma", **URL, help="16–2,048 (torchscale: 512). Smaller γ, faster decay.")
 new_len = int(round(s * L))
 st.markdown(f"Trained on **{L:,}** positions, used on **{new_len:,}** (s = {s:g}).")
 
@@ -46,6 +47,20 @@ fr = frequencies(d, float(base), float(s), L, float(beta_fast), float(beta_slow)
 # -- 1. frequencies ---------------------------------------------------------------------------------
 st.subheader("What each scheme does to each pair")
 prose(KEY, "frequencies")
+# The answer is read off the frequency ratios the plots below draw: which scheme moves pair 0?
+_moved = [k for k in ch.FREQUENCY_SCHEMES if abs(float(fr.ratio[k][0]) - 1.0) > 1e-9]
+_options = [k for k in ch.FREQUENCY_SCHEMES if k != "rope"] + ["none"]
+if len(_moved) <= 1:
+    predict(
+        "rs_q", f"Stretch s = {s:g}. Which scheme changes the frequency of even the **fastest** pair, pair 0 "
+        "(the one that turns many times within the trained length)?", _options, _moved[0] if _moved else "none",
+        (f"**{names[_moved[0]]}**: θ′₀/θ₀ = {float(fr.ratio[_moved[0]][0]):.4g}. " if _moved else
+         "None of them: with s = 1 nothing is stretched. ")
+        + "NTK changes the base, and base^(−2f/d) is 1 at f = 0 whatever the base; YaRN keeps every pair "
+        "that turns often enough in training. Only Position Interpolation divides every frequency by s — and "
+        "so blurs the fast pairs that tell neighbours apart.",
+        format_func=lambda k: "none of them" if k == "none" else names[k],
+    )
 f1, f2 = st.columns(2)
 with f1:
     ratios = {names[k]: fr.ratio[k] for k in ch.FREQUENCY_SCHEMES}
@@ -104,9 +119,9 @@ tokens = sentence_tokens()
 toks = tokens.tokens
 n = len(toks)
 g1, g2 = st.columns(2)
-L_sent = g1.slider("Trained length for this experiment", 2, 128, min(8, max(2, n // 2)), key="rs_L_sentence",
+L_sent = g1.slider("Trained length for this experiment", 2, 128, min(8, max(2, n // 2)), key="rs_L_sentence", **URL,
                    help="2–128 positions. The stretch s = n / L makes the new length cover your sentence.")
-causal = g2.toggle("Causal mask (decoder)", value=True, key="rs_causal",
+causal = g2.toggle("Causal mask (decoder)", value=True, key="rs_causal", **URL,
                    help="On (default): xPos, like most long-context models, is a decoder method.")
 run = sentence_attention(toks, seed(), L_sent, causal, float(base), float(gamma))
 if n <= L_sent:

@@ -1,0 +1,286 @@
+"""The classroom layer (ui/classroom.py, ui/common.plot): links restore each page's main controls,
+bad links fall back to defaults, presenter mode, predict-then-reveal, lessons, and the numbers
+under every chart."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from streamlit.testing.v1 import AppTest
+
+from encoders.alibi import alibi_slopes
+from encoders.t5 import relative_position_bucket
+from explain import figures as F
+from tests.helpers import APP, TIMEOUT, errors, fig_array, figure
+from ui import classroom
+from ui.chapters import BY_KEY, CHAPTERS
+from ui.common import MAX_TABLE_CELLS, heatmap_tables, trace_table
+
+
+def run_with_params(page: str, params: dict[str, str], sentence: str | None = None) -> AppTest:
+    """A fresh session opened with ?params (as a shared link would), then on `page`."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    for k, v in params.items():
+        at.query_params[k] = v
+    if sentence is not None:
+        at.session_state["sentence"] = sentence
+    at.run()
+    if page != CHAPTERS[0].path:
+        at.switch_page(page).run()
+    return at
+
+
+def value(at: AppTest, key: str):
+    """The value of the widget with this key, whatever its kind."""
+    for kind in ("slider", "select_slider", "selectbox", "toggle", "checkbox", "radio", "number_input",
+                 "text_input"):
+        found = [w for w in getattr(at, kind) if w.key == key]
+        if found:
+            return found[0].value
+    raise AssertionError(f"no widget with key {key!r}")
+
+
+# Every existing chapter: a link's parameters (all non-default values) and what the widgets must show.
+# A selectbox / radio with a format_func is written to the address by its shown label ("head 3").
+LINKS = {
+    "why-order": ({"with_pe": "true"}, {"with_pe": True}),
+    "sinusoidal": ({"n": "100", "sin_d": "32", "base": "100", "p": "7", "delta": "-4"},
+                   {"n": 100, "d": 32, "base": 100, "p": 7, "delta": -4}),
+    "learned": ({"max_len": "8"}, {"max_len": 8}),
+    "trouble": ({"trouble_base": "Your sentence from the sidebar", "trouble_prefix": "Oh well,",
+                 "trouble_l_train": "16", "trouble_l_test": "64"},
+                {"trouble_base": "Your sentence from the sidebar", "trouble_prefix": "Oh well,",
+                 "trouble_l_train": 16, "trouble_l_test": 64}),
+    "shaw": ({"shaw_k": "9", "shaw_head": "2"}, {"shaw_k": 9, "shaw_head": 2}),
+    "transformer-xl": ({"xl_head": "head 3", "xl_causal": "false", "xl_on_b": "false", "xl_qlen": "5",
+                        "xl_step": "4 · slice"},
+                       {"xl_head": 2, "xl_causal": False, "xl_on_b": False, "xl_qlen": 5, "xl_step": "sliced"}),
+    "t5": ({"t5_buckets": "64", "t5_max_distance": "300", "t5_causal": "true", "t5_head": "3"},
+           {"t5_buckets": 64, "t5_max_distance": 300, "t5_causal": True, "t5_head": 3}),
+    "deberta": ({"deb_bucket_size": "32", "deb_max_position": "256", "deb_head": "head 2", "deb_on_c2p": "false"},
+                {"deb_bucket_size": 32, "deb_max_position": 256, "deb_head": 1, "deb_on_c2p": False}),
+    "rope": ({"rope_d": "8", "rope_base": "100", "rope_m": "10", "rope_n": "3", "rope_size": "16",
+              "rope_shift": "500", "rope_causal": "true"},
+             {"rope_d": 8, "rope_base": 100, "rope_m": 10, "rope_n": 3, "rope_size": 16, "rope_shift": 500,
+              "rope_causal": True}),
+    "rope-scaling": ({"rs_d": "64", "rs_s": "8.0", "rs_L": "1024"}, {"rs_d": 64, "rs_s": 8.0, "rs_L": 1024}),
+    "alibi": ({"alibi_heads": "6", "alibi_causal": "false", "alibi_train_len": "64"},
+              {"alibi_heads": 6, "alibi_causal": False, "alibi_train_len": 64}),
+    "cope": ({"cope_unit": "every token", "cope_npos": "16", "cope_sharpness": "2.5"},
+             {"cope_unit": "every token", "cope_npos": 16, "cope_sharpness": 2.5}),
+    "derivations": ({"d": "rope-matrix-2d", "derivations_all": "false"}, {"derivation": "rope-matrix-2d"}),
+}
+# What the figures must show for some of those links (the picture, not only the widget, follows).
+TITLES = {
+    "sinusoidal": "PE matrix (100×32)",
+    "t5": "Full range: N = 64, D = 300, causal",
+    "alibi": "Slopes m for H = 6 heads",
+    "rope-scaling": "Wavelength 2π/θ′_f per pair",
+}
+
+
+def test_every_existing_chapter_has_a_link_case():
+    assert set(LINKS) == {c.key for c in CHAPTERS if c.path.startswith(
+        ("pages/absolute/", "pages/relative/", "pages/rotary/", "pages/contextual/cope", "pages/beyond/derivations"))}
+
+
+@pytest.mark.parametrize("key", list(LINKS))
+def test_link_restores_controls_and_page_has_a_question(key):
+    params, expected = LINKS[key]
+    at = run_with_params(BY_KEY[key].path, {"s": "dog bites man and the man bites the dog", "seed": "3", **params})
+    assert not errors(at)
+    assert at.session_state["sentence"] == "dog bites man and the man bites the dog" and at.session_state["seed"] == 3
+    for k, v in expected.items():
+        assert value(at, k) == v, k
+    if key in TITLES:
+        figure(at, TITLES[key])
+    # One predict-then-reveal question per chapter: pick the first option, reveal, get a verdict.
+    choices = [r for r in at.radio if r.key and r.key.endswith("__choice")]
+    assert len(choices) == 1, [r.key for r in choices]
+    q = choices[0].key.removesuffix("__choice")
+    reveal = at.button(key=f"{q}__reveal")
+    assert reveal.disabled  # nothing chosen yet
+    choices[0].set_value(choices[0].options[0]).run()
+    at.button(key=f"{q}__reveal").click().run()
+    assert not errors(at)
+    verdicts = [s.value for s in at.success] + [w.value for w in at.warning]
+    assert any(v.startswith(("Right:", "Not quite:")) for v in verdicts), verdicts
+
+
+HOSTILE = {
+    "t5": ({"t5_buckets": "9999", "t5_max_distance": "<script>alert(1)</script>", "t5_causal": "maybe",
+            "t5_head": "-1"}, {"t5_buckets": 32, "t5_max_distance": 128, "t5_causal": False, "t5_head": 0}),
+    "sinusoidal": ({"n": "1e9", "sin_d": "7", "base": "12345", "p": "inf", "delta": "1" * 400},
+                   {"n": 64, "d": 64, "base": 10_000, "p": 5, "delta": 3}),
+    "rope-scaling": ({"rs_d": "nan", "rs_s": "inf", "rs_L": ""}, {"rs_d": 128, "rs_s": 4.0, "rs_L": 4096}),
+    "rope": ({"rope_shift": "1e400", "rope_offset": "-inf", "rope_d": "9", "rope_m": "-1"},
+             {"rope_shift": 1000, "rope_offset": 0, "rope_d": 16, "rope_m": 2}),
+    "trouble": ({"trouble_prefix": "x" * 5000, "trouble_l_train": "inf", "trouble_base": "nope"},
+                {"trouble_l_train": 32, "trouble_base": "“I like CV” (the classic example)"}),
+    "cope": ({"cope_unit": "🙂", "cope_npos": "-3", "cope_query": "99999", "cope_word": "'; DROP TABLE"},
+             {"cope_unit": "sentence ends", "cope_npos": 64}),
+    "derivations": ({"d": "../../etc/passwd"}, {"derivation": "sinusoidal-dot-product"}),
+}
+
+
+@pytest.mark.parametrize("key", list(HOSTILE))
+def test_bad_link_falls_back_to_defaults(key):
+    params, defaults = HOSTILE[key]
+    bad = {"seed": "1e99", "present": "maybe", "lesson": "nope", "step": "-5", **params}
+    at = run_with_params(BY_KEY[key].path, bad)
+    assert not errors(at)
+    for k, v in defaults.items():
+        assert value(at, k) == v, k
+    assert at.session_state["seed"] == 0 and at.session_state["presenter"] is False
+    assert at.session_state["lesson"] is None
+
+
+def test_presenter_mode_scales_figures_and_hides_secondary_controls():
+    page = BY_KEY["alibi"].path
+    normal = run_with_params(page, {})
+    present = run_with_params(page, {"present": "1"})
+    assert not errors(normal) and not errors(present)
+    assert normal.toggle(key="presenter").value is False and present.toggle(key="presenter").value is True
+    h0 = figure(normal, "Slopes m")["layout"]["height"]
+    h1 = figure(present, "Slopes m")["layout"]["height"]
+    assert h1 == round(h0 * classroom.FIGURE_SCALE)
+    f0 = figure(normal, "Slopes m")["layout"]["font"]["size"]
+    assert figure(present, "Slopes m")["layout"]["font"]["size"] == pytest.approx(f0 * classroom.FONT_SCALE)
+    labels = lambda at: [e.label for e in at.expander]  # noqa: E731
+    # The code panel is not drawn; the display options move into collapsed expanders.
+    assert "Show the code this page runs" in labels(normal)
+    assert "Show the code this page runs" not in labels(present)
+    assert "Slope axis" not in labels(normal) and "Slope axis" in labels(present)
+    box = next(e for e in present.expander if e.label == "Slope axis")
+    assert [c.key for c in box.checkbox] == ["alibi_log_slopes"]
+    assert any("font-size" in str(h.proto) for h in present.get("html"))
+    assert not any("font-size" in str(h.proto) for h in normal.get("html"))
+    # The toggle itself switches back within the session.
+    present.toggle(key="presenter").set_value(False).run()
+    assert figure(present, "Slopes m")["layout"]["height"] == h0
+    assert "Show the code this page runs" in labels(present)
+
+
+def test_t5_question_is_answered_by_the_bucket_function():
+    at = run_with_params(BY_KEY["t5"].path, {"t5_buckets": "32", "t5_max_distance": "128"})
+    truth = int(relative_position_bucket(torch.tensor([40]), True, 32, 128)[0])
+    radio = at.radio(key="t5_q__choice")
+    assert truth in radio.options or f"bucket {truth}" in radio.options
+    assert len(radio.options) >= 3
+    wrong = next(o for o in radio.options if o != f"bucket {truth}")
+    radio.set_value(wrong).run()
+    at.button(key="t5_q__reveal").click().run()
+    assert any(w.value.startswith("Not quite") and f"**bucket {truth}**" in w.value for w in at.warning)
+    at.button(key="t5_q__again").click().run()
+    at.radio(key="t5_q__choice").set_value(f"bucket {truth}").run()
+    at.button(key="t5_q__reveal").click().run()
+    assert any(s.value == f"Right: **bucket {truth}**." for s in at.success)
+    assert not errors(at)
+
+
+def test_alibi_question_is_answered_by_the_slopes():
+    at = run_with_params(BY_KEY["alibi"].path, {"alibi_heads": "6"})
+    steepest = int(torch.argmax(alibi_slopes(6))) + 1
+    at.radio(key="alibi_q__choice").set_value(f"head {steepest}").run()
+    at.button(key="alibi_q__reveal").click().run()
+    assert any(s.value == f"Right: **head {steepest}**." for s in at.success)
+
+
+def test_predict_rejects_an_answer_that_is_not_an_option():
+    at = AppTest.from_function(_bad_predict, default_timeout=TIMEOUT).run()
+    assert at.exception and "not among the options" in at.exception[0].message
+
+
+def _bad_predict():
+    from ui.classroom import predict
+    predict("x", "?", [1, 2], 3, "")
+
+
+@pytest.mark.parametrize("lesson", classroom.LESSONS, ids=lambda lesson: lesson.key)
+def test_every_lesson_step_opens_its_page_with_its_controls(lesson):
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.selectbox(key="lesson").set_value(lesson.key).run()
+    for k, step in enumerate(lesson.steps):
+        if k:
+            at.button(key="lesson_next").click().run()
+        assert not errors(at), (lesson.key, k)
+        assert at.title[0].value == BY_KEY[step.chapter].title, (lesson.key, k)
+        banner = [i.value for i in at.info if "step" in i.value]
+        assert banner and banner[0].startswith(f"**{lesson.title}** · step {k + 1} of {len(lesson.steps)}")
+        for key, v in step.controls.items():
+            assert at.session_state[key] == v and value(at, key) == v, (lesson.key, k, key)
+        if step.sentence is not None:
+            assert at.sidebar.text_area(key="sentence").value == step.sentence
+    assert at.button(key="lesson_next").disabled
+    at.button(key="lesson_prev").click().run()
+    assert at.title[0].value == BY_KEY[lesson.steps[-2].chapter].title and not errors(at)
+    at.button(key="lesson_leave").click().run()
+    assert at.session_state["lesson"] is None and not errors(at)
+
+
+def test_a_lesson_link_restores_the_step():
+    at = run_with_params(BY_KEY["cope"].path, {"lesson": "what-cope-counts", "step": "3"})
+    assert at.session_state["lesson"] == "what-cope-counts" and at.session_state["lesson_step"] == 2
+    assert any(i.value.startswith("**What CoPE counts** · step 3 of 4") for i in at.info)
+
+
+# --------------------------------------------------------------------------- the numbers table
+def test_numbers_table_matches_the_figure():
+    at = run_with_params(BY_KEY["sinusoidal"].path, {"n": "20", "sin_d": "8"})
+    assert len(at.dataframe) == 0 and not at.get("download_button")  # closed: nothing is built
+    at.session_state["pe_matrix__numbers"] = True  # open the expander, as a click would
+    at.run()
+    assert not errors(at) and len(at.dataframe) == 1
+    table = at.dataframe[0].value
+    z = fig_array(figure(at, "PE matrix (20×8)")["data"][0]["z"])
+    assert table.shape == z.shape == (20, 8)
+    np.testing.assert_array_equal(table.to_numpy(), z)
+    assert list(table.index) == [str(i) for i in range(20)]
+    assert [b.proto.label for b in at.get("download_button")] == ["Download CSV"]
+
+
+def test_token_tables_name_repeated_tokens_uniquely():
+    toks = ["the", "cat", "sat", "on", "the", "mat"]
+    z = np.arange(36, dtype=float).reshape(6, 6)
+    z[0, 5] = np.nan
+    for fig in (F.token_heatmap(z, toks, toks, "t"), F.token_map(z, toks, "t"),
+                F.token_heatmap_grid(np.stack([z, -z]), toks, "t", panel_titles=["a", "b"])):
+        tables = heatmap_tables(fig)
+        name, df = tables[0]
+        assert len(set(df.index)) == 6 and len(set(df.columns)) == 6
+        assert df.index[4].endswith("the") and df.index[4] != df.index[0]
+        np.testing.assert_array_equal(df.to_numpy(), z)
+    grid = F.token_heatmap_grid(np.stack([z, -z]), toks, "t", panel_titles=["a", "b"])
+    assert [n for n, _ in heatmap_tables(grid)] == ["a", "b"]  # panels named by their titles
+    # Hostile tokens come back as plain text (the figures escape them for plotly's HTML).
+    df = heatmap_tables(F.token_heatmap(z[:2, :2], ["<b>x", "&y"], ["<b>x", "&y"], "t"))[0][1]
+    assert list(df.columns) == ["0 · <b>x", "1 · &y"]
+
+
+def test_line_tables_have_one_column_per_curve():
+    x = np.arange(5)
+    fig = F.lines(x, {"a": x ** 2, "b": -x}, "t", x_title="distance", y_title="y")
+    df = trace_table(fig)
+    assert list(df.columns) == ["distance", "a", "b"]
+    np.testing.assert_array_equal(df["a"].to_numpy(), x ** 2)
+
+
+@pytest.mark.parametrize("key", ["t5", "alibi", "shaw", "transformer-xl", "why-order"])
+def test_every_numbers_panel_opens_without_errors(key):
+    """Open every chart's Numbers expander on a page at once (the worst case for a rerun): each
+    chart gets its CSV button, and a table unless it is larger than MAX_TABLE_CELLS."""
+    at = run_with_params(BY_KEY[key].path, {})
+    charts = len(at.get("plotly_chart"))
+    boxes = [k for k in at.session_state if str(k).endswith("__numbers")]
+    assert charts and len(boxes) == charts
+    assert not at.get("download_button")  # closed expanders build nothing
+    before = len(at.dataframe)  # the page's own tables
+    for k in boxes:
+        at.session_state[k] = True
+    at.run()
+    assert not errors(at)
+    assert len(at.get("download_button")) == charts
+    tables = at.dataframe[before:] if before else at.dataframe
+    assert 0 < len(tables) <= charts
+    assert all(0 < d.value.size <= MAX_TABLE_CELLS for d in tables)
