@@ -89,6 +89,16 @@ CHAPTERS: tuple[Chapter, ...] = (
         "Every relative-position identity in the atlas, line by line, each line proven from the one "
         "before by a computer algebra system when the page runs — and checked again on numbers you pick.",
     ),
+    Chapter(
+        "attention-lab", "Labs", "pages/labs/attention_lab.py", "Attention lab", ":material/science:",
+        "One sentence through several encodings side by side: the same words, seed and heads — only "
+        "the positions differ. Switch terms off, turn content down, shift it, stretch it.",
+    ),
+    Chapter(
+        "minilm", "Labs", "pages/labs/minilm.py", "A real model: MiniLM", ":material/psychology:",
+        "A trained 6-layer BERT on your sentence: its own word pieces, all 72 attention heads, the ones "
+        "that attend by position — and what happens when the position ids move.",
+    ),
 )
 
 BY_KEY = {c.key: c for c in CHAPTERS}

@@ -1,0 +1,213 @@
+"""What "A real model: MiniLM" shows: all-MiniLM-L6-v2's own tokens and attention on the learner's
+sentence, the heads that attend by position, and what happens when the position ids move.
+
+Axis legend: L layers (6), H heads (12), n word pieces incl. [CLS] and [SEP], i query, j key.
+
+Every function takes primitives and returns numpy arrays or dataclasses of them (pages cache them
+with st.cache_data); the model itself is loaded once per process by encoders.minilm.load.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from encoders.minilm import MAX_POSITIONS, load
+
+MAX_PIECES = 256  # word pieces the page runs (plus [CLS] and [SEP]); the help text says so
+# The five places a position head can look, in the order of HeadMasses.mass's last axis.
+TARGETS = ("previous", "next", "[CLS]", "[SEP]", "self")
+# How a learner reads each target, e.g. in "a previous-token head" or "attends to the previous token".
+TARGET_TEXT = {"previous": "the previous token", "next": "the next token", "[CLS]": "[CLS] (the first token)",
+               "[SEP]": "[SEP] (the last token)", "self": "itself"}
+THRESHOLD = 0.5  # a head is labelled when one target gets at least this share of its attention
+MODES = ("shift", "shuffle", "reverse")
+# A fixed paragraph for the head labels, so that they do not change with whatever the learner types
+# (a head that looks at the previous token should do so on any ordinary text).
+REFERENCE = (
+    "The museum opened its doors early on Saturday, and a long line had already formed outside. "
+    "Children pressed their faces against the glass while their parents read the posters about the "
+    "new exhibition. Inside, the guides were still arranging the last few paintings, checking the "
+    "lights and the labels one more time before the first visitors walked in."
+)
+
+
+@dataclass
+class Pieces:
+    tokens: tuple[str, ...]  # word pieces, [CLS] … [SEP]
+    ids: np.ndarray  # (n,) vocabulary ids
+    n_found: int  # word pieces in the whole text
+    kept: int  # word pieces kept (≤ max_pieces)
+
+    @property
+    def truncated(self) -> bool:
+        return self.kept < self.n_found
+
+
+def wordpieces(text: str, max_pieces: int = MAX_PIECES) -> Pieces:
+    """The text as the model's own WordPiece tokens."""
+    if not 1 <= max_pieces <= MAX_POSITIONS - 2:
+        raise ValueError(f"max_pieces must be 1…{MAX_POSITIONS - 2}")
+    _, tok = load()
+    enc = tok.encode(text, max_length=max_pieces + 2)
+    return Pieces(enc.tokens, np.asarray(enc.ids, dtype=np.int64), enc.n_found, enc.kept)
+
+
+def position_table() -> np.ndarray:
+    """The trained position table (512, 384): row p is added to the word piece at position p."""
+    model, _ = load()
+    return model.position.weight.detach().numpy().copy()
+
+
+def position_ids(n: int, mode: str = "plain", shift: int = 0, seed: int = 0) -> np.ndarray:
+    """Position ids (n,) for an experiment; the tokens stay where they are, only their ids change.
+
+    plain    0 … n−1, as in training
+    shift    k … k+n−1: the whole text moved k places right (bounded so the last id ≤ 511)
+    shuffle  [CLS] keeps 0 and [SEP] keeps n−1; the word pieces between get a seeded permutation
+             of 1 … n−2 — the model sees the same words with their order scrambled
+    reverse  [CLS] and [SEP] as in plain; the word pieces get n−2 … 1 — the order read backwards
+    """
+    base = np.arange(n)
+    if mode == "plain":
+        return base
+    if mode == "shift":
+        if not 0 <= shift <= MAX_POSITIONS - n:
+            raise ValueError(f"a shift of {shift} moves the last of {n} ids past {MAX_POSITIONS - 1}")
+        return base + shift
+    inner = np.arange(1, n - 1)
+    if mode == "shuffle":
+        inner = np.random.default_rng(seed).permutation(inner)
+    elif mode == "reverse":
+        inner = inner[::-1]
+    else:
+        raise ValueError(f"mode must be one of plain, {', '.join(MODES)}")
+    return np.concatenate([[0], inner, [n - 1]]) if n >= 2 else base
+
+
+@dataclass
+class ModelRun:
+    tokens: tuple[str, ...]
+    position_ids: np.ndarray  # (n,)
+    weights: np.ndarray  # (L, H, i, j) float32, rows sum to 1
+    hidden: np.ndarray  # (n, D) the last layer's output
+
+
+def run(text: str, mode: str = "plain", shift: int = 0, seed: int = 0, max_pieces: int = MAX_PIECES) -> ModelRun:
+    """The model's forward pass on the text, with the chosen position ids."""
+    pieces = wordpieces(text, max_pieces)
+    n = len(pieces.tokens)
+    pos = position_ids(n, mode, shift, seed)
+    model, _ = load()
+    with torch.inference_mode():
+        out = model(torch.from_numpy(pieces.ids), torch.from_numpy(pos))
+    weights = torch.stack([a[0] for a in out.attentions]).numpy()  # (L, H, i, j)
+    return ModelRun(pieces.tokens, pos, weights, out.hidden[0].numpy())
+
+
+def target_masses(weights: np.ndarray) -> np.ndarray:
+    """Mean attention each head gives to the previous token, the next token, the first token
+    ([CLS]), the last token ([SEP]) and itself: (L, H, 5) in the order of TARGETS.
+
+    Averaged over the word-piece queries i = 1 … n−2 (not [CLS] and [SEP] themselves, whose rows
+    would otherwise count as "self"); the previous token of the first word is [CLS] and the next
+    token of the last word is [SEP], exactly as the model sees them.
+    """
+    L, H, n, _ = weights.shape
+    if n < 3:
+        return np.full((L, H, len(TARGETS)), np.nan)
+    i = np.arange(1, n - 1)
+    rows = weights[:, :, i, :]  # (L, H, q, j)
+    q = np.arange(i.size)
+    prev = rows[:, :, q, i - 1].mean(-1)  # (L, H)
+    nxt = rows[:, :, q, i + 1].mean(-1)
+    first = rows[:, :, :, 0].mean(-1)
+    sep = rows[:, :, :, n - 1].mean(-1)
+    self_ = rows[:, :, q, i].mean(-1)
+    return np.stack([prev, nxt, first, sep, self_], axis=-1).astype(np.float64)  # (L, H, 5)
+
+
+@dataclass
+class HeadLabel:
+    layer: int  # 1-based, as a learner counts
+    head: int  # 1-based
+    target: str  # one of TARGETS
+    mass: float  # on the reference paragraph
+    mass_sentence: float  # on the learner's sentence
+
+
+@dataclass
+class PositionHeads:
+    tokens: tuple[str, ...]
+    sentence: np.ndarray  # (L, H, 5) on the learner's sentence
+    reference: np.ndarray  # (L, H, 5) on REFERENCE
+    labels: list[HeadLabel]  # heads with one target ≥ THRESHOLD on the reference paragraph
+    threshold: float
+
+
+def position_heads(text: str, threshold: float = THRESHOLD, max_pieces: int = MAX_PIECES) -> PositionHeads:
+    """Measure, label, and keep the numbers: a head is labelled with a target when its mean mass
+    there is at least `threshold` on the reference paragraph (the strongest target if several)."""
+    mine = run(text, max_pieces=max_pieces)
+    ref = target_masses(run(REFERENCE).weights)
+    sent = target_masses(mine.weights)
+    labels = []
+    L, H, _ = ref.shape
+    for layer in range(L):
+        for head in range(H):
+            t = int(np.argmax(ref[layer, head]))
+            if ref[layer, head, t] >= threshold:
+                labels.append(HeadLabel(layer + 1, head + 1, TARGETS[t], float(ref[layer, head, t]),
+                                        float(sent[layer, head, t])))
+    return PositionHeads(mine.tokens, sent, ref, labels, threshold)
+
+
+@dataclass
+class PositionChange:
+    tokens: tuple[str, ...]
+    position_ids: np.ndarray  # (n,) the experiment's ids
+    before: np.ndarray  # (L, H, i, j) with ids 0 … n−1
+    after: np.ndarray  # (L, H, i, j) with the experiment's ids; same tokens in the same places
+    change: np.ndarray  # (L, H) mean over queries of ½ Σ_j |after − before| (0 = same, 1 = disjoint)
+    hidden_change: float  # relative change of the last layer's output, ‖Δh‖ / ‖h‖
+
+
+def total_variation(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """½ Σ_j |a_ij − b_ij|, averaged over queries i: how much attention moved, 0 … 1."""
+    return 0.5 * np.abs(a.astype(np.float64) - b).sum(-1).mean(-1)
+
+
+def compare(before: ModelRun, after: ModelRun) -> PositionChange:
+    """Per head, how much the attention moved between two runs on the same word pieces."""
+    if before.tokens != after.tokens:
+        raise ValueError("compare runs on the same word pieces")
+    dh = float(np.linalg.norm(after.hidden - before.hidden) / max(np.linalg.norm(before.hidden), 1e-12))
+    return PositionChange(before.tokens, after.position_ids, before.weights, after.weights,
+                          total_variation(after.weights, before.weights), dh)
+
+
+def position_change(text: str, mode: str, shift: int = 0, seed: int = 0, max_pieces: int = MAX_PIECES) -> PositionChange:
+    """The same word pieces run twice, once with the usual ids and once with shifted / shuffled /
+    reversed ones; per head, how much the attention moved. (The page calls compare on its two
+    cached runs instead, so that the plain run is computed once.)"""
+    return compare(run(text, max_pieces=max_pieces), run(text, mode, shift, seed, max_pieces))
+
+
+def thumbnail_weights(weights: np.ndarray, max_side: int = 48) -> tuple[np.ndarray, int]:
+    """(L, H, n, n) → (L, H, m, m) with m ≤ max_side, and the block size k (1 = unchanged).
+
+    Blocks of k × k cells: queries are averaged and keys summed within a block, so every row still
+    sums to 1 and a diagonal (previous-token) head is still a diagonal. Thumbnails of 72 heads at
+    256 word pieces would otherwise send 4.7 million numbers to the browser."""
+    L, H, n, _ = weights.shape
+    k = max(1, int(np.ceil(n / max_side)))
+    if k == 1:
+        return weights, 1
+    m = int(np.ceil(n / k))
+    padded = np.zeros((L, H, m * k, m * k), dtype=np.float64)
+    padded[:, :, :n, :n] = weights
+    counts = np.bincount(np.arange(n) // k, minlength=m).astype(np.float64)  # real queries per block
+    blocks = padded.reshape(L, H, m, k, m, k).sum(axis=(3, 5))  # (L, H, m, m)
+    return blocks / counts[None, None, :, None], k
