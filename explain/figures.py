@@ -1075,3 +1075,159 @@ def attention_thumbnails(
 
 
 # --- Spline-based Transformers ------------------------------------------------------------------------
+
+def spline_basis(
+    t: np.ndarray,
+    N: np.ndarray,
+    knots: np.ndarray,
+    domain: tuple[float, float],
+    title: str,
+    *,
+    height: int = 380,
+) -> go.Figure:
+    """B-spline basis functions N_i(t) (one Okabe–Ito line each), their sum (dashed black), the
+    knots as dotted verticals and the valid domain (where the sum is 1) shaded."""
+    fig = go.Figure()
+    fig.add_vrect(x0=domain[0], x1=domain[1], fillcolor="rgba(0,0,0,0.05)", line_width=0,
+                  annotation=dict(text="domain (Σ = 1)", font=dict(size=11)), annotation_position="bottom left")
+    for k in np.unique(knots):
+        count = int(np.sum(knots == k))
+        fig.add_vline(x=float(k), line=dict(color="rgba(0,0,0,0.35)", width=1, dash="dot"))
+        if count > 1:
+            fig.add_annotation(x=float(k), y=1.08, text=f"×{count}", showarrow=False, font=dict(size=11))
+    for i in range(N.shape[1]):
+        fig.add_trace(go.Scatter(x=t, y=N[:, i], mode="lines", name=f"N{i}",
+                                 line=dict(color=LINES[i % (len(LINES) - 1)], width=2),
+                                 hovertemplate=f"t: %{{x:.3f}}<br>N{i}(t): %{{y:.4f}}<extra></extra>"))
+    fig.add_trace(go.Scatter(x=t, y=N.sum(axis=1), mode="lines", name="Σ N_i",
+                             line=dict(color=LINES[7], width=2, dash="dash"),
+                             hovertemplate="t: %{x:.3f}<br>sum: %{y:.4f}<extra></extra>"))
+    fig.update_xaxes(title="curve parameter t (dotted: knots; ×m: knot repeated m times)")
+    fig.update_yaxes(title="N_i(t)", range=[-0.05, 1.15])
+    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0))
+    return _layout(fig, title, height + 40)
+
+
+def curve_edit(
+    before: np.ndarray,
+    after: np.ndarray,
+    changed: np.ndarray,
+    title: str,
+    *,
+    ctrl_before: np.ndarray | None = None,
+    ctrl_after: np.ndarray | None = None,
+    reference: np.ndarray | None = None,
+    names: tuple[str, str, str] = ("before", "after", "changed stretch"),
+    markers: bool = False,
+    height: int = 420,
+) -> go.Figure:
+    """A 2-D curve before (grey) and after (blue) an edit, the stretch that changed drawn thick in
+    orange; optional control polygons before (grey, dashed) and after (numbered), and an optional
+    reference curve (black dotted, e.g. the input a model should reproduce). Equal axis scales."""
+    fig = go.Figure()
+    mode = "lines+markers" if markers else "lines"
+    if reference is not None:
+        fig.add_trace(go.Scatter(x=reference[:, 0], y=reference[:, 1], mode="lines+markers", name="input",
+                                 line=dict(color=LINES[7], width=1, dash="dot"), marker=dict(size=4, color=LINES[7]),
+                                 hovertemplate="input %{customdata}<br>x: %{x:.3f}<br>y: %{y:.3f}<extra></extra>",
+                                 customdata=np.arange(len(reference))))
+    if ctrl_before is not None:
+        fig.add_trace(go.Scatter(x=ctrl_before[:, 0], y=ctrl_before[:, 1], mode="lines+markers",
+                                 name="control points before", line=dict(color="rgba(120,120,120,0.6)", dash="dash"),
+                                 marker=dict(size=8, symbol="square-open", color="rgba(120,120,120,0.9)"),
+                                 hovertemplate="P%{customdata} before<br>(%{x:.3f}, %{y:.3f})<extra></extra>",
+                                 customdata=np.arange(len(ctrl_before))))
+    if ctrl_after is not None:
+        fig.add_trace(go.Scatter(x=ctrl_after[:, 0], y=ctrl_after[:, 1], mode="lines+markers+text",
+                                 name="control points", line=dict(color=LINES[2], width=1, dash="dash"),
+                                 marker=dict(size=10, color=LINES[2]), text=[f"P{i}" for i in range(len(ctrl_after))],
+                                 textposition="top center",
+                                 hovertemplate="%{text}<br>(%{x:.3f}, %{y:.3f})<extra></extra>"))
+    idx = np.arange(len(before))
+    fig.add_trace(go.Scatter(x=before[:, 0], y=before[:, 1], mode=mode, name=names[0],
+                             line=dict(color="rgba(120,120,120,0.8)", width=2), marker=dict(size=5),
+                             customdata=idx, hovertemplate="%{customdata}<br>x: %{x:.3f}<br>y: %{y:.3f}<extra></extra>"))
+    fig.add_trace(go.Scatter(x=after[:, 0], y=after[:, 1], mode=mode, name=names[1],
+                             line=dict(color=LINES[0], width=2), marker=dict(size=5),
+                             customdata=idx, hovertemplate="%{customdata}<br>x: %{x:.3f}<br>y: %{y:.3f}<extra></extra>"))
+    hot = np.where(np.asarray(changed, dtype=bool)[:, None], after, np.nan)  # gaps where nothing changed
+    fig.add_trace(go.Scatter(x=hot[:, 0], y=hot[:, 1], mode=mode, name=names[2],
+                             line=dict(color=LINES[1], width=6), marker=dict(size=7, color=LINES[1]),
+                             opacity=0.75, connectgaps=False, customdata=idx,
+                             hovertemplate="%{customdata} changed<br>x: %{x:.3f}<br>y: %{y:.3f}<extra></extra>"))
+    fig.update_xaxes(title="x", zeroline=False)
+    fig.update_yaxes(title="y", zeroline=False, scaleanchor="x", scaleratio=1)
+    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.15, xanchor="left", x=0))
+    return _layout(fig, title, height + 40)
+
+
+def latent_trajectory(
+    traj: np.ndarray,
+    ctrl: np.ndarray,
+    title: str,
+    *,
+    t: np.ndarray | None = None,
+    traj_after: np.ndarray | None = None,
+    ctrl_after: np.ndarray | None = None,
+    moved: int | None = None,
+    axis_titles: tuple[str, str] = ("PC 1", "PC 2"),
+    height: int = 440,
+) -> go.Figure:
+    """A latent trajectory projected to 2-D: samples coloured by sequence position (cividis), the
+    control polygon with numbered points; optionally the edited trajectory (orange) and moved point."""
+    n = len(traj)
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=ctrl[:, 0], y=ctrl[:, 1], mode="lines+markers+text", name="control points",
+                             line=dict(color=LINES[2], width=1, dash="dash"), marker=dict(size=11, color=LINES[2]),
+                             text=[f"P{i}" for i in range(len(ctrl))], textposition="top center",
+                             hovertemplate="%{text}<br>PC 1: %{x:.3f}<br>PC 2: %{y:.3f}<extra></extra>"))
+    hover = "position %{customdata[0]}<br>t = %{customdata[1]:.3f}<br>PC 1: %{x:.3f}<br>PC 2: %{y:.3f}<extra></extra>"
+    tt = np.linspace(0, 1, n) if t is None else np.asarray(t)
+    if traj_after is not None:  # drawn before the original, so under it: visible only where it moved away
+        fig.add_trace(go.Scatter(x=traj_after[:, 0], y=traj_after[:, 1], mode="lines+markers", name="after the edit",
+                                 line=dict(color=LINES[1], width=3), marker=dict(size=5, color=LINES[1]), opacity=0.8,
+                                 customdata=np.stack([np.arange(n), tt], axis=1), hovertemplate=hover))
+    fig.add_trace(go.Scatter(x=traj[:, 0], y=traj[:, 1], mode="lines+markers", name="trajectory samples",
+                             line=dict(color="rgba(120,120,120,0.6)", width=1),
+                             marker=dict(color=np.arange(n), colorscale=INDEX, size=7, showscale=True,
+                                         colorbar=dict(title=dict(text="position j", side="right"), thickness=12)),
+                             customdata=np.stack([np.arange(n), tt], axis=1), hovertemplate=hover))
+    if ctrl_after is not None and moved is not None:
+        fig.add_trace(go.Scatter(x=[ctrl[moved, 0], ctrl_after[moved, 0]], y=[ctrl[moved, 1], ctrl_after[moved, 1]],
+                                 mode="lines+markers", name=f"P{moved} moved",
+                                 line=dict(color=LINES[1], width=2, dash="dot"),
+                                 marker=dict(size=[8, 14], color=LINES[1], symbol=["circle-open", "star"]),
+                                 hovertemplate="PC 1: %{x:.3f}<br>PC 2: %{y:.3f}<extra></extra>"))
+    fig.update_xaxes(title=axis_titles[0], zeroline=False)
+    fig.update_yaxes(title=axis_titles[1], zeroline=False, scaleanchor="x", scaleratio=1)
+    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.15, xanchor="left", x=0))
+    return _layout(fig, title, height + 40)
+
+
+def curves_2d(
+    curves: Mapping[str, np.ndarray],
+    title: str,
+    *,
+    dotted: Sequence[str] = (),
+    height: int = 420,
+) -> go.Figure:
+    """Several 2-D point sequences (n, 2) on equal axes, one Okabe–Ito colour each, the first point
+    of each marked with a larger symbol so the drawing direction shows; `dotted` names are drawn as
+    thin dotted references (e.g. the input), still in their own colour."""
+    fig = go.Figure()
+    for k, (name, pts) in enumerate(curves.items()):
+        pts = np.asarray(pts)
+        ref = name in dotted
+        color = LINES[k % (len(LINES) - 1)]
+        sizes = np.full(len(pts), 4 if ref else 6)
+        sizes[0] = 11
+        fig.add_trace(go.Scatter(
+            x=pts[:, 0], y=pts[:, 1], mode="lines+markers", name=_escape(name),
+            line=dict(color=color, width=1.5 if ref else 2, dash="dot" if ref else None),
+            marker=dict(size=sizes, color=color), customdata=np.arange(len(pts)),
+            hovertemplate=f"{_escape(name)}<br>position %{{customdata}}<br>x: %{{x:.3f}}<br>y: %{{y:.3f}}<extra></extra>",
+        ))
+    fig.update_xaxes(title="x", zeroline=False)
+    fig.update_yaxes(title="y", zeroline=False, scaleanchor="x", scaleratio=1)
+    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.15, xanchor="left", x=0))
+    return _layout(fig, title, height + 40)

@@ -85,6 +85,11 @@ CHAPTERS: tuple[Chapter, ...] = (
         "number of counted tokens between it and the query.",
     ),
     Chapter(
+        "spline", "Beyond", "pages/beyond/spline.py", "Spline-based Transformers", ":material/gesture:",
+        "No positional encoding at all: the sequence becomes a smooth curve through a few learned control "
+        "points in latent space, and where a point sits on that curve tells the decoder where it is.",
+    ),
+    Chapter(
         "derivations", "Beyond", "pages/beyond/derivations.py", "Derivations", ":material/functions:",
         "Every relative-position identity in the atlas, line by line, each line proven from the one "
         "before by a computer algebra system when the page runs — and checked again on numbers you pick.",

@@ -1,0 +1,127 @@
+"""AppTest for the Spline-based Transformers page: both parts, widgets at their extremes, figure data."""
+
+import numpy as np
+import pytest
+
+from tests.helpers import errors, fig_array, figure, open_page
+
+PAGE = "pages/beyond/spline.py"
+
+
+@pytest.fixture(scope="module")
+def at():
+    return open_page(PAGE, sentence="the cat sat on the mat")
+
+
+def test_defaults_render_both_parts(at):
+    assert not errors(at)
+    heads = [h.value for h in at.header]
+    assert any(h.startswith("Part 1") for h in heads) and any(h.startswith("Part 2") for h in heads)
+    fig = figure(at, "The 10 basis functions of degree 3")
+    sums = fig_array(fig["data"][-1]["y"])  # Σ N_i, dashed
+    t = fig_array(fig["data"][-1]["x"])
+    assert np.allclose(sums[(t >= 0) & (t <= 1)], 1.0, atol=1e-6)  # clamped: domain [0, 1]
+    assert len(fig["data"]) == 10 + 1
+    md = " ".join(m.value for m in at.markdown)
+    assert "What we chose" in md and "What is unknown" in md and "What is known" in md
+
+
+def test_lr_sweep_section_shows_the_shipped_numbers(at):
+    import json
+
+    from lab.spline_train import ASSETS
+
+    sweep = json.loads((ASSETS / "lr_sweep.json").read_text())
+    fig = figure(at, "Spline model: test MSE during")
+    runs = [r for r in sweep["runs"] if r["kind"] == "spline"]
+    assert len(fig["data"]) == len(runs)
+    for trace, run in zip(fig["data"], runs):
+        y = fig_array(trace["y"])
+        assert np.allclose(y[: len(run["curve"]["test_mse"])], run["curve"]["test_mse"])
+        assert ("(unstable)" in trace["name"]) == run["unstable"]
+    table = next(d.value for d in at.dataframe if "spline: final test MSE" in d.value.columns)
+    assert list(table["peak lr"]) == sweep["lrs"]
+    assert np.allclose(table["spline: final test MSE"], [r["test_mse"] for r in runs], equal_nan=True)
+
+
+def test_local_control_figure_highlights_only_the_support(at):
+    at.slider(key="spline_point").set_value(0).run()
+    at.slider(key="spline_dx").set_value(1.0).run()
+    at.slider(key="spline_dy").set_value(-1.0).run()
+    assert not errors(at)
+    bs = figure(at, "B-spline (degree 3, clamped): moving P0")
+    changed = fig_array(bs["data"][-1]["x"])  # NaN where the curve did not move
+    assert 0.1 < np.isfinite(changed).mean() < 0.2  # P0 of 10 cubic points acts on the first of 7 spans only
+    bz = figure(at, "Bézier (degree 9), same points: moving P0")
+    assert np.isfinite(fig_array(bz["data"][-1]["x"])).mean() > 0.85  # all but the far end moves by > 1e-9
+
+
+def test_part1_extremes_and_uniform_knots(at):
+    at.slider(key="spline_degree").set_value(5).run()
+    at.slider(key="spline_k").set_value(12).run()
+    at.radio(key="spline_knots").set_value("uniform").run()
+    at.slider(key="spline_point").set_value(11).run()
+    assert not errors(at)
+    fig = figure(at, "The 12 basis functions of degree 5, uniform knots")
+    sums, t = fig_array(fig["data"][-1]["y"]), fig_array(fig["data"][-1]["x"])
+    inside = (t >= 0) & (t <= 1)
+    assert np.allclose(sums[inside], 1.0, atol=1e-6) and sums[~inside].min() < 0.5  # < 1 outside the domain
+    at.slider(key="spline_k").set_value(6).run()  # the remembered point 11 no longer exists
+    assert not errors(at) and at.slider(key="spline_point").value <= 5
+    at.slider(key="spline_degree").set_value(1).run()
+    assert not errors(at)
+
+
+def test_model_part_widgets_and_numbers(at):
+    for family in ("sine", "arc", "spiral", "letter"):
+        at.selectbox(key="spline_shape").set_value(family).run()
+        assert not errors(at)
+    at.selectbox(key="spline_letter").set_value("W").run()
+    for k, v in (("spline_a", 1.0), ("spline_b", 0.0), ("spline_c", 1.0)):
+        at.slider(key=k).set_value(v).run()
+    assert not errors(at)
+    rec = figure(at, "Input and the three reconstructions")
+    inp, spl, pe, ali = (np.stack([fig_array(d["x"]), fig_array(d["y"])], 1) for d in rec["data"][:4])
+    table = next(d.value for d in at.dataframe if "this curve" in d.value.columns)
+    for row, out in zip(range(3), (spl, pe, ali)):  # the table's errors are those of the drawn curves
+        assert table["this curve"][row] == pytest.approx(((out - inp) ** 2).mean(), abs=1e-5)
+    assert inp.shape == (32, 2)
+
+
+def test_latent_edit_extremes(at):
+    at.slider(key="spline_ctrl").set_value(9).run()
+    at.slider(key="spline_pc1").set_value(-3.0).run()
+    at.slider(key="spline_pc2").set_value(3.0).run()
+    assert not errors(at)
+    lat = figure(at, "Latent trajectory")
+    ctrl = np.stack([fig_array(lat["data"][0]["x"]), fig_array(lat["data"][0]["y"])], 1)  # (K, 2)
+    traj = np.stack([fig_array(lat["data"][2]["x"]), fig_array(lat["data"][2]["y"])], 1)  # (n, 2) drawn on top
+    # Clamped knots: the trajectory starts on P0 and ends on P9 (also after projection, which is linear).
+    assert np.allclose(traj[0], ctrl[0], atol=1e-4) and np.allclose(traj[-1], ctrl[-1], atol=1e-4)
+    after = np.stack([fig_array(lat["data"][1]["x"]), fig_array(lat["data"][1]["y"])], 1)  # drawn under it
+    moved = np.linalg.norm(after - traj, axis=1) > 1e-5
+    assert moved[-1] and not moved[: 32 * 6 // 7].any()  # P9 acts only on the last of 7 spans
+    bars = figure(at, "Spline model: |Δ output| after moving P9")
+    assert fig_array(bars["data"][0]["y"]).shape == (32,) and fig_array(bars["data"][0]["y"]).max() > 0
+    at.slider(key="spline_ctrl").set_value(0).run()
+    at.slider(key="spline_pc1").set_value(3.0).run()
+    assert not errors(at)
+
+
+def test_blend_end_points(at):
+    at.selectbox(key="spline_blend_a").set_value("letter").run()
+    at.selectbox(key="spline_blend_b").set_value("spiral").run()
+    at.slider(key="spline_alpha").set_value(0.0).run()
+    assert not errors(at)
+    fig = figure(at, "Blending control points, α = 0.00")
+    a = np.stack([fig_array(fig["data"][0]["x"]), fig_array(fig["data"][0]["y"])], 1)
+    mix = np.stack([fig_array(fig["data"][2]["x"]), fig_array(fig["data"][2]["y"])], 1)
+    assert np.allclose(a, mix, atol=1e-6)  # α = 0: the point-by-point mix is curve A itself
+    at.slider(key="spline_alpha").set_value(1.0).run()
+    assert not errors(at)
+
+
+def test_hostile_sentences_do_not_matter():
+    """The page does not use the sidebar sentence; long and non-Latin text must not break it."""
+    for sentence in (" ".join(["word"] * 300), "안녕하세요 세계 🌍🚀 done"):
+        assert not errors(open_page(PAGE, sentence=sentence))
