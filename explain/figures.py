@@ -1231,3 +1231,36 @@ def curves_2d(
     fig.update_yaxes(title="y", zeroline=False, scaleanchor="x", scaleratio=1)
     fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.15, xanchor="left", x=0))
     return _layout(fig, title, height + 40)
+
+
+def grouped_bars(
+    categories: Sequence[str],
+    series: Mapping[str, Sequence[float] | np.ndarray],
+    title: str,
+    *,
+    x_title: str,
+    y_title: str,
+    counts: Sequence[int] | None = None,
+    height: int = 380,
+) -> go.Figure:
+    """One bar per series in each category (error % per distance bin, one colour per encoding).
+    NaN values draw no bar. `counts` (one per category) are shown in the hover and under the
+    category name, so a bar over 3 examples is not read like one over 3,000."""
+    cats = list(categories)
+    ticks = [f"{_escape(c)}<br>(n={int(counts[k])})" if counts is not None else _escape(c) for k, c in enumerate(cats)]
+    fig = go.Figure()
+    for k, (name, ys) in enumerate(series.items()):
+        fig.add_trace(
+            go.Bar(
+                x=list(range(len(cats))),
+                y=np.asarray(ys, dtype=float),
+                name=name,
+                marker_color=LINES[k % len(LINES)],
+                customdata=[_escape(c) for c in cats],
+                hovertemplate=f"{x_title}: %{{customdata}}<br>{y_title}: %{{y:.3g}}<extra>{_escape(name)}</extra>",
+            )
+        )
+    fig.update_xaxes(title=x_title, tickmode="array", tickvals=list(range(len(cats))), ticktext=ticks)
+    fig.update_yaxes(title=y_title, zeroline=True, rangemode="tozero")
+    fig.update_layout(barmode="group", legend=dict(orientation="h", yanchor="top", y=-0.3, xanchor="left", x=0))
+    return _layout(fig, title, height + 60)

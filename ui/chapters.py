@@ -104,6 +104,11 @@ CHAPTERS: tuple[Chapter, ...] = (
         "A trained 6-layer BERT on your sentence: its own word pieces, all 72 attention heads, the ones "
         "that attend by position — and what happens when the position ids move.",
     ),
+    Chapter(
+        "toy-lab", "Labs", "pages/labs/toy_tasks.py", "Toy-task lab", ":material/model_training:",
+        "Flip-Flop, Selective Copy and Counting — the CoPE paper's tasks — learnt by a tiny Transformer "
+        "with each encoding, then tested on strings sparser and longer than any it trained on.",
+    ),
 )
 
 BY_KEY = {c.key: c for c in CHAPTERS}

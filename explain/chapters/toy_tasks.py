@@ -1,0 +1,286 @@
+"""What the toy-task lab shows: shipped results (assets/toy/), the paper's numbers, and a look
+inside a shipped model on a string the learner types. Numbers only, no Streamlit.
+
+The paper's numbers live in PAPER_RESULTS, with their source, and are always labelled
+"paper (full-scale)"; every other number on the page is read from the shipped run's metrics.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from lab import tasks as T
+from lab.regenerate import TOY_DIR
+from lab.train import load
+
+PAPER_SOURCE = (
+    "Golovneva, Wang, Weston, Sukhbaatar 2024, arXiv 2405.18719v2: Table 2 (Flip-Flop, Selective "
+    "Copy) and Table 3 (Counting, mean of 3 seeds); test error %, full-scale models"
+)
+
+# Paper row label per registry name. T5's bias is our stand-in for the paper's "Relative PE"
+# (the paper's counting runs use the RAM code's learned relative embeddings, not T5 buckets).
+PAPER_ROW = {"learned": "Absolute PE", "rope": "RoPE", "t5": "Relative PE", "cope": "CoPE"}
+
+# task → (paper column names, {paper row: values}); values in %, copied from METHODS.md.
+PAPER_RESULTS: dict[str, tuple[tuple[str, ...], dict[str, tuple[float, ...]]]] = {
+    "flipflop": (
+        ("in-dist", "OOD"),
+        {"Absolute PE": (6.8, 21.7), "RoPE": (1.8, 20.3), "CoPE": (0.0, 4.9)},
+    ),
+    "selective_copy": (
+        ("in-dist", "OOD dense", "OOD sparse"),
+        {"Absolute PE": (16.9, 25.6, 85.2), "RoPE": (40.1, 100.0, 100.0), "CoPE": (0.0, 0.0, 0.0)},
+    ),
+    "counting": (
+        ("1 var", "3 var", "5 var"),
+        {"Absolute PE": (5.3, 67.6, 71.5), "Relative PE": (1.1, 17.8, 22.4), "CoPE": (0.0, 1.2, 7.4)},
+    ),
+}
+
+SPLIT_SHORT = {"id": "ID", "ood": "OOD", "ood_dense": "OOD dense", "ood_sparse": "OOD sparse"}
+
+
+def short_label(name: str) -> str:
+    return {"learned": "Learned (Absolute PE)", "rope": "RoPE", "t5": "T5 bias (Relative PE)", "alibi": "ALiBi",
+            "none": "NoPE", "cope": "CoPE"}.get(name, name)
+
+
+# --- shipped results ---------------------------------------------------------------------------
+
+
+def shipped_index(directory: str = str(TOY_DIR)) -> dict:
+    """assets/toy/index.json ({} when nothing has been shipped yet)."""
+    p = Path(directory) / "index.json"
+    return json.loads(p.read_text()) if p.exists() else {}
+
+
+def shipped_metrics(task: str, encoding: str, directory: str = str(TOY_DIR)) -> dict | None:
+    p = Path(directory) / f"{task}-{encoding}.json"
+    return json.loads(p.read_text()) if p.exists() else None
+
+
+@dataclass
+class ResultTable:
+    columns: list[str]
+    rows: list[list]  # one per encoding: label, then numbers (NaN where there is none)
+    kinds: list[str]  # per column: "label", "toy", "paper", "seconds"
+
+
+def results_table(task: str, encodings: tuple[str, ...], directory: str = str(TOY_DIR)) -> ResultTable:
+    """Error % per split of the shipped run, beside the paper's numbers for the same encoding."""
+    t = T.get(task)
+    splits = list(t.split_names)
+    paper_cols, paper = PAPER_RESULTS[task]
+    cols = ["encoding"] + [f"{SPLIT_SHORT[s]} error % (this toy run)" for s in splits]
+    kinds = ["label"] + ["toy"] * len(splits)
+    if task == "counting":
+        cols += ["1 var, ID % (this toy run)", "3 var, ID % (this toy run)"]
+        kinds += ["toy", "toy"]
+    cols += [f"{c} % (paper, full-scale)" for c in paper_cols] + ["training CPU time (s)", "wall time (s)"]
+    kinds += ["paper"] * len(paper_cols) + ["seconds", "seconds"]
+    rows = []
+    for enc in encodings:
+        m = shipped_metrics(task, enc, directory)
+        row: list = [short_label(enc)]
+        n_toy = len(splits) + (2 if task == "counting" else 0)
+        if m is None:
+            row += [np.nan] * n_toy
+        else:
+            res = m["results"]
+            row += [res[s]["error"] for s in splits]
+            if task == "counting":
+                for g in ("1", "3"):
+                    grp = res["id"]["by_group"].get(g)
+                    row.append(100.0 * grp["errors"] / grp["n"] if grp and grp["n"] else np.nan)
+        prow = paper.get(PAPER_ROW.get(enc, ""))
+        row += list(prow) if prow else [np.nan] * len(paper_cols)
+        if m is None:
+            row += [np.nan] * 2
+        else:
+            row += [m.get("train_cpu_seconds", np.nan), m["train_seconds"]]
+        rows.append(row)
+    return ResultTable(cols, rows, kinds)
+
+
+@dataclass
+class Curves:
+    steps: np.ndarray
+    loss: dict[str, np.ndarray]  # label → mean training loss per curve interval
+    val_error: dict[str, np.ndarray]  # label → in-distribution validation error %
+
+
+def curves(task: str, encodings: tuple[str, ...], directory: str = str(TOY_DIR)) -> Curves:
+    steps, loss, err = None, {}, {}
+    for enc in encodings:
+        m = shipped_metrics(task, enc, directory)
+        if m is None:
+            continue
+        c = m["curve"]
+        steps = np.array([p["step"] for p in c])
+        loss[short_label(enc)] = np.array([p["loss"] for p in c])
+        err[short_label(enc)] = np.array([p["val_error"] for p in c])
+    return Curves(steps if steps is not None else np.zeros(0), loss, err)
+
+
+@dataclass
+class DistanceErrors:
+    bins: list[str]  # "lo–hi" labels, in order
+    error: dict[str, np.ndarray]  # label → error % per bin (NaN: no answers at that distance)
+    counts: np.ndarray  # answers per bin (the same test set for every encoding)
+
+
+def distance_errors(task: str, encodings: tuple[str, ...], split: str, directory: str = str(TOY_DIR)) -> DistanceErrors:
+    labels: list[str] = []
+    table: dict[str, dict[str, tuple[int, int]]] = {}
+    for enc in encodings:
+        m = shipped_metrics(task, enc, directory)
+        if m is None:
+            continue
+        per = {}
+        for b in m["results"][split]["by_distance"]:
+            lab = f"{b['lo']}–{b['hi'] - 1}"
+            per[lab] = (b["errors"], b["n"])
+            if lab not in labels:
+                labels.append(lab)
+        table[short_label(enc)] = per
+    labels.sort(key=lambda s: int(s.split("–")[0]))
+    err = {name: np.array([100.0 * per[b][0] / per[b][1] if b in per and per[b][1] else np.nan for b in labels])
+           for name, per in table.items()}
+    counts = np.array([next((per[b][1] for per in table.values() if b in per), 0) for b in labels])
+    return DistanceErrors(labels, err, counts)
+
+
+@dataclass
+class Verdict:
+    column: str  # the paper's column, e.g. "OOD"
+    paper: dict[str, float]  # our encoding label → the paper's number for its row
+    toy: dict[str, float]  # the same encodings → this toy run
+    agree: int  # pairs ordered as in the paper
+    disagree: int  # pairs ordered the other way
+    ties: int  # pairs the paper separates but the toy run measures within TIE of each other
+
+    @property
+    def same(self) -> bool:
+        return self.disagree == 0
+
+
+TIE = 0.5  # percentage points: closer than this, two toy errors are called a tie
+
+
+def _toy_column(task: str, col: str, m: dict) -> float:
+    res = m["results"]
+    if task == "counting":
+        grp = res["id"]["by_group"].get(col.split()[0])
+        return 100.0 * grp["errors"] / grp["n"] if grp and grp["n"] else float("nan")
+    split = {"in-dist": "id", "OOD": "ood", "OOD dense": "ood_dense", "OOD sparse": "ood_sparse"}[col]
+    return float(res[split]["error"])
+
+
+def ordering_verdicts(task: str, directory: str = str(TOY_DIR)) -> list[Verdict]:
+    """For each paper column that this toy run also measures: does the run order the encodings
+    the paper reports (learned, RoPE or the T5 stand-in, CoPE) as the paper does? Pairwise."""
+    cols, paper = PAPER_RESULTS[task]
+    out = []
+    for ci, col in enumerate(cols):
+        if task == "counting" and col == "5 var":
+            continue  # the toy run trains on 1–3 variables
+        p, t = {}, {}
+        for enc, row in PAPER_ROW.items():
+            m = shipped_metrics(task, enc, directory)
+            if row in paper and m is not None:
+                v = _toy_column(task, col, m)
+                if np.isfinite(v):
+                    p[short_label(enc)], t[short_label(enc)] = paper[row][ci], v
+        names = list(p)
+        agree = disagree = ties = 0
+        for a in range(len(names)):
+            for b in range(a + 1, len(names)):
+                x, y = names[a], names[b]
+                if p[x] == p[y]:
+                    continue
+                lo, hi = (x, y) if p[x] < p[y] else (y, x)
+                if abs(t[lo] - t[hi]) < TIE:
+                    ties += 1
+                elif t[lo] < t[hi]:
+                    agree += 1
+                else:
+                    disagree += 1
+        if names:
+            out.append(Verdict(col, p, t, agree, disagree, ties))
+    return out
+
+
+# --- inspecting a shipped model ------------------------------------------------------------------
+
+
+def load_model(task: str, encoding: str, directory: str = str(TOY_DIR)):
+    """The shipped model (eval mode, gradients off) or None when it has not been shipped.
+    The page keeps one per (task, encoding) with st.cache_resource: read-only, shared."""
+    p = Path(directory) / f"{task}-{encoding}.safetensors"
+    if not p.exists():
+        return None
+    model, _ = load(p)
+    for q in model.parameters():
+        q.requires_grad_(False)
+    return model
+
+
+@dataclass
+class Inspection:
+    tokens: list[str]  # the string as the model saw it ('?' replaced by the model's own answers)
+    typed: list[str]  # as typed
+    slots: list[int]  # answer positions
+    predicted: dict[int, str]  # slot → the model's most likely token
+    confidence: dict[int, float]  # slot → its probability
+    correct: dict[int, str | None]  # slot → the task's rule (None: undefined, e.g. read before write)
+    weights: np.ndarray  # (layers · heads, n, n) attention weights, NaN where masked
+    panel_titles: list[str]
+    gates: np.ndarray | None  # CoPE: (layers · heads, n, n) gates σ(q·k/√d), NaN where masked
+    positions: np.ndarray | None  # CoPE: counted positions p_ij, NaN where masked
+
+
+def inspect_string(model, task: str, text: str) -> Inspection:
+    """Run a trained model (load_model) on a typed string. '?' slots are filled left to right with the
+    model's own greedy answer (so a later question sees it); answers the learner typed are kept.
+    Raises tasks.ParseError with a learner-readable message on a bad string."""
+    t = T.get(task)
+    typed = T.parse(t, text, max_tokens=t.max_length())
+    slots = T.answer_slots(t, typed)
+    toks = list(typed)
+    predicted, confidence = {}, {}
+    correct = {}
+    with torch.no_grad():
+        for k in slots:
+            ids = torch.from_numpy(T.encode(t, [x if x != T.PLACEHOLDER else t.vocab[0] for x in toks[:k]]))[None]
+            probs = torch.softmax(model(ids)[0, -1], -1)  # (V,)
+            best = int(probs.argmax())
+            predicted[k], confidence[k] = t.vocab[best], float(probs[best])
+            # The rule's answer, given everything before this slot as the model sees it.
+            correct[k] = T.reference_answers(t, toks[: k] + ["?"]).get(k)
+            if toks[k] == T.PLACEHOLDER:
+                toks[k] = t.vocab[best]
+        ids = torch.from_numpy(T.encode(t, toks))[None]
+        _, results = model(ids, return_attention=True)
+    n = len(toks)
+    mask = np.triu(np.ones((n, n), dtype=bool), 1)  # (i, j): future keys, blank in the maps
+
+    def stack(key: str | None) -> np.ndarray:
+        arrs = []
+        for r in results:
+            a = (r.weights if key is None else r.extras[key])[0].double().numpy()  # (h, i, j)
+            arrs.append(np.where(mask[None], np.nan, a))
+        return np.concatenate(arrs, axis=0)  # (layers · heads, i, j)
+
+    h = model.cfg.n_heads
+    titles = [f"layer {l + 1} · head {k + 1}" for l in range(len(results)) for k in range(h)]
+    is_cope = "gates" in results[0].extras
+    return Inspection(
+        toks, typed, slots, predicted, confidence, correct, stack(None), titles,
+        stack("gates") if is_cope else None, stack("positions") if is_cope else None,
+    )

@@ -1,0 +1,110 @@
+"""A tiny decoder-only Transformer whose positional encoding is any entry of the registry.
+
+Axis legend: b batch, n length, D model dim, V vocabulary, L layers.
+
+    ids (b, n) ─embed→ (b, n, D) ─input encoding (sinusoidal / learned only)→
+      L × TransformerBlock (encoders/attention.py: pre-norm attention + MLP, causal) ─norm→
+      ─unembed→ logits (b, n, V): position t predicts token t + 1
+
+The attention inside every block is the one the chapters draw (encoders.attention.SelfAttention
+through TransformerBlock); this file only stacks blocks. Every parameter is drawn from a seeded
+torch.Generator, so the same seed gives the same initial model in every process.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import torch
+from torch import Tensor, nn
+
+import encoders
+from encoders.attention import AttentionResult, TransformerBlock
+from encoders.base import derived_seed
+from encoders.cope import CoPEConfig
+from encoders.learned import LearnedConfig
+from encoders.t5 import T5Config
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    encoding: str  # a registry name (encoders.REGISTRY)
+    vocab_size: int
+    max_len: int  # longest sequence the lab will feed (sizes a learned table; the rest ignore it)
+    d_model: int = 64
+    n_heads: int = 4
+    n_layers: int = 2
+    mlp_ratio: int = 4
+
+
+def encoder_config(name: str, max_len: int):
+    """The training-time configuration of an encoder (None = the registry default).
+
+    - learned: one row per position up to the longest *test* string, as in the CoPE paper's
+      Absolute PE: rows past the training length exist but are never trained.
+      Token embeddings are drawn with std 1, so the table is too (LearnedConfig's default).
+    - t5: the chapter's untrained table is drawn at the size of unscaled q·k so that it is visible;
+      a model learns it, so it starts small (HF draws it with std d_model^-½).
+      max_distance ≥ the longest string, so every distance in play gets its own bucket range.
+    - cope: the paper's zero-initialised position table (appendix listing), P = 64 as in the paper.
+    """
+    if name == "learned":
+        return LearnedConfig(max_len=max_len, init_std=1.0)
+    if name == "t5":
+        return T5Config(num_buckets=32, max_distance=max(128, max_len), init_std=0.1)
+    if name == "cope":
+        return CoPEConfig(npos_max=64, init_std=0.0)
+    return None
+
+
+class TinyTransformer(nn.Module):
+    def __init__(self, cfg: ModelConfig, seed: int = 0):
+        super().__init__()
+        self.cfg = cfg
+        D = cfg.d_model
+        g = torch.Generator().manual_seed(derived_seed(seed, "lab-model"))
+        self.embed = nn.Parameter(torch.randn(cfg.vocab_size, D, generator=g))  # (V, D), unit scale
+        kind = encoders.REGISTRY[cfg.encoding].kind
+        conf = encoder_config(cfg.encoding, cfg.max_len)
+        # An input encoding (sinusoidal, learned) is added once, below the first block, as in the
+        # papers; its blocks then attend by content alone — NoPE's logit terms, which are exactly
+        # the base class's, so no unused per-layer tables are trained or shipped.
+        self.input_encoding = (
+            encoders.build(cfg.encoding, D, cfg.n_heads, derived_seed(seed, "input"), conf) if kind == "input" else None
+        )
+        block_name = "none" if kind == "input" else cfg.encoding
+        self.blocks = nn.ModuleList(
+            TransformerBlock(
+                encoders.build(block_name, D, cfg.n_heads, derived_seed(seed, f"layer{layer}"),
+                               None if kind == "input" else conf),
+                cfg.mlp_ratio,
+                generator=g,
+            )
+            for layer in range(cfg.n_layers)
+        )
+        self.norm = nn.LayerNorm(D)
+        self.unembed = nn.Parameter(torch.randn(D, cfg.vocab_size, generator=g) / math.sqrt(D))  # (D, V)
+
+    def forward(self, ids: Tensor, return_attention: bool = False):
+        """ids (b, n) int64 → logits (b, n, V); with return_attention also one AttentionResult per
+        layer (weights, terms, and extras such as CoPE's gates and counted positions)."""
+        n = ids.shape[1]
+        positions = torch.arange(n)
+        x = self.embed[ids]  # (b, n, D)
+        if self.input_encoding is not None:
+            x = self.input_encoding.encode_input(x, positions)  # (b, n, D)
+        results: list[AttentionResult] = []
+        for block in self.blocks:
+            x, r = block(x, positions=positions, causal=True)  # (b, n, D)
+            if return_attention:
+                results.append(r)
+        logits = self.norm(x) @ self.unembed  # (b, n, V)
+        return (logits, results) if return_attention else logits
+
+    def n_parameters(self) -> int:
+        return sum(p.numel() for p in self.parameters())
+
+
+def config_dict(cfg: ModelConfig) -> dict:
+    return asdict(cfg)
