@@ -25,6 +25,9 @@ def pytest_collection_modifyitems(items):
     for item in items:
         if Path(item.path).is_relative_to(Path(__file__).parent):
             item.add_marker(pytest.mark.e2e)
+            # Under pytest-xdist (--dist loadgroup) every browser test runs in one worker: one server,
+            # one Chromium, and the chapter walk of test_pages_browser.py stays in order.
+            item.add_marker(pytest.mark.xdist_group("e2e"))
 
 
 @pytest.fixture(scope="session")
