@@ -5,6 +5,8 @@ entrypoint on every run, which is what keeps their values when the learner chang
 mirrored in the URL so that a link restores them.
 """
 
+from pathlib import Path
+
 import streamlit as st
 import torch
 
@@ -17,7 +19,10 @@ from ui.sidebar import shared_sidebar
 # one layer on 256 tokens, sinusoidal + RoPE, median 22 ms with 1 thread against 284 ms with 2.
 torch.set_num_threads(1)
 
-st.set_page_config(page_title="PE Atlas", page_icon=":material/explore:", layout="wide")
+# The favicon is a file of ours: a ":material/…:" page icon makes the browser fetch an SVG from
+# fonts.gstatic.com, a request that leaves the machine (and fails offline).
+st.set_page_config(page_title="PE Atlas", page_icon=str(Path(__file__).parent / "assets" / "icon.png"),
+                   layout="wide")
 
 pages = {
     part: [

@@ -72,9 +72,10 @@ def alibi_bias(slopes: Tensor, q_positions: Tensor, k_positions: Tensor) -> Tens
     """
     i = q_positions.to(torch.float64)[:, None]  # (i, 1)
     j = k_positions.to(torch.float64)[None, :]  # (1, j)
-    # 0 − m·(i − j) rather than −m·(i − j): the same numbers, but the diagonal is +0.0, not −0.0
-    # (which hover labels would print as "−0").
-    return 0.0 - slopes.to(torch.float64)[:, None, None] * (i - j)[None]  # (h, i, j)
+    # Computed as m·(j − i), which is exactly −m·(i − j) (negation is exact), in one pass over the
+    # (h, i, j) grid instead of two; and the diagonal is m·0 = +0.0, not −0.0 (which hover labels
+    # would print as "−0").
+    return slopes.to(torch.float64)[:, None, None] * (j - i)[None]  # (h, i, j)
 
 
 def alibi_bias_symmetric(slopes: Tensor, q_positions: Tensor, k_positions: Tensor) -> Tensor:

@@ -63,18 +63,21 @@ def relative_position_bucket(
     r = relative_position.long()
     per_side, exact = bucket_layout(bidirectional, num_buckets)
     if bidirectional:
-        offset = (r > 0).long() * per_side  # keys to the right use the upper half
         a = r.abs()
     else:
-        offset = torch.zeros_like(r)
         a = (-r).clamp(min=0)  # future keys (r > 0) fold into a = 0, i.e. bucket 0
     # Same float32 arithmetic and operation order as HF: at a bucket boundary, float64 could round to
     # the other side (the tests compare with HF over thousands of distances).
     # clamp(min=1) only keeps log() finite for a = 0, which takes the exact branch anyway.
-    log_ratio = torch.log(a.clamp(min=1).float() / exact) / math.log(max_distance / exact)
-    large = exact + (log_ratio * (per_side - exact)).to(torch.long)  # .to(long) truncates toward 0
-    large = large.clamp(max=per_side - 1)
-    return offset + torch.where(a < exact, a, large)
+    # The in-place steps (…_) compute exactly the same numbers; they only skip temporary L×L copies,
+    # which is what an L = 1024 grid spends its time on.
+    log_ratio = torch.log(a.clamp(min=1).float().div_(exact)).div_(math.log(max_distance / exact))
+    large = log_ratio.mul_(per_side - exact).to(torch.long).add_(exact)  # .to(long) truncates toward 0
+    large.clamp_(max=per_side - 1)
+    bucket = torch.where(a < exact, a, large)
+    if bidirectional:
+        bucket.add_((r > 0) * per_side)  # keys to the right use the upper half
+    return bucket
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,8 @@
 For each chapter in ui.chapters.CHAPTERS (CHAPTERS[0] is served at "/", the others at "/<key>"):
   * the page renders: its title, at least one plotly chart, no exception box, no error alert, no
     KaTeX error, no uncaught JavaScript error, no browser dialog;
-  * a script payload typed as the sentence is shown as text: no dialog, no injected <img>;
+  * a script payload typed as the sentence is shown as text: no dialog, no injected <img>, and no
+    request leaves the page (none to another host, no fetch of the payload's image);
   * typing a new sentence in the sidebar redraws the page's token heatmap (its tick labels and its
     data) and updates the URL (?s=…);
   * sentence and seed survive a click on the next chapter in the sidebar navigation, and stay
@@ -148,6 +149,7 @@ class Tab:
     base: str
     dialogs: list[str]
     page_errors: list[str]
+    requests: list[str]  # every URL the tab asked for (documents, scripts, images, XHR, websockets)
 
     def open(self, url: str) -> None:
         self.page.goto(url)
@@ -161,7 +163,7 @@ def new_tab(context, base: str) -> Tab:
     page = context.new_page()
     page.set_default_timeout(TIMEOUT_MS)
     page.add_init_script(TRACK_RUNS_JS)
-    tab = Tab(page, base, [], [])
+    tab = Tab(page, base, [], [], [])
 
     def on_dialog(d):
         tab.dialogs.append(f"{d.type}: {d.message}")
@@ -169,7 +171,16 @@ def new_tab(context, base: str) -> Tab:
 
     page.on("dialog", on_dialog)
     page.on("pageerror", lambda e: tab.page_errors.append(str(e)))
+    page.on("request", lambda r: tab.requests.append(r.url))
+    page.on("websocket", lambda ws: tab.requests.append(ws.url))
     return tab
+
+
+def leaving(tab: Tab, urls: list[str]) -> list[str]:
+    """The URLs that go anywhere but our own server (an offline app must never ask the internet)."""
+    own = urllib.parse.urlsplit(tab.base).netloc
+    return [u for u in urls if urllib.parse.urlsplit(u).scheme in ("http", "https", "ws", "wss")
+            and urllib.parse.urlsplit(u).netloc != own]
 
 
 @pytest.fixture(scope="session")
@@ -230,14 +241,19 @@ def test_page_renders(here: Here):
         assert page.locator(".js-plotly-plot").count() + page.locator(".katex").count() >= 1
     assert here.tab.page_errors[here.errors_from:] == [], "uncaught JavaScript errors"
     assert here.tab.dialogs[here.dialogs_from:] == []
+    assert leaving(here.tab, here.tab.requests) == [], "the page asked another host for something"
 
 
 def test_script_payload_is_shown_as_text(here: Here):
     page, chapter = here.ensure(), here.chapter
-    dialogs_before = len(here.tab.dialogs)
+    dialogs_before, requests_before = len(here.tab.dialogs), len(here.tab.requests)
     type_sentence(page, PAYLOAD)
     page.wait_for_timeout(300)  # time for an injected onerror to fire, if there were one
     assert here.tab.dialogs[dialogs_before:] == []
+    # No request leaves the page: nothing to another host, and no fetch of the payload's <img src=x>.
+    sent = here.tab.requests[requests_before:]
+    assert leaving(here.tab, sent) == [], f"requests left the page: {leaving(here.tab, sent)}"
+    assert not [u for u in sent if urllib.parse.urlsplit(u).path.rstrip("/").endswith("/x")], sent
     assert sentence_box(page).input_value() == PAYLOAD
     assert page.locator('img[src="x"]').count() == 0
     assert page.evaluate("() => document.querySelectorAll('[onerror]').length") == 0
