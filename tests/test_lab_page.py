@@ -143,3 +143,85 @@ def test_ordering_verdict_is_computed_pairwise(tmp_path):
     v = {x.column: x for x in ch.ordering_verdicts("flipflop", str(tmp_path))}
     assert (v["in-dist"].agree, v["in-dist"].disagree, v["in-dist"].ties) == (2, 0, 1)
     assert (v["OOD"].agree, v["OOD"].disagree, v["OOD"].ties) == (1, 2, 0) and not v["OOD"].same
+
+
+# --- classroom layer: shareable links, the predict question, the link from the CoPE chapter ------
+
+def open_link(params: dict, page: str = PAGE):
+    """A fresh session opened with ?params (as a shared link would), then switched to `page`."""
+    from streamlit.testing.v1 import AppTest
+
+    from tests.helpers import APP, TIMEOUT
+
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    for k, v in params.items():
+        at.query_params[k] = v
+    at.run()
+    at.switch_page(page).run()
+    return at
+
+
+@needs_assets
+def test_link_restores_task_encodings_split_and_model():
+    # Selectboxes / radios / multiselects with a format_func are written to the address by their labels.
+    at = open_link({"toy_task": "Counting", "toy_encodings": ["RoPE", "CoPE"], "toy_dist_split": "OOD",
+                    "toy_inspect_enc": "ALiBi"})
+    assert not errors(at)
+    assert at.selectbox(key="toy_task").value == "counting"
+    assert at.multiselect(key="toy_encodings").value == ["rope", "cope"]
+    assert at.radio(key="toy_dist_split").value == "ood"
+    assert at.selectbox(key="toy_inspect_enc").value == "alibi"
+    assert table(at, "OOD error % (this toy run)")["encoding"].tolist() == ["RoPE", "CoPE"]
+    assert [t["name"] for t in figure(at, "Error by distance — OOD")["data"]] == ["RoPE", "CoPE"]
+    # Unknown labels are dropped: the defaults apply.
+    bad = open_link({"toy_task": "<script>", "toy_dist_split": "sideways", "toy_inspect_enc": "GPT-5"})
+    assert not errors(bad)
+    assert (bad.selectbox(key="toy_task").value, bad.radio(key="toy_dist_split").value,
+            bad.selectbox(key="toy_inspect_enc").value) == ("flipflop", "id", ENCODINGS[-1])
+
+
+def _reveal(at) -> list[str]:
+    q = at.radio(key="toy_q__choice")
+    q.set_value(q.options[0]).run()
+    at.button(key="toy_q__reveal").click().run()
+    assert not errors(at)
+    return [s.value for s in at.success] + [w.value for w in at.warning]
+
+
+@needs_assets
+@pytest.mark.parametrize("task,encs", [("flipflop", None), ("selective_copy", None),
+                                       ("counting", ["learned", "rope", "t5"])])
+def test_predict_lowest_ood_error_matches_the_shipped_files(task, encs):
+    from lab import tasks as T
+
+    params = {"toy_task": T.TASKS[task].label}
+    if encs:
+        params["toy_encodings"] = [ch.short_label(e) for e in encs]
+    at = open_link(params)
+    split = T.get(task).split_names[1]  # the first OOD split
+    errs = {e: _metrics(task, e)["results"][split]["error"] for e in (encs or ENCODINGS)}  # read independently
+    low = min(round(v, 1) for v in errs.values())
+    best = [e for e, v in errs.items() if round(v, 1) == low]
+    want = ch.short_label(best[0]) if len(best) == 1 else ch.TIED
+    q = at.radio(key="toy_q__choice")
+    assert q.options == [ch.short_label(e) for e in (encs or ENCODINGS)] + [ch.TIED]
+    assert any(f"**{want}**" in v for v in _reveal(at)), want
+
+
+def test_lowest_error_reports_a_tie_at_the_shown_precision():
+    tab = ch.ResultTable(["encoding", "OOD error % (this toy run)"],
+                         [["A", 3.04], ["B", 2.96], ["C", 7.0]], ["label", "toy"])
+    assert ch.lowest_error(tab, "ood").answer == ch.TIED  # both read "3.0" in the table
+    tab.rows[0][1] = 3.06
+    assert ch.lowest_error(tab, "ood").answer == "B"
+    tab.rows[:] = [["A", 1.0], ["B", np.nan]]
+    assert ch.lowest_error(tab, "ood") is None  # one shipped run: nothing to compare
+
+
+def test_cope_chapter_links_to_the_toy_lab():
+    at = open_link({}, page="pages/contextual/cope.py")
+    assert not errors(at)
+    links = [el.proto for el in at.get("page_link")]
+    lab = [ln for ln in links if ln.page == "toy-lab"]  # the chapter key: the lab's URL path
+    assert len(lab) == 1, [(ln.page, ln.label) for ln in links]
+    assert "Flip-Flop" in lab[0].label and "CoPE" in lab[0].label and lab[0].icon == ":material/model_training:"

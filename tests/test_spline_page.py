@@ -125,3 +125,110 @@ def test_hostile_sentences_do_not_matter():
     """The page does not use the sidebar sentence; long and non-Latin text must not break it."""
     for sentence in (" ".join(["word"] * 300), "안녕하세요 세계 🌍🚀 done"):
         assert not errors(open_page(PAGE, sentence=sentence))
+
+
+# --- classroom layer: shareable links and the predict question ----------------------------------
+
+LINK = {"spline_degree": "5", "spline_k": "12", "spline_knots": "uniform", "spline_point": "11",
+        "spline_dx": "-0.5", "spline_dy": "0.25", "spline_shape": "letter", "spline_letter": "W",
+        "spline_a": "0.9", "spline_ctrl": "2", "spline_pc1": "-2.0", "spline_blend_a": "spiral",
+        "spline_alpha": "0.25"}
+
+
+def open_link(params: dict[str, str]):
+    """A fresh session opened with ?params (as a shared link would), then switched to this page."""
+    from streamlit.testing.v1 import AppTest
+
+    from tests.helpers import APP, TIMEOUT
+
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    for k, v in params.items():
+        at.query_params[k] = v
+    at.run()
+    at.switch_page(PAGE).run()
+    return at
+
+
+def _value(at, key):
+    for kind in ("slider", "selectbox", "radio"):
+        found = [w for w in getattr(at, kind) if w.key == key]
+        if found:
+            return found[0].value
+    raise AssertionError(key)
+
+
+def test_link_restores_the_bound_controls_and_the_pictures():
+    at = open_link(LINK)
+    assert not errors(at)
+    expected = {"spline_degree": 5, "spline_k": 12, "spline_knots": "uniform", "spline_point": 11,
+                "spline_dx": -0.5, "spline_dy": 0.25, "spline_shape": "letter", "spline_letter": "W",
+                "spline_a": 0.9, "spline_ctrl": 2, "spline_pc1": -2.0, "spline_blend_a": "spiral",
+                "spline_alpha": 0.25}
+    for k, v in expected.items():
+        assert _value(at, k) == v, k
+    figure(at, "The 12 basis functions of degree 5, uniform knots")  # the picture follows the link
+    figure(at, "B-spline (degree 5, uniform): moving P11")
+    figure(at, "Blending control points, α = 0.25")
+    # A link beyond a widget's bounds falls back to its default.
+    bad = open_link({"spline_degree": "9", "spline_k": "inf", "spline_knots": "<b>x</b>", "spline_alpha": "nan"})
+    assert not errors(bad)
+    assert (_value(bad, "spline_degree"), _value(bad, "spline_k"), _value(bad, "spline_knots"),
+            _value(bad, "spline_alpha")) == (3, 10, "clamped", 0.5)
+
+
+def _cox_de_boor(i: int, p: int, knots: list[float], t: float) -> float:
+    """N_{i,p}(t) by the textbook recursion, plain float64, 0/0 read as 0 (independent of encoders/)."""
+    if p == 0:
+        return 1.0 if knots[i] <= t < knots[i + 1] else 0.0
+    left = right = 0.0
+    if knots[i + p] > knots[i]:
+        left = (t - knots[i]) / (knots[i + p] - knots[i]) * _cox_de_boor(i, p - 1, knots, t)
+    if knots[i + p + 1] > knots[i + 1]:
+        right = (knots[i + p + 1] - t) / (knots[i + p + 1] - knots[i + 1]) * _cox_de_boor(i + 1, p - 1, knots, t)
+    return left + right
+
+
+def _independent_spans(n_ctrl: int, p: int, kind: str, i: int) -> tuple[int, int]:
+    """Knot vectors written out by hand; a domain span counts if N_{i,p} is non-zero at its midpoint."""
+    if kind == "clamped":
+        inner = n_ctrl - p - 1
+        knots = [0.0] * (p + 1) + [k / (inner + 1) for k in range(1, inner + 1)] + [1.0] * (p + 1)
+    else:
+        knots = [(k - p) / (n_ctrl - p) for k in range(n_ctrl + p + 1)]
+    lo, hi = knots[p], knots[n_ctrl]
+    spans = [(a, b) for a, b in zip(knots, knots[1:]) if b > a and lo <= a and b <= hi]
+    return sum(_cox_de_boor(i, p, knots, (a + b) / 2) > 0 for a, b in spans), len(spans)
+
+
+def test_span_count_matches_an_independent_cox_de_boor():
+    from explain.chapters import spline as ch
+
+    for kind in ("clamped", "uniform"):
+        for p in range(1, 6):
+            for n_ctrl in (6, 9, 12):
+                for i in range(n_ctrl):
+                    assert ch.spans_moved(n_ctrl, p, kind, i) == _independent_spans(n_ctrl, p, kind, i), (kind, p, n_ctrl, i)
+    assert ch.spans_moved(10, 3, "clamped", 0) == (1, 7) and ch.spans_moved(10, 3, "clamped", 5) == (4, 7)
+
+
+@pytest.mark.parametrize("params", [{}, {"spline_degree": "2", "spline_k": "7", "spline_point": "1"},
+                                    {"spline_degree": "5", "spline_k": "12", "spline_knots": "uniform",
+                                     "spline_point": "6"}])
+def test_predict_question_is_answered_by_the_knot_spans(params):
+    at = open_link(params)
+    p, k = _value(at, "spline_degree"), _value(at, "spline_k")
+    kind, i = _value(at, "spline_knots"), _value(at, "spline_point")
+    moved, total = _independent_spans(k, p, kind, i)
+    q = at.radio(key="spline_q__choice")
+    assert f"{total} spans (all of them)" in q.options
+    q.set_value(q.options[0]).run()
+    at.button(key="spline_q__reveal").click().run()
+    assert not errors(at)
+    shown = [s.value for s in at.success] + [w.value for w in at.warning]
+    want = f"**{moved} span{'s' if moved != 1 else ''}" + (" (all of them)" if moved == total else "") + "**"
+    assert any(want in v for v in shown), (want, shown)
+    # The picture agrees: the moved stretch of the B-spline covers about moved/total of the domain
+    # (the curve is sampled evenly in t; spans are equally long inside the domain for both knot kinds).
+    bs = figure(at, f"B-spline (degree {p}, {kind}): moving P{i}")
+    share = np.isfinite(fig_array(bs["data"][-1]["x"])).mean()
+    assert abs(share - moved / total) < 0.02, (share, moved, total)

@@ -120,6 +120,8 @@ class Session:
                 self.errors.append(f"st.error: {el.alert.body[:200]}")
             else:
                 self.texts.append(el.alert.body)
+        elif kind == "progress":
+            self.texts.append(el.progress.text)
         elif kind in ("slider", "text_area", "button", "selectbox", "number_input", "toggle", "checkbox"):
             self.elements[getattr(el, kind).id] = (kind, getattr(el, kind))
 
@@ -178,6 +180,64 @@ async def one_learner(s: Session, actions: int, paths: list[str]) -> None:
         s.errors.append(f"{type(e).__name__}: {e}")
 
 
+async def one_trainer(s: Session, patience: float) -> dict:
+    """Open the toy-task lab, ask for a 20-step training with a seed of its own (so the cache cannot
+    answer), then reload the page once a second, as the page's own poll would, until it is done."""
+    out = {"queued": False, "refused": False, "finished": False, "polls": 0}
+    ws_url = s.url.replace("http://", "ws://") + "/_stcore/stream"
+    try:
+        async with websockets.connect(ws_url, subprotocols=["streamlit"], max_size=2**28,
+                                      open_timeout=s.timeout) as ws:
+            await s.run_script(ws, "")
+            await s.run_script(ws, s.pages.get("toy-lab", ""))
+            steps, _ = s.widget("slider", "toy_train_steps")
+            seed, _ = s.widget("number_input", "toy_train_seed")
+            go, _ = s.widget("button", "toy_train_go")
+            if not (steps and seed and go):
+                s.errors.append("the toy-task lab has no training form")
+                return out
+            st_steps = WidgetState(id=steps)
+            st_steps.double_array_value.data.append(20)
+            s.widgets.update({steps: st_steps, seed: WidgetState(id=seed, int_value=500 + s.n)})
+            s.widgets[go] = WidgetState(id=go, trigger_value=True)
+            s.times.append(await s.run_script(ws))
+            del s.widgets[go]  # a trigger fires once; later reruns must not press it again
+            t0 = time.perf_counter()
+            while time.perf_counter() - t0 < patience:
+                said = " ".join(s.texts)
+                out["queued"] |= "queued behind" in said
+                if "queue is full" in said.lower() or "try again" in said.lower():
+                    out["refused"] = True
+                    break
+                if "Finished" in said or "Stopped" in said:
+                    out["finished"] = "Finished" in said
+                    break
+                await asyncio.sleep(1.0)
+                out["polls"] += 1
+                s.times.append(await s.run_script(ws))
+            else:
+                s.errors.append(f"training not finished after {patience:.0f} s")
+    except (asyncio.TimeoutError, TimeoutError):
+        s.errors.append(f"no answer within {s.timeout:.0f} s")
+    except Exception as e:
+        s.errors.append(f"{type(e).__name__}: {e}")
+    return out
+
+
+async def training_rush(url: str, n: int, timeout: float) -> dict:
+    sessions = [Session(k, url, timeout) for k in range(n)]
+    t0 = time.perf_counter()
+    outs = await asyncio.gather(*(one_trainer(s, patience=600.0) for s in sessions))
+    return {
+        "trainers": n,
+        "wall_s": round(time.perf_counter() - t0, 1),
+        "finished": sum(o["finished"] for o in outs),
+        "told_queued": sum(o["queued"] for o in outs),
+        "refused_queue_full": sum(o["refused"] for o in outs),
+        "errors": [f"session {s.n}: {e}" for s in sessions for e in s.errors],
+    }
+
+
 def peak_rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
@@ -212,6 +272,7 @@ def main() -> int:
     ap.add_argument("--sessions", type=int, nargs="+", default=[10, 30], help="N per round, each ≤ 60")
     ap.add_argument("--actions", type=int, default=12, help="inputs per session after the first (≤ 50)")
     ap.add_argument("--timeout", type=float, default=120.0, help="longest wait for one run, seconds")
+    ap.add_argument("--train", type=int, default=0, help="then N sessions press Train in the toy lab at once (≤ 30)")
     ap.add_argument("--out", type=Path, default=ROOT / "bench_results" / "load.json")
     args = ap.parse_args()
     if any(not 1 <= n <= 60 for n in args.sessions) or not 1 <= args.actions <= 50:
@@ -233,10 +294,18 @@ def main() -> int:
                   f"leaks {len(r['leaks'])}; server peak RSS {r['server_peak_rss_mb']} MB", flush=True)
             for e in r["errors"][:10]:
                 print("   ", e)
+        if 0 < args.train <= 30:
+            t = asyncio.run(training_rush(url, args.train, args.timeout))
+            t["server_peak_rss_mb"] = round(peak_rss_mb(proc.pid), 1)
+            results["training"] = t
+            print(f"Train x{args.train}: {t['finished']} finished, {t['told_queued']} told they were queued, "
+                  f"{t['refused_queue_full']} refused (queue full), errors {len(t['errors'])}, {t['wall_s']} s", flush=True)
+            for e in t["errors"][:10]:
+                print("   ", e)
     finally:
         stop_server(proc)
     args.out.write_text(json.dumps(results, indent=2, ensure_ascii=False))
-    bad = any(r["errors"] or r["leaks"] for r in results["rounds"])
+    bad = any(r["errors"] or r["leaks"] for r in results["rounds"]) or bool(results.get("training", {}).get("errors"))
     return 1 if bad else 0
 
 

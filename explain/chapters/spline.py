@@ -111,6 +111,20 @@ def local_edit(n_ctrl: int, degree: int, kind: str, index: int, dx: float, dy: f
                      float(ch.mean()), float(chz.mean()))
 
 
+def spans_moved(n_ctrl: int, degree: int, kind: str, index: int) -> tuple[int, int]:
+    """(how many knot spans of the domain P_index acts on, how many non-empty spans the domain has):
+    the spans [t_k, t_k+1) of the same knot vector the picture uses that lie inside
+    S.support(knots, p, index) — the interval the local-edit caption reports. At most p + 1;
+    fewer near the ends of a clamped or uniform knot vector, where part of [t_i, t_i+p+1] lies
+    outside the domain or has zero length."""
+    knots = knot_vector(kind, n_ctrl, degree)
+    k = knots.numpy()
+    lo, hi = S.domain(knots, degree)
+    a, b = S.support(knots, degree, index)
+    spans = [(k[m], k[m + 1]) for m in range(len(k) - 1) if k[m + 1] > k[m] and lo <= k[m] and k[m + 1] <= hi]
+    return sum(1 for s, e in spans if a <= s and e <= b), len(spans)
+
+
 # --- part 2: the trained autoencoders ----------------------------------------------------------------
 
 @lru_cache(maxsize=1)  # read-only weights, loaded once per process; every call below is no_grad

@@ -108,6 +108,29 @@ def results_table(task: str, encodings: tuple[str, ...], directory: str = str(TO
     return ResultTable(cols, rows, kinds)
 
 
+TIED = "a tie"  # lowest_error's answer when two or more encodings share the lowest error (as shown)
+
+
+@dataclass
+class Lowest:
+    split: str
+    errors: dict[str, float]  # shown label → error % (encodings with a shipped run only)
+    answer: str  # the label with the lowest error as shown (one decimal), or TIED
+
+
+def lowest_error(table: ResultTable, split: str) -> Lowest | None:
+    """Which encoding of `table` (results_table's, the one the page shows) has the lowest error on
+    `split`, compared at the table's one-decimal precision; TIED if several share it. None when fewer
+    than two encodings have a shipped run."""
+    col = table.columns.index(f"{SPLIT_SHORT[split]} error % (this toy run)")
+    errors = {row[0]: float(row[col]) for row in table.rows if not np.isnan(row[col])}
+    if len(errors) < 2:
+        return None
+    shown = {k: round(v, 1) for k, v in errors.items()}
+    best = [k for k, v in shown.items() if v == min(shown.values())]
+    return Lowest(split, errors, best[0] if len(best) == 1 else TIED)
+
+
 @dataclass
 class Curves:
     steps: np.ndarray

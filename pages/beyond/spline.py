@@ -7,6 +7,7 @@ from encoders import spline as enc
 from explain import figures as F
 from explain.chapters import spline as ch
 from lab import spline_data
+from ui.classroom import URL, predict, secondary
 from ui.common import header, plot, prose
 
 KEY = "spline"
@@ -26,10 +27,10 @@ sweep_curves = st.cache_data(ch.sweep_curves)
 st.header("Part 1 · B-splines and local control")
 prose(KEY, "basis-intro")
 c1, c2, c3 = st.columns(3)
-degree = c1.slider("Degree p", 1, 5, 3, key="spline_degree", help="1 (straight pieces) to 5 (quintic).")
-n_ctrl = c2.slider("Control points K", 6, ch.MAX_CTRL, 10, key="spline_k",
+degree = c1.slider("Degree p", 1, 5, 3, key="spline_degree", **URL, help="1 (straight pieces) to 5 (quintic).")
+n_ctrl = c2.slider("Control points K", 6, ch.MAX_CTRL, 10, key="spline_k", **URL,
                    help=f"6 to {ch.MAX_CTRL}; K basis functions, K + p + 1 knots.")
-knots_kind = c3.radio("Knot vector", ("clamped", "uniform"), horizontal=True, key="spline_knots",
+knots_kind = c3.radio("Knot vector", ("clamped", "uniform"), horizontal=True, key="spline_knots", **URL,
                       help="Clamped: end knots repeated p + 1 times, the curve ends on P0 and P(K−1). "
                            "Uniform: evenly spaced knots.")
 B = basis(degree, n_ctrl, knots_kind)
@@ -50,12 +51,29 @@ st.subheader("Local control: move one point")
 prose(KEY, "local-intro")
 if st.session_state.get("spline_point", 0) > n_ctrl - 1:  # fewer points than the remembered choice
     st.session_state.pop("spline_point")
-e1, e2, e3 = st.columns(3)
-point = e1.slider("Control point to move", 0, n_ctrl - 1, min(5, n_ctrl - 1), key="spline_point",
+e1, e2 = st.columns([1, 2])
+point = e1.slider("Control point to move", 0, n_ctrl - 1, min(5, n_ctrl - 1), key="spline_point", **URL,
                   help=f"P0 to P{n_ctrl - 1} (one of the K points).")
-dx = e2.slider("Move in x", -1.0, 1.0, 0.0, 0.05, key="spline_dx", help="−1 to 1.")
-dy = e3.slider("Move in y", -1.0, 1.0, 0.6, 0.05, key="spline_dy", help="−1 to 1.")
+with e2, secondary("How far it moves"):
+    e3, e4 = st.columns(2)
+    dx = e3.slider("Move in x", -1.0, 1.0, 0.0, 0.05, key="spline_dx", **URL, help="−1 to 1.")
+    dy = e4.slider("Move in y", -1.0, 1.0, 0.6, 0.05, key="spline_dy", **URL, help="−1 to 1.")
 E = local_edit(n_ctrl, degree, knots_kind, point, dx, dy)
+# The answer comes from the same knot vector and support interval the picture and its caption use.
+moved_spans, n_spans = ch.spans_moved(n_ctrl, degree, knots_kind, point)
+predict(
+    "spline_q", f"You move control point **P{point}** of the {knots_kind} B-spline of degree p = {degree} with "
+    f"K = {n_ctrl} control points. Its domain has {n_spans} knot spans: on how many of them can the curve change?",
+    sorted(set(range(1, min(degree + 1, n_spans) + 1)) | {n_spans}), moved_spans,
+    f"**{moved_spans}** of {n_spans}. P{point} is weighted by $N_{{{point},{degree}}}$, which is non-zero only on "
+    f"$[t_{{{point}}}, t_{{{point + degree + 1}}})$: at most p + 1 = {degree + 1} knot spans. "
+    + ("All of them lie inside the domain here. " if moved_spans == degree + 1 else
+       "Near the ends, part of that interval lies outside the domain or has zero length (repeated knots), "
+       "so fewer spans are left. ")
+    + f"Here that is t ∈ [{E.support[0]:.3g}, {E.support[1]:.3g}]; every other span keeps its shape exactly. "
+    "The Bézier curve through the same points has one span only, and all of it moves.",
+    format_func=lambda n: f"{n} span{'s' if n != 1 else ''}" + (" (all of them)" if n == n_spans else ""),
+)
 l1, l2 = st.columns(2)
 with l1:
     plot(F.curve_edit(E.bspline_before, E.bspline_after, E.bspline_changed,
@@ -84,15 +102,15 @@ sm, pm, am = metrics["spline"], metrics["pe-cat"], metrics["alibi-cat"]
 st.subheader("Pick an input curve")
 prose(KEY, "pick")
 p1, p2, p3, p4, p5 = st.columns(5)
-family = p1.selectbox("Shape family", spline_data.KINDS, index=3, key="spline_shape",
+family = p1.selectbox("Shape family", spline_data.KINDS, index=3, key="spline_shape", **URL,
                       help="Sines (left to right), arcs and spirals (counter-clockwise), letters (stroke order).")
-letter = p2.selectbox("Letter", spline_data.LETTER_NAMES, index=5, key="spline_letter",
+letter = p2.selectbox("Letter", spline_data.LETTER_NAMES, index=5, key="spline_letter", **URL,
                       help="Used when the family is 'letter'.", disabled=family != "letter")
 HELP = {"sine": ("amplitude", "half-waves (1–4)", "phase"), "arc": ("radius", "sweep (180°–330°)", "start angle"),
         "spiral": ("outer radius", "turns (1–2)", "start angle"), "letter": ("size", "slant", "rotation")}
-a = p3.slider(f"a: {HELP[family][0]}", 0.0, 1.0, 0.5, 0.05, key="spline_a", help="0 to 1.")
-b = p4.slider(f"b: {HELP[family][1]}", 0.0, 1.0, 0.5, 0.05, key="spline_b", help="0 to 1.")
-c = p5.slider(f"c: {HELP[family][2]}", 0.0, 1.0, 0.5, 0.05, key="spline_c", help="0 to 1.")
+a = p3.slider(f"a: {HELP[family][0]}", 0.0, 1.0, 0.5, 0.05, key="spline_a", **URL, help="0 to 1.")
+b = p4.slider(f"b: {HELP[family][1]}", 0.0, 1.0, 0.5, 0.05, key="spline_b", **URL, help="0 to 1.")
+c = p5.slider(f"c: {HELP[family][2]}", 0.0, 1.0, 0.5, 0.05, key="spline_c", **URL, help="0 to 1.")
 
 R = reconstruct(family, a, b, c, letter)
 r1, r2 = st.columns([3, 2])
@@ -116,10 +134,10 @@ st.subheader("Edit one latent control point")
 prose(KEY, "edit")
 k1, k2, k3 = st.columns(3)
 K = len(R.ctrl_2d)
-ctrl_index = k1.slider("Control point to move", 0, K - 1, 4, key="spline_ctrl", help=f"P0 to P{K - 1}.")
-along1 = k2.slider("Along PC 1 (× spread)", -3.0, 3.0, 1.5, 0.25, key="spline_pc1",
+ctrl_index = k1.slider("Control point to move", 0, K - 1, 4, key="spline_ctrl", **URL, help=f"P0 to P{K - 1}.")
+along1 = k2.slider("Along PC 1 (× spread)", -3.0, 3.0, 1.5, 0.25, key="spline_pc1", **URL,
                    help="−3 to 3 standard deviations of the trajectory along its first principal direction.")
-along2 = k3.slider("Along PC 2 (× spread)", -3.0, 3.0, 0.0, 0.25, key="spline_pc2",
+along2 = k3.slider("Along PC 2 (× spread)", -3.0, 3.0, 0.0, 0.25, key="spline_pc2", **URL,
                    help="−3 to 3 standard deviations along the second principal direction.")
 L = edit_latent(family, a, b, c, letter, ctrl_index, along1, along2)
 t1, t2 = st.columns(2)
@@ -153,13 +171,13 @@ with b2:
 st.subheader("Interpolate between two curves")
 prose(KEY, "blend")
 q1, q2, q3, q4, q5 = st.columns(5)
-fam_a = q1.selectbox("Curve A", spline_data.KINDS, index=0, key="spline_blend_a", help="Parameters at their middle.")
-let_a = q2.selectbox("Letter A", spline_data.LETTER_NAMES, index=0, key="spline_blend_la",
+fam_a = q1.selectbox("Curve A", spline_data.KINDS, index=0, key="spline_blend_a", **URL, help="Parameters at their middle.")
+let_a = q2.selectbox("Letter A", spline_data.LETTER_NAMES, index=0, key="spline_blend_la", **URL,
                      disabled=fam_a != "letter", help="Used when curve A is a letter.")
-fam_b = q3.selectbox("Curve B", spline_data.KINDS, index=3, key="spline_blend_b", help="Parameters at their middle.")
-let_b = q4.selectbox("Letter B", spline_data.LETTER_NAMES, index=4, key="spline_blend_lb",
+fam_b = q3.selectbox("Curve B", spline_data.KINDS, index=3, key="spline_blend_b", **URL, help="Parameters at their middle.")
+let_b = q4.selectbox("Letter B", spline_data.LETTER_NAMES, index=4, key="spline_blend_lb", **URL,
                      disabled=fam_b != "letter", help="Used when curve B is a letter.")
-alpha = q5.slider("α (0 = A, 1 = B)", 0.0, 1.0, 0.5, 0.05, key="spline_alpha", help="0 to 1.")
+alpha = q5.slider("α (0 = A, 1 = B)", 0.0, 1.0, 0.5, 0.05, key="spline_alpha", **URL, help="0 to 1.")
 M = blend(fam_a, let_a, fam_b, let_b, alpha)
 plot(F.curves_2d({"A": M.a, "B": M.b, "point-by-point mix": M.straight, "spline model": M.spline,
                   "PE baseline": M.pe_cat},

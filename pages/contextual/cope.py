@@ -246,3 +246,5 @@ plot(F.token_heatmap(mv.weights[head - 1], mv.tokens, mv.tokens,
                      f"Head {head}: attention weights, CoPE ({variant})", kind="weights", value_label="weight"),
      "model_weights")
 st.caption(f"Relative quantity on every map: {SIGN}.")
+st.page_link("pages/labs/toy_tasks.py", label="Try it: train CoPE on Flip-Flop in the toy-task lab",
+             icon=":material/model_training:")

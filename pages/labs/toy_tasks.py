@@ -14,6 +14,7 @@ from lab.model import TinyTransformer
 from lab.regenerate import ENCODINGS, shipped_config
 from lab.service import SEED_RANGE, STEP_RANGE, QueueFull, TrainingService
 from lab.train import answer_loss
+from ui.classroom import URL, predict
 from ui.common import header, inline_tokens, plot, prose
 
 KEY = "toy-lab"
@@ -35,11 +36,11 @@ def service() -> TrainingService:
 
 c1, c2 = st.columns([1, 2])
 task_name = c1.selectbox(
-    "Task", list(T.TASKS), format_func=lambda k: T.TASKS[k].label, key="toy_task",
+    "Task", list(T.TASKS), format_func=lambda k: T.TASKS[k].label, key="toy_task", **URL,
     help="The three toy tasks of the CoPE paper, scaled down to train in about a minute on one CPU core.",
 )
 encs = c2.multiselect(
-    "Encodings", list(ENCODINGS), default=list(ENCODINGS), format_func=ch.short_label, key="toy_encodings",
+    "Encodings", list(ENCODINGS), default=list(ENCODINGS), format_func=ch.short_label, key="toy_encodings", **URL,
     help="The six shipped encodings (up to 6). Every one was trained with the same settings and seed.",
 )
 task = T.get(task_name)
@@ -59,6 +60,18 @@ else:
     prose(KEY, "shipped")
     cfg = shipped_config(task_name, encs[0])
     tab = results_table(task_name, encs)
+    q = ch.lowest_error(tab, task.split_names[1])  # the first OOD split, from the numbers the table shows
+    if q is not None:
+        predict(
+            "toy_q", f"{task.label}, shipped run: which of the {len(q.errors)} encodings shown has the lowest "
+            f"error on the **{ch.SPLIT_SHORT[q.split]}** test set? (If two or more share the lowest error as shown, "
+            "to one decimal, the answer is “a tie”.)",
+            list(q.errors) + [ch.TIED], q.answer,
+            f"**{q.answer if q.answer != ch.TIED else 'A tie'}** — read it in the table below: "
+            + ", ".join(f"{k} {v:.1f}%" for k, v in sorted(q.errors.items(), key=lambda kv: kv[1]))
+            + ". The paper's full-scale models put CoPE first here; whether this small run agrees is checked "
+            "pair by pair under the table.",
+        )
     # Text cells: a missing number reads "—" (no shipped run) or "not in paper", never "None".
     blank = {"toy": "—", "paper": "not in paper", "seconds": "—"}
     df = pd.DataFrame(
@@ -105,7 +118,7 @@ else:
     st.markdown("**Error against distance**")
     prose(KEY, f"distance-{task_name}")
     split = st.radio("Test split", list(task.split_names), format_func=lambda s: ch.SPLIT_SHORT[s],
-                     horizontal=True, key="toy_dist_split", help="Which test set the bars count.")
+                     horizontal=True, key="toy_dist_split", **URL, help="Which test set the bars count.")
     de = distance_errors(task_name, encs, split)
     plot(F.grouped_bars(de.bins, de.error, f"Error by distance — {ch.SPLIT_SHORT[split]}",
                         x_title=task.distance_label, y_title="error %", counts=de.counts), "toy_distance")
@@ -205,7 +218,7 @@ live_panel()
 st.subheader("Inspect a trained model")
 prose(KEY, "inspect")
 i1, i2 = st.columns([1, 3])
-i_enc = i1.selectbox("Shipped model", list(ENCODINGS), format_func=ch.short_label, key="toy_inspect_enc",
+i_enc = i1.selectbox("Shipped model", list(ENCODINGS), format_func=ch.short_label, key="toy_inspect_enc", **URL,
                      index=len(ENCODINGS) - 1, help="One of the shipped models for the task chosen above.")
 text = i2.text_input(
     "Task string", task.example, key=f"toy_inspect_text_{task_name}", max_chars=400,
