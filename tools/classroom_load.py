@@ -146,6 +146,8 @@ class Session:
             return False
         wid, p = sliders[(self.n + k) % len(sliders)]
         v = p.min + (p.max - p.min) * (((self.n * 7 + k * 3) % 11) / 10)
+        if p.step:  # a browser's slider only lands on its steps (e.g. even d on Sinusoidal)
+            v = min(p.max, p.min + round((v - p.min) / p.step) * p.step)
         if p.data_type == p.INT:
             v = round(v)
         state = WidgetState(id=wid)
