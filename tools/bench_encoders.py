@@ -3,8 +3,8 @@
     .venv/bin/pip install -r requirements-bench.txt     # once: the reference libraries
     python tools/bench_encoders.py --repeats 30
 
-Pairs (ours / theirs, median wall time of `--repeats` calls after 3 warm-up calls, one thread — the
-app runs torch with one thread per process):
+Pairs (ours / theirs, median wall time of `--repeats` calls after 3 warm-up calls, the two sides
+alternating call by call, one thread — the app runs torch with one thread per process):
   * RoPE on q and k (1, 8, L, 64) float32: encoders.rope.apply_rotary vs rotary-embedding-torch's
     RotaryEmbedding.rotate_queries_or_keys, and vs transformers' LlamaRotaryEmbedding +
     apply_rotary_pos_emb (both half-split layout there; ours in both layouts);
@@ -37,17 +37,6 @@ from encoders.rope import apply_rotary  # noqa: E402
 from encoders.t5 import T5Bias, T5Config, relative_position_bucket  # noqa: E402
 
 L, H, D = 1024, 8, 64
-
-
-def median_time(fn, repeats: int) -> float:
-    for _ in range(3):
-        fn()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def rope_pairs(repeats: int) -> list[dict]:
@@ -135,7 +124,17 @@ def alibi_pairs(repeats: int) -> list[dict]:
 
 
 def pair(what: str, theirs_name: str, ours, theirs, repeats: int, agree: float) -> dict:
-    t_ours, t_theirs = median_time(ours, repeats), median_time(theirs, repeats)
+    # Alternate the two, call by call: on a shared or throttled machine the speed drifts over
+    # seconds, and timing one side after the other would charge the drift to one of them.
+    for _ in range(3):
+        ours(), theirs()
+    t_o, t_t = [], []
+    for _ in range(repeats):
+        for fn, times in ((ours, t_o), (theirs, t_t)):
+            t0 = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t0)
+    t_ours, t_theirs = statistics.median(t_o), statistics.median(t_t)
     return {"what": what, "reference": theirs_name, "ours_ms": round(1e3 * t_ours, 3),
             "theirs_ms": round(1e3 * t_theirs, 3), "ratio": round(t_ours / t_theirs, 2),
             "max_abs_diff": agree}
