@@ -57,13 +57,13 @@ def _layout(fig: go.Figure, title: str, height: int) -> go.Figure:
     return fig
 
 
-def _tick_positions(n: int) -> list[int]:
-    step = max(1, int(np.ceil(n / MAX_TICKS)))
+def _tick_positions(n: int, max_ticks: int = MAX_TICKS) -> list[int]:
+    step = max(1, int(np.ceil(n / max_ticks)))
     return list(range(0, n, step))
 
 
-def _token_axis(tokens: Sequence[str], max_chars: int = 14) -> dict:
-    ticks = _tick_positions(len(tokens))
+def _token_axis(tokens: Sequence[str], max_chars: int = 14, max_ticks: int = MAX_TICKS) -> dict:
+    ticks = _tick_positions(len(tokens), max_ticks)
     text = [_escape(_short(tokens[t], max_chars)) for t in ticks]
     return dict(tickmode="array", tickvals=ticks, ticktext=text, showgrid=False)
 
@@ -104,6 +104,7 @@ def token_heatmap(
     zmax: float | None = None,
     show_values: bool | None = None,
     height: int | None = None,
+    max_ticks: int = MAX_TICKS,
 ) -> go.Figure:
     """A (rows × cols) matrix with tokens on both axes. NaN cells (e.g. causally masked) stay blank.
 
@@ -153,11 +154,11 @@ def token_heatmap(
     )
     fig = go.Figure(heat)
     if col_tokens:
-        fig.update_xaxes(title=col_title, side="bottom", tickangle=-45, zeroline=False, **_token_axis(col_tokens))
+        fig.update_xaxes(title=col_title, side="bottom", tickangle=-45, zeroline=False, **_token_axis(col_tokens, max_ticks=max_ticks))
     else:
         fig.update_xaxes(title=col_title, side="bottom", showgrid=False)
     # No zero lines: they would cross the blank (NaN, masked) cells of row 0 / column 0.
-    fig.update_yaxes(title=row_title, autorange="reversed", zeroline=False, **_token_axis(row_tokens))
+    fig.update_yaxes(title=row_title, autorange="reversed", zeroline=False, **_token_axis(row_tokens, max_ticks=max_ticks))
     side = max(n_rows, 4)
     return _layout(fig, title, height or int(min(720, max(340, 130 + 22 * side))))
 
@@ -579,6 +580,7 @@ def token_heatmap_grid(
     zmax: float | None = None,
     cols: int = 4,
     panel_height: int = 250,
+    max_ticks: int | None = None,
 ) -> go.Figure:
     """Small multiples: one (n × n) token heatmap per panel (zs: (panels, n, n)), one shared colour
     scale so panels compare at a glance. NaN cells stay blank. Rows and columns are named
@@ -591,7 +593,9 @@ def token_heatmap_grid(
     cols = max(1, min(cols, n_panels))
     rows = int(np.ceil(n_panels / cols))
     names = [f"{k} · {_escape(t)}" for k, t in enumerate(tokens)]
-    step = max(1, int(np.ceil(len(names) / {1: MAX_TICKS, 2: 24}.get(cols, 8))))
+    # Labels per panel axis: fewer as panels get narrower. The caller knows when the whole figure
+    # itself sits in a narrow page column (max_ticks).
+    step = max(1, int(np.ceil(len(names) / (max_ticks or {1: MAX_TICKS, 2: 24}.get(cols, 8)))))
     tick_idx = list(range(0, len(names), step))
     ticks = dict(type="category", tickmode="array", tickvals=[names[k] for k in tick_idx],
                  ticktext=[_escape(_short(tokens[k], 8)) for k in tick_idx], showgrid=False,
@@ -930,15 +934,18 @@ def token_map(z: np.ndarray, tokens: Sequence[str], title: str, *, kind: str = "
 
 
 def lab_map(z: np.ndarray, tokens: Sequence[str], title: str, *, kind: str = "weights",
-            value_label: str = "weight", zmax: float | None = None, height: int | None = None) -> go.Figure:
+            value_label: str = "weight", zmax: float | None = None, height: int | None = None,
+            max_ticks: int = MAX_TICKS) -> go.Figure:
     """token_map with a colour range the caller may fix (the attention lab shares one signed range
     across its panels, so "bigger" means the same in every encoding): token_heatmap up to 64 tokens,
-    one categorical panel of token_heatmap_grid beyond."""
+    one categorical panel of token_heatmap_grid beyond. max_ticks: token labels per axis at most
+    (fewer for a map drawn in half a page's width, where 40 rotated labels run into each other)."""
     if len(tokens) <= 64:
         return token_heatmap(z, tokens, tokens, title, kind=kind, value_label=value_label, zmax=zmax,
-                             height=height)
+                             height=height, max_ticks=max_ticks)
     return token_heatmap_grid(np.asarray(z)[None], tokens, title, panel_titles=[""], kind=kind,
-                              value_label=value_label, zmax=zmax, cols=1, panel_height=(height or 560) - 110)
+                              value_label=value_label, zmax=zmax, cols=1, panel_height=(height or 560) - 110,
+                              max_ticks=max_ticks)
 
 
 def labelled_bars(

@@ -43,7 +43,9 @@ def panel_figure(text, seed_, method, n_heads, causal, dial, off, head, shown, z
         z, kind, value_label = lab.pick_head(part, head), "signed", "logit part"
     who = who_label(head)
     title = f"{short(method)}: {shown.replace(' alone', '')}, {who}"
-    return F.lab_map(z, p.tokens, title, kind=kind, value_label=value_label, zmax=zmax, height=height)
+    # Two panels per row: at most 20 token labels per axis, so rotated labels do not run together.
+    return F.lab_map(z, p.tokens, title, kind=kind, value_label=value_label, zmax=zmax, height=height,
+                     max_ticks=20)
 
 
 @st.cache_data(max_entries=16)
