@@ -1,6 +1,6 @@
 """PE Atlas — the frame: page config, the shared sidebar, and navigation over every chapter.
 
-Only the frame lives here. The shared widgets (sentence, seed, examples) are created in this
+Only the frame lives here. The shared widgets (language, sentence, seed, examples) are created in this
 entrypoint on every run, which is what keeps their values when the learner changes pages; they are
 mirrored in the URL so that a link restores them.
 """
@@ -11,7 +11,8 @@ import streamlit as st
 import torch
 
 from ui import classroom
-from ui.chapters import CHAPTERS, PARTS
+from ui.chapters import CHAPTERS, PARTS, part_title
+from ui.i18n import activate, language_switch, t
 from ui.sidebar import shared_sidebar
 
 # One thread per torch op: the app's tensors are small (≤ 256 tokens, d ≤ 512) and every learner's
@@ -21,11 +22,15 @@ torch.set_num_threads(1)
 
 # The favicon is a file of ours: a ":material/…:" page icon makes the browser fetch an SVG from
 # fonts.gstatic.com, a request that leaves the machine (and fails offline).
-st.set_page_config(page_title="PE Atlas", page_icon=str(Path(__file__).parent / "assets" / "icon.png"),
-                   layout="wide")
+st.set_page_config(page_title=t("common.app_title"),
+                   page_icon=str(Path(__file__).parent / "assets" / "icon.png"), layout="wide")
+
+# The language comes first: page titles, part names and every word below follow it.
+activate()
+language_switch()
 
 pages = {
-    part: [
+    part_title(part): [
         st.Page(c.path, title=c.title, icon=c.icon, url_path=c.key, default=(k == 0))
         for k, c in enumerate(CHAPTERS)
         if c.part == part

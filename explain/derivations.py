@@ -17,7 +17,14 @@ Public API
 - `numeric_check(derivation, values) -> (first, last)`: the learner's numbers at both ends.
 - `step_values(derivation, values)`: the learner's numbers at every step.
 - `to_latex(step_or_expr, highlight=False)`, `claim_latex(derivation)`.
-- `ALL_DERIVATIONS`, `get(id)`, and one builder function per identity.
+- `ALL_DERIVATIONS`, `get(id, lang)`, `all_derivations(lang)`, `message_text(check, lang)`, and one
+  builder function per identity.
+
+Words: every title, intro, claim, rule, note and parameter label comes from the catalogue
+(explain/text/<lang>/strings/derivations.toml). A builder takes `lang` and returns the same sympy
+objects in any language, so `get(id, "ko")` differs from `get(id)` only in its words; proofs run on
+the English registry and their reports are language-free apart from the English `message`, which
+`message_text` renders in any language from the check's `reason`.
 
 Pure sympy: no streamlit, no torch.
 """
@@ -40,6 +47,8 @@ from sympy.matrices.expressions import (
 )
 from sympy.printing.latex import LatexPrinter
 
+from explain import i18n
+
 __all__ = [
     "ALL_DERIVATIONS",
     "Derivation",
@@ -52,13 +61,16 @@ __all__ = [
     "VerifyReport",
     "absolute_pe_attention",
     "alibi_shift_invariance",
+    "all_derivations",
     "apply_substitution",
     "claim_latex",
     "cope_all_gates_open",
     "deberta_three_terms",
     "free_symbols",
     "get",
+    "message_text",
     "numeric_check",
+    "registered",
     "rope_block_diagonal",
     "rope_complex_2d",
     "rope_matrix_2d",
@@ -313,6 +325,8 @@ class StepCheck:
     method names the first test that succeeded ("structural", "evaluate", "per-term",
     "expand", "expand_trig", "complex", "trigsimp", "simplify"; substitution steps are
     "substitution" or "substitution + <method>"), or is "" when the check failed.
+    message says why a check failed, in English; reason holds the same as catalogue parts
+    ((key, ((name, value), ...)), ...) so that `message_text` can say it in any language.
     """
 
     index: int
@@ -320,6 +334,7 @@ class StepCheck:
     ok: bool
     method: str = ""
     message: str = ""
+    reason: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -351,6 +366,29 @@ class VerifyReport:
     def failed_rule(self) -> str | None:
         f = self.first_failure
         return None if f is None else f.rule
+
+
+def _w(lang: str, key: str, /, **values) -> str:
+    """A word of this module from the catalogue: derivations.<key> in `lang`."""
+    return i18n.t(f"derivations.{key}", lang, **values)
+
+
+def _reason(key: str, **values) -> tuple:
+    """One part of why a check failed, as a catalogue key (message.<key>) and its values."""
+    return ((key, tuple(values.items())),)
+
+
+def _render_reason(parts: tuple, lang: str) -> str:
+    return "".join(_w(lang, f"message.{key}", **dict(values)) for key, values in parts)
+
+
+def message_text(check: StepCheck, lang: str = i18n.DEFAULT) -> str:
+    """Why `check` failed, in `lang` ("" when it passed); a check without parts keeps its message."""
+    return _render_reason(check.reason, lang) if check.reason else check.message
+
+
+def _failed(index: int, rule: str, parts: tuple) -> StepCheck:
+    return StepCheck(index, rule, False, "", _render_reason(parts, i18n.DEFAULT), parts)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -481,27 +519,27 @@ def _strongest(methods: Iterable[str]) -> str:
     return max(methods, key=_METHODS.index, default="structural")
 
 
-def _equal(a, b, where) -> tuple[str | None, str]:
-    """(method, message): method is None when a = b could not be proven."""
+def _equal(a, b, where) -> tuple[str | None, tuple]:
+    """(method, reason): method is None when a = b could not be proven; reason says why (`_reason`)."""
     if a == b:
-        return "structural", ""
+        return "structural", ()
     a, b = _prepare(a, where), _prepare(b, where)
     am, bm = isinstance(a, sp.MatrixBase), isinstance(b, sp.MatrixBase)
     if am != bm:
-        return None, "one side is a matrix, the other a scalar"
+        return None, _reason("matrix_scalar")
     if am:
         if a.shape != b.shape:
-            return None, f"shape {a.shape} ≠ {b.shape}"
+            return None, _reason("shape", a=str(a.shape), b=str(b.shape))
         methods = []
         for r in range(a.rows):
             for c in range(a.cols):
                 m = _scalar_equal(a[r, c], b[r, c])
                 if m is None:
-                    return None, f"entry ({r}, {c}) differs"
+                    return None, _reason("entry", r=r, c=c)
                 methods.append(m)
-        return _strongest(methods), ""
+        return _strongest(methods), ()
     m = _scalar_equal(a, b)
-    return m, "" if m else "the difference does not simplify to 0"
+    return m, () if m else _reason("not_zero")
 
 
 def _replace(e, old, new) -> tuple[sp.Basic, int]:
@@ -561,13 +599,15 @@ def _check_step(derivation: Derivation, index: int) -> StepCheck:
         applied, missing = apply_substitution(prev.expr, cur.substitution)
         if missing:
             names = ", ".join(sp.sstr(m) for m in missing)
-            return StepCheck(index, cur.rule, False, "", f"substitution pattern not found in the previous step: {names}")
-        method, message = _equal(applied, cur.expr, derivation.where)
+            return _failed(index, cur.rule, _reason("pattern_missing", names=names))
+        method, reason = _equal(applied, cur.expr, derivation.where)
         if method is None:
-            return StepCheck(index, cur.rule, False, "", "the previous step with the substitution applied is not this step: " + message)
+            return _failed(index, cur.rule, _reason("not_this_step") + reason)
         return StepCheck(index, cur.rule, True, "substitution" if method == "structural" else f"substitution + {method}")
-    method, message = _equal(prev.expr, cur.expr, derivation.where)
-    return StepCheck(index, cur.rule, method is not None, method or "", message)
+    method, reason = _equal(prev.expr, cur.expr, derivation.where)
+    if method is None:
+        return _failed(index, cur.rule, reason)
+    return StepCheck(index, cur.rule, True, method)
 
 
 def _check_claim(derivation: Derivation) -> StepCheck | None:
@@ -577,15 +617,17 @@ def _check_claim(derivation: Derivation) -> StepCheck | None:
     index, rule = len(derivation.steps), "claim"
     if isinstance(claim, sp.Equality):
         first, last = derivation.steps[0].expr, derivation.steps[-1].expr
-        lhs_method, msg = _equal(claim.lhs, first, derivation.where)
+        lhs_method, reason = _equal(claim.lhs, first, derivation.where)
         if lhs_method is None:
-            return StepCheck(index, rule, False, "", "claim's left side is not the first step: " + msg)
-        rhs_method, msg = _equal(claim.rhs, last, derivation.where)
+            return _failed(index, rule, _reason("claim_lhs") + reason)
+        rhs_method, reason = _equal(claim.rhs, last, derivation.where)
         if rhs_method is None:
-            return StepCheck(index, rule, False, "", "claim's right side is not the last step: " + msg)
+            return _failed(index, rule, _reason("claim_rhs") + reason)
         return StepCheck(index, rule, True, _strongest([lhs_method, rhs_method]))
-    method, msg = _equal(claim, derivation.steps[-1].expr, derivation.where)
-    return StepCheck(index, rule, method is not None, method or "", msg)
+    method, reason = _equal(claim, derivation.steps[-1].expr, derivation.where)
+    if method is None:
+        return _failed(index, rule, reason)
+    return StepCheck(index, rule, True, method)
 
 
 def verify(derivation: Derivation) -> VerifyReport:
@@ -721,6 +763,17 @@ def claim_latex(derivation: Derivation) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
+def _texts(lang: str, key: str, notes: int = 0) -> dict:
+    """title, intro, claim, source and the notes of one identity, from the catalogue table `key`."""
+    return {
+        "title": _w(lang, f"{key}.title"),
+        "intro": _w(lang, f"{key}.intro"),
+        "claim": _w(lang, f"{key}.claim"),
+        "source": _w(lang, f"{key}.source"),
+        "notes": tuple(_w(lang, f"{key}.note{k}") for k in range(1, notes + 1)),
+    }
+
+
 def _real(name: str) -> sp.Symbol:
     return sp.Symbol(name, real=True)
 
@@ -735,7 +788,8 @@ def _default(k: int) -> float:
 
 
 def _entries(base: str, rows: int, cols: int, label: str) -> tuple[sp.ImmutableMatrix, list[Parameter]]:
-    """A matrix (or column vector) of real symbols, with labelled parameters for each entry."""
+    """A matrix (or column vector) of real symbols, with labelled parameters for each entry
+    (label: the group's words, e.g. "x_m (query content)"; each entry adds " [1]" or " [1,2]")."""
     matrix, params = [], []
     for r in range(rows):
         row = []
@@ -749,13 +803,15 @@ def _entries(base: str, rows: int, cols: int, label: str) -> tuple[sp.ImmutableM
     return sp.ImmutableMatrix(matrix), params
 
 
-def _vec(base: str, tex: str, label: str, dim: int = 2):
-    m, p = _entries(base, dim, 1, label)
+def _vec(base: str, tex: str, lang: str, dim: int = 2):
+    """A named column vector; its entries' labels are param.group.<base> in `lang`."""
+    m, p = _entries(base, dim, 1, _w(lang, f"param.group.{base}"))
     return Named(tex, m), p
 
 
-def _mat(base: str, tex: str, label: str, dim: int = 2):
-    m, p = _entries(base, dim, dim, label)
+def _mat(base: str, tex: str, lang: str, dim: int = 2):
+    """A named square matrix; its entries' labels are param.group.<base> in `lang`."""
+    m, p = _entries(base, dim, dim, _w(lang, f"param.group.{base}"))
     return Named(tex, m), p
 
 
@@ -779,24 +835,25 @@ f_ = sp.Symbol("f", integer=True, nonnegative=True)
 omega = sp.IndexedBase("omega", real=True)
 
 
-def _position_params(*names):
-    labels = {
-        "m": ("m (query position)", 3),
-        "n": ("n (key position)", 7),
-        "p": ("p (position)", 5),
-        "Delta": ("Δ (shift)", 2),
-        "theta": ("θ (rotation frequency)", 0.3),
-        "i": ("i (query position)", 6),
-        "j": ("j (key position)", 2),
-        "c": ("c (shift of both positions)", 4),
-    }
-    return [Parameter(nm, *labels[nm]) for nm in names]
+# The positions and shifts a learner may set, with their defaults; the label is param.<name>.
+_POSITION_DEFAULTS = {"m": 3, "n": 7, "p": 5, "Delta": 2, "theta": 0.3, "i": 6, "j": 2, "c": 4}
+# Parameters that are shifts (any sign) rather than 0-based positions, and the frequencies.
+SHIFT_PARAMETERS = frozenset({"Delta", "c"})
 
 
-def _omega_params(pairs: int):
+def is_frequency(name: str) -> bool:
+    """θ, θ_f, ω_f: the rotation and sinusoid frequencies (θ_1 … of the d-dimensional RoPE too)."""
+    return name.startswith(("theta", "omega"))
+
+
+def _position_params(lang: str, *names):
+    return [Parameter(nm, _w(lang, f"param.{nm}"), _POSITION_DEFAULTS[nm]) for nm in names]
+
+
+def _omega_params(pairs: int, lang: str):
     # Paper frequencies ω_f = 10000^(−2f/d) for d = 2·pairs (METHODS.md §1).
     d = 2 * pairs
-    return [Parameter(f"omega[{f}]", f"ω_{f} (frequency of pair {f})", 10000 ** (-2 * f / d)) for f in range(pairs)]
+    return [Parameter(f"omega[{f}]", _w(lang, "param.omega_f", f=f), 10000 ** (-2 * f / d)) for f in range(pairs)]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -816,7 +873,7 @@ def _pe(position, pairs: int) -> Named:
     return Named(r"\mathrm{PE}(%s)" % sp.latex(position, order="none"), _sinusoid(position, pairs))
 
 
-def sinusoidal_dot_product(pairs: int = 3) -> Derivation:
+def sinusoidal_dot_product(pairs: int = 3, lang: str = i18n.DEFAULT) -> Derivation:
     """PE(m)·PE(n) = Σ_f cos(ω_f (m − n)) (Vaswani et al. 2017 §3.5; METHODS.md §1).
 
     Shown for d = 2·pairs channels; the pair step is proven for a symbolic pair index f, which
@@ -827,21 +884,16 @@ def sinusoidal_dot_product(pairs: int = 3) -> Derivation:
     products = sp.sin(m * omega[f_]) * sp.sin(n * omega[f_]) + sp.cos(m * omega[f_]) * sp.cos(n * omega[f_])
     relative = sp.cos(_times(_minus(m, n), omega[f_]))
     steps = (
-        start(MatMul(_T(pe_m), pe_n), f"definition: interleaved sinusoids, d = {2 * pairs}"),
-        step(sp.Sum(products, (f_, 0, last)), "dot product, channels 2f and 2f+1 grouped into pair f"),
-        step(sp.Sum(relative, (f_, 0, last)), "angle-difference identity cos a cos b + sin a sin b = cos(a − b), per pair f", changed=relative),
+        start(MatMul(_T(pe_m), pe_n), _w(lang, "sinusoidal-dot-product.step0", d=2 * pairs)),
+        step(sp.Sum(products, (f_, 0, last)), _w(lang, "sinusoidal-dot-product.step1")),
+        step(sp.Sum(relative, (f_, 0, last)), _w(lang, "sinusoidal-dot-product.step2"), changed=relative),
     )
     return Derivation(
         id="sinusoidal-dot-product",
-        title="Sinusoidal PE: the dot product depends only on m − n",
-        intro="The dot product of two sinusoidal position vectors is a sum of cosines of (m − n)·ω_f.",
         steps=steps,
-        claim="PE(m)·PE(n) = Σ_f cos(ω_f (m − n)): it depends on m and n only through m − n, "
-        "and is symmetric in it, so it cannot tell left from right.",
         claim_expr=sp.Eq(MatMul(_T(pe_m), pe_n), sp.Sum(relative, (f_, 0, last)), evaluate=False),
-        parameters=tuple(_position_params("m", "n") + _omega_params(pairs)),
-        source="Vaswani et al. 2017, §3.5",
-        notes=("The pair step is proven for a symbolic pair index f, so it holds for every d.",),
+        parameters=tuple(_position_params(lang, "m", "n") + _omega_params(pairs, lang)),
+        **_texts(lang, "sinusoidal-dot-product", notes=1),
     )
 
 
@@ -855,7 +907,7 @@ def _shift_block(angle) -> sp.ImmutableMatrix:
     return sp.ImmutableMatrix([[sp.cos(angle), sp.sin(angle)], [-sp.sin(angle), sp.cos(angle)]])
 
 
-def sinusoidal_shift(pairs: int = 3) -> Derivation:
+def sinusoidal_shift(pairs: int = 3, lang: str = i18n.DEFAULT) -> Derivation:
     """PE(p+Δ) = T(Δ)·PE(p) with T(Δ) block-diagonal and independent of p (paper §3.5;
     METHODS.md §1; the tensor2tensor get_timing_signal_1d docstring states the same)."""
     shifted = sp.Add(p, delta, evaluate=False)
@@ -870,26 +922,18 @@ def sinusoidal_shift(pairs: int = 3) -> Derivation:
     t_delta = Named(r"T(\Delta)", sp.diag(*[_shift_block(delta * omega[f]) for f in range(pairs)]))
     pe_p = _pe(p, pairs)
     steps = (
-        start(_pe(shifted, pairs), f"definition: interleaved sinusoids at position p + Δ, d = {2 * pairs}"),
-        step(sp.ImmutableMatrix(_sinusoid(shifted, pairs)), "write out the channels"),
-        step(sp.ImmutableMatrix(expanded), "angle-sum identities sin(a+b) = sin a cos b + cos a sin b, cos(a+b) = cos a cos b − sin a sin b"),
-        step(MatMul(blocks, pe_p), "factor out PE(p): one 2×2 block per pair, acting on (sin, cos)", changed=blocks),
-        step(MatMul(t_delta, pe_p), "name the block-diagonal matrix T(Δ): it contains Δ and ω_f, never p", changed=t_delta),
+        start(_pe(shifted, pairs), _w(lang, "sinusoidal-shift.step0", d=2 * pairs)),
+        step(sp.ImmutableMatrix(_sinusoid(shifted, pairs)), _w(lang, "sinusoidal-shift.step1")),
+        step(sp.ImmutableMatrix(expanded), _w(lang, "sinusoidal-shift.step2")),
+        step(MatMul(blocks, pe_p), _w(lang, "sinusoidal-shift.step3"), changed=blocks),
+        step(MatMul(t_delta, pe_p), _w(lang, "sinusoidal-shift.step4"), changed=t_delta),
     )
     return Derivation(
         id="sinusoidal-shift",
-        title="Sinusoidal PE: a shift is a fixed linear map",
-        intro="Moving every position by Δ multiplies the encoding by a matrix that does not depend on the position.",
         steps=steps,
-        claim="PE(p + Δ) = T(Δ)·PE(p), with T(Δ) block-diagonal and independent of p, "
-        "so a linear layer can in principle attend by relative offset.",
         claim_expr=sp.Eq(_pe(shifted, pairs), MatMul(t_delta, pe_p), evaluate=False),
-        parameters=tuple(_position_params("p", "Delta") + _omega_params(pairs)),
-        source="Vaswani et al. 2017, §3.5",
-        notes=(
-            "Each block [[cos ω_fΔ, sin ω_fΔ], [−sin ω_fΔ, cos ω_fΔ]] is R(−ω_fΔ): on the (sin, cos) "
-            "order of the paper's layout a forward shift turns the pair clockwise.",
-        ),
+        parameters=tuple(_position_params(lang, "p", "Delta") + _omega_params(pairs, lang)),
+        **_texts(lang, "sinusoidal-shift", notes=1),
     )
 
 
@@ -900,16 +944,12 @@ def sinusoidal_shift(pairs: int = 3) -> Derivation:
 q1, q2, k1, k2 = (_real(s) for s in ("q1", "q2", "k1", "k2"))
 
 
-def _qk_params():
-    return [
-        Parameter("q1", "q₁ (query, first component)", 0.8),
-        Parameter("q2", "q₂ (query, second component)", -0.5),
-        Parameter("k1", "k₁ (key, first component)", 0.3),
-        Parameter("k2", "k₂ (key, second component)", 1.1),
-    ]
+def _qk_params(lang: str):
+    defaults = {"q1": 0.8, "q2": -0.5, "k1": 0.3, "k2": 1.1}
+    return [Parameter(name, _w(lang, f"param.{name}"), value) for name, value in defaults.items()]
 
 
-def rope_complex_2d() -> Derivation:
+def rope_complex_2d(lang: str = i18n.DEFAULT) -> Derivation:
     """⟨q e^{imθ}, k e^{inθ}⟩ = Re[q k̄ e^{i(m−n)θ}] (RoFormer §3.2.1, 2-D case).
 
     q = q1 + i q2 and k = k1 + i k2 are the 2-vectors read as complex numbers; the real inner
@@ -933,28 +973,21 @@ def rope_complex_2d() -> Derivation:
     euler = sp.Add(sp.cos(angle), sp.Mul(I, sp.sin(angle), evaluate=False), evaluate=False)
     inner = sp.Add(sp.Mul(re(rq), re(rk), evaluate=False), sp.Mul(im(rq), im(rk), evaluate=False), evaluate=False)
     steps = (
-        start(inner, "definition: the real inner product of the rotated 2-vectors, read as complex numbers"),
-        step(re(sp.Mul(rq, sp.conjugate(rk, evaluate=False), evaluate=False)), "⟨a, b⟩ = Re(a·b̄) for complex a, b"),
-        step(re(sp.Mul(zq, zk_bar, phase, evaluate=False)), "conj(k e^{inθ}) = k̄ e^{−inθ}; add the exponents", changed=phase),
-        step(re(sp.Mul(zq, zk_bar, euler, evaluate=False)), "Euler's formula e^{iφ} = cos φ + i sin φ", changed=euler),
+        start(inner, _w(lang, "rope-complex-2d.step0")),
+        step(re(sp.Mul(rq, sp.conjugate(rk, evaluate=False), evaluate=False)), _w(lang, "rope-complex-2d.step1")),
+        step(re(sp.Mul(zq, zk_bar, phase, evaluate=False)), _w(lang, "rope-complex-2d.step2"), changed=phase),
+        step(re(sp.Mul(zq, zk_bar, euler, evaluate=False)), _w(lang, "rope-complex-2d.step3"), changed=euler),
         step(
             (q1 * k1 + q2 * k2) * sp.cos(angle) + (q1 * k2 - q2 * k1) * sp.sin(angle),
-            "multiply out and take the real part",
+            _w(lang, "rope-complex-2d.step4"),
         ),
     )
     return Derivation(
         id="rope-complex-2d",
-        title="RoPE in 2-D, complex form",
-        intro="Rotating a 2-vector by mθ is multiplying it, as a complex number, by e^{imθ}.",
         steps=steps,
-        claim="⟨q e^{imθ}, k e^{inθ}⟩ = Re[q k̄ e^{i(m−n)θ}]: the score depends on m and n only through m − n.",
         claim_expr=re(sp.Mul(zq, zk_bar, phase, evaluate=False)),
-        parameters=tuple(_position_params("m", "n", "theta") + _qk_params()),
-        source="Su et al. (RoFormer), §3.2.1",
-        notes=(
-            "The paper's complex form carries m − n while its matrix form carries R_{n−m}; both are "
-            "the same number, since cos is even and the sin coefficient flips sign with the angle.",
-        ),
+        parameters=tuple(_position_params(lang, "m", "n", "theta") + _qk_params(lang)),
+        **_texts(lang, "rope-complex-2d", notes=1),
     )
 
 
@@ -963,7 +996,7 @@ def rope_complex_2d() -> Derivation:
 # ---------------------------------------------------------------------------------------------
 
 
-def rope_matrix_2d() -> Derivation:
+def rope_matrix_2d(lang: str = i18n.DEFAULT) -> Derivation:
     """(R(mθ)q)ᵀ(R(nθ)k) = qᵀ R((n−m)θ) k (RoFormer §3.2.1; METHODS.md §7)."""
     q = Named(r"\mathbf{q}", [q1, q2])
     k = Named(r"\mathbf{k}", [k1, k2])
@@ -971,24 +1004,21 @@ def rope_matrix_2d() -> Derivation:
     r_neg = Rot(-m * theta)
     r_rel = Rot(angle)
     steps = (
-        start(MatMul(_T(MatMul(Rot(m * theta), q)), MatMul(Rot(n * theta), k)), "definition: rotate q by mθ (query m) and k by nθ (key n), then dot"),
-        step(MatMul(_T(q), _T(Rot(m * theta)), Rot(n * theta), k), "transpose of a product: (AB)ᵀ = BᵀAᵀ"),
-        step(MatMul(_T(q), r_neg, Rot(n * theta), k), "R(a)ᵀ = R(−a): a rotation's inverse is its transpose", changed=r_neg),
-        step(MatMul(_T(q), r_rel, k), "R(a)R(b) = R(a + b): the angle-sum identity", changed=r_rel),
+        start(MatMul(_T(MatMul(Rot(m * theta), q)), MatMul(Rot(n * theta), k)), _w(lang, "rope-matrix-2d.step0")),
+        step(MatMul(_T(q), _T(Rot(m * theta)), Rot(n * theta), k), _w(lang, "rope-matrix-2d.step1")),
+        step(MatMul(_T(q), r_neg, Rot(n * theta), k), _w(lang, "rope-matrix-2d.step2"), changed=r_neg),
+        step(MatMul(_T(q), r_rel, k), _w(lang, "rope-matrix-2d.step3"), changed=r_rel),
         step(
             (q1 * k1 + q2 * k2) * sp.cos(angle) + (q2 * k1 - q1 * k2) * sp.sin(angle),
-            "multiply out",
+            _w(lang, "rope-matrix-2d.step4"),
         ),
     )
     return Derivation(
         id="rope-matrix-2d",
-        title="RoPE in 2-D, matrix form",
-        intro="Rotating q by its position and k by its position leaves a single rotation by the offset.",
         steps=steps,
-        claim="(R(mθ)q)ᵀ(R(nθ)k) = qᵀ R((n − m)θ) k: the score depends only on n − m (key − query).",
         claim_expr=sp.Eq(steps[0].expr, MatMul(_T(q), r_rel, k), evaluate=False),
-        parameters=tuple(_position_params("m", "n", "theta") + _qk_params()),
-        source="Su et al. (RoFormer), §3.2.1",
+        parameters=tuple(_position_params(lang, "m", "n", "theta") + _qk_params(lang)),
+        **_texts(lang, "rope-matrix-2d"),
     )
 
 
@@ -997,7 +1027,7 @@ def rope_matrix_2d() -> Derivation:
 # ---------------------------------------------------------------------------------------------
 
 
-def rope_block_diagonal(d: int = 4) -> Derivation:
+def rope_block_diagonal(d: int = 4, lang: str = i18n.DEFAULT) -> Derivation:
     """R_{Θ,m}ᵀ R_{Θ,n} = R_{Θ,n−m} for a concrete d with independent θ_1 … θ_{d/2}
     (RoFormer §3.2.2; METHODS.md §7: "the blocks are commuting rotations")."""
     if d % 2 or d < 2:
@@ -1007,48 +1037,42 @@ def rope_block_diagonal(d: int = 4) -> Derivation:
     diag_t = BlockDiagMatrix(*[_T(Rot(m * t)) for t in thetas])
     diag_n = BlockDiagMatrix(*[Rot(n * t) for t in thetas])
     steps = (
-        start(MatMul(_T(RopeMatrix(m, thetas)), RopeMatrix(n, thetas)), f"definition: block-diagonal rotations, d = {d}"),
-        step(MatMul(diag_t, diag_n), "the transpose of a block-diagonal matrix transposes each block"),
-        step(BlockDiagMatrix(*[MatMul(_T(Rot(m * t)), Rot(n * t)) for t in thetas]), "block-diagonal matrices multiply block by block"),
-        step(BlockDiagMatrix(*[MatMul(Rot(-m * t), Rot(n * t)) for t in thetas]), "R(a)ᵀ = R(−a) in every block"),
-        step(BlockDiagMatrix(*[Rot(_times(rel, t)) for t in thetas]), "R(a)R(b) = R(a + b) in every block"),
-        step(RopeMatrix(rel, thetas), "definition of R_{Θ,n−m}"),
+        start(MatMul(_T(RopeMatrix(m, thetas)), RopeMatrix(n, thetas)), _w(lang, "rope-relative-d.step0", d=d)),
+        step(MatMul(diag_t, diag_n), _w(lang, "rope-relative-d.step1")),
+        step(BlockDiagMatrix(*[MatMul(_T(Rot(m * t)), Rot(n * t)) for t in thetas]), _w(lang, "rope-relative-d.step2")),
+        step(BlockDiagMatrix(*[MatMul(Rot(-m * t), Rot(n * t)) for t in thetas]), _w(lang, "rope-relative-d.step3")),
+        step(BlockDiagMatrix(*[Rot(_times(rel, t)) for t in thetas]), _w(lang, "rope-relative-d.step4")),
+        step(RopeMatrix(rel, thetas), _w(lang, "rope-relative-d.step5")),
     )
+    words = _texts(lang, "rope-relative-d")
     return Derivation(
         id=f"rope-relative-d{d}",
-        title=f"RoPE in {d} dimensions: R_mᵀ R_n = R_(n−m)",
-        intro="Each frequency pair is its own 2-D rotation, so the 2-D identity holds block by block.",
         steps=steps,
-        claim=f"R_(Θ,m)ᵀ R_(Θ,n) = R_(Θ,n−m) for d = {d}, whatever the frequencies θ_f.",
         claim_expr=sp.Eq(steps[0].expr, RopeMatrix(rel, thetas), evaluate=False),
         parameters=tuple(
-            _position_params("m", "n")
-            + [Parameter(str(t), f"θ_{f} (frequency of pair {f})", 10000 ** (-2 * (f - 1) / d)) for f, t in enumerate(thetas, 1)]
+            _position_params(lang, "m", "n")
+            + [Parameter(str(t), _w(lang, "param.theta_f", f=f), 10000 ** (-2 * (f - 1) / d)) for f, t in enumerate(thetas, 1)]
         ),
-        source="Su et al. (RoFormer), §3.2.2",
+        **(words | {"title": _w(lang, "rope-relative-d.title", d=d), "claim": _w(lang, "rope-relative-d.claim", d=d)}),
     )
 
 
-def rope_relative_block() -> Derivation:
+def rope_relative_block(lang: str = i18n.DEFAULT) -> Derivation:
     """The general-d argument: one block f of R_{Θ,m}ᵀR_{Θ,n}, for a symbolic frequency θ_f
     (RoFormer §3.2.2). Every block reduces exactly as the 2-D matrix form does."""
     theta_f = _real("theta_f")
     rel = _times(_minus(n, m), theta_f)
     steps = (
-        start(MatMul(_T(Rot(m * theta_f)), Rot(n * theta_f)), "block f of R_(Θ,m)ᵀ R_(Θ,n): block-diagonal matrices multiply block by block"),
-        step(MatMul(Rot(-m * theta_f), Rot(n * theta_f)), "R(a)ᵀ = R(−a)"),
-        step(Rot(rel), "R(a)R(b) = R(a + b)"),
+        start(MatMul(_T(Rot(m * theta_f)), Rot(n * theta_f)), _w(lang, "rope-relative-block.step0")),
+        step(MatMul(Rot(-m * theta_f), Rot(n * theta_f)), _w(lang, "rope-relative-block.step1")),
+        step(Rot(rel), _w(lang, "rope-relative-block.step2")),
     )
     return Derivation(
         id="rope-relative-block",
-        title="RoPE in any dimension: block by block",
-        intro="R_(Θ,m) is block-diagonal, so R_mᵀR_n is computed one 2×2 block at a time.",
         steps=steps,
-        claim="Block f of R_(Θ,m)ᵀR_(Θ,n) is R((n − m)θ_f), which is block f of R_(Θ,n−m); "
-        "as this holds for every f, R_(Θ,m)ᵀR_(Θ,n) = R_(Θ,n−m) for every even d.",
         claim_expr=Rot(rel),
-        parameters=tuple(_position_params("m", "n") + [Parameter("theta_f", "θ_f (frequency of pair f)", 0.1)]),
-        source="Su et al. (RoFormer), §3.2.2",
+        parameters=tuple(_position_params(lang, "m", "n") + [Parameter("theta_f", _w(lang, "param.theta_f", f="f"), 0.1)]),
+        **_texts(lang, "rope-relative-block"),
     )
 
 
@@ -1057,11 +1081,11 @@ def rope_relative_block() -> Derivation:
 # ---------------------------------------------------------------------------------------------
 
 
-def _four_terms(wq, wk, xq, pq, xk, pk):
+def _four_terms(wq, wk, xq, pq, xk, pk, lang: str):
     """(W_q(x_q + p_q))ᵀ W_k(x_k + p_k) and its expansion, as steps (shared with DeBERTa)."""
     steps = (
-        start(MatMul(_T(MatMul(wq, MatAdd(xq, pq))), MatMul(wk, MatAdd(xk, pk))), "definition: query and key are projections of content + absolute position"),
-        step(MatMul(_T(MatAdd(xq, pq)), _T(wq), wk, MatAdd(xk, pk)), "transpose of a product: (AB)ᵀ = BᵀAᵀ"),
+        start(MatMul(_T(MatMul(wq, MatAdd(xq, pq))), MatMul(wk, MatAdd(xk, pk))), _w(lang, "four-terms.step0")),
+        step(MatMul(_T(MatAdd(xq, pq)), _T(wq), wk, MatAdd(xk, pk)), _w(lang, "four-terms.step1")),
         step(
             MatAdd(
                 MatMul(_T(xq), _T(wq), wk, xk),
@@ -1069,31 +1093,31 @@ def _four_terms(wq, wk, xq, pq, xk, pk):
                 MatMul(_T(pq), _T(wq), wk, xk),
                 MatMul(_T(pq), _T(wq), wk, pk),
             ),
-            "expand the product: content–content, content–position, position–content, position–position",
+            _w(lang, "four-terms.step2"),
         ),
     )
     return steps
 
 
-def absolute_pe_attention() -> Derivation:
+def absolute_pe_attention(lang: str = i18n.DEFAULT) -> Derivation:
     """The four terms of absolute-PE attention and Transformer-XL's substitution
     (Dai et al. 2019, §3.3; METHODS.md §4; R_{i−j}, query − key)."""
-    wq, pw = _mat("W_q", r"W_q", "W_q")
-    wk, pk_ = _mat("W_k", r"W_k", "W_k")
-    xm, px = _vec("x_m", r"\mathbf{x}_m", "x_m (query content)")
-    pm, ppm = _vec("p_m", r"\mathbf{p}_m", "p_m (query absolute position)")
-    xn, pxn = _vec("x_n", r"\mathbf{x}_n", "x_n (key content)")
-    pn, ppn = _vec("p_n", r"\mathbf{p}_n", "p_n (key absolute position)")
-    wke, pwe = _mat("W_kE", r"W_{k,E}", "W_k,E (content keys)")
-    wkr, pwr = _mat("W_kR", r"W_{k,R}", "W_k,R (relative positions)")
-    u, pu = _vec("u", r"\mathbf{u}", "u (learned global content bias)")
-    v, pv = _vec("v", r"\mathbf{v}", "v (learned global position bias)")
+    wq, pw = _mat("W_q", r"W_q", lang)
+    wk, pk_ = _mat("W_k", r"W_k", lang)
+    xm, px = _vec("x_m", r"\mathbf{x}_m", lang)
+    pm, ppm = _vec("p_m", r"\mathbf{p}_m", lang)
+    xn, pxn = _vec("x_n", r"\mathbf{x}_n", lang)
+    pn, ppn = _vec("p_n", r"\mathbf{p}_n", lang)
+    wke, pwe = _mat("W_kE", r"W_{k,E}", lang)
+    wkr, pwr = _mat("W_kR", r"W_{k,R}", lang)
+    u, pu = _vec("u", r"\mathbf{u}", lang)
+    v, pv = _vec("v", r"\mathbf{v}", lang)
     w = _real("omega_0")
     # Transformer-XL's R is the sinusoid encoding of the distance itself (here with d = 2).
     rel = _minus(m, n)
     r_rel = Named(r"\mathbf{R}_{m-n}", [sp.sin(rel * w), sp.cos(rel * w)])
 
-    expansion = _four_terms(wq, wk, xm, pm, xn, pn)
+    expansion = _four_terms(wq, wk, xm, pm, xn, pn, lang)
     term_a = MatMul(_T(xm), _T(wq), wke, xn)
     term_b = MatMul(_T(xm), _T(wq), wkr, r_rel)
     after_key = MatAdd(term_a, term_b, MatMul(_T(pm), _T(wq), wke, xn), MatMul(_T(pm), _T(wq), wkr, r_rel))
@@ -1101,38 +1125,28 @@ def absolute_pe_attention() -> Derivation:
     steps = expansion + (
         substitute(
             MatAdd(MatMul(_T(xm), _T(wq), wk, xn), MatMul(_T(xm), _T(wq), wkr, r_rel), MatMul(_T(pm), _T(wq), wk, xn), MatMul(_T(pm), _T(wq), wkr, r_rel)),
-            "(b), (d): the key's absolute position p_n becomes the relative encoding R_(m−n), with its own projection W_k,R",
+            _w(lang, "absolute-pe-attention.step3"),
             [(MatMul(wk, pn), MatMul(wkr, r_rel))],
             changed=r_rel,
         ),
         substitute(
             after_key,
-            "(a), (c): content keys get their own projection W_k,E",
+            _w(lang, "absolute-pe-attention.step4"),
             [(MatMul(wk, xn), MatMul(wke, xn))],
             changed=wke,
         ),
         substitute(
             final,
-            "(c), (d): the query's position term p_mᵀW_qᵀ becomes learned vectors uᵀ and vᵀ, the same for every query",
+            _w(lang, "absolute-pe-attention.step5"),
             [(MatMul(_T(pm), _T(wq), wke), MatMul(_T(u), wke)), (MatMul(_T(pm), _T(wq), wkr), MatMul(_T(v), wkr))],
         ),
     )
     return Derivation(
         id="absolute-pe-attention",
-        title="Absolute PE inside attention, and Transformer-XL's four terms",
-        intro="Adding a position vector to each token splits every attention score into four terms.",
         steps=steps,
-        claim="Absolute PE gives four terms (a) content–content, (b) content–position, (c) position–content, "
-        "(d) position–position; Transformer-XL replaces p_n by R_(m−n) and p_mᵀW_qᵀ by u, v, so every "
-        "term depends on positions only through m − n (query − key).",
         claim_expr=final,
-        parameters=tuple(_position_params("m", "n") + [Parameter("omega_0", "ω (frequency of R)", 1.0)] + pw + pk_ + px + ppm + pxn + ppn + pwe + pwr + pu + pv),
-        source="Dai et al. 2019 (Transformer-XL), §3.3",
-        notes=(
-            "Steps 3–5 are modelling choices, not equalities; verify checks each by applying its stated substitution.",
-            "The numbers check compares the first line with the four-term expansion, the last line that "
-            "is still equal to it: after that, the lines describe a different model.",
-        ),
+        parameters=tuple(_position_params(lang, "m", "n") + [Parameter("omega_0", _w(lang, "param.omega_R"), 1.0)] + pw + pk_ + px + ppm + pxn + ppn + pwe + pwr + pu + pv),
+        **_texts(lang, "absolute-pe-attention", notes=2),
     )
 
 
@@ -1141,20 +1155,20 @@ def absolute_pe_attention() -> Derivation:
 # ---------------------------------------------------------------------------------------------
 
 
-def deberta_three_terms() -> Derivation:
+def deberta_three_terms(lang: str = i18n.DEFAULT) -> Derivation:
     """DeBERTa's disentangled attention (He et al. 2021, §3.1, Eq. 4; METHODS.md §6),
     from the same four-term expansion, i = query, j = key, r = i − j (query − key)."""
-    wq, pw = _mat("W_qc", r"W_{q,c}", "W_q,c (content queries)")
-    wk, pk_ = _mat("W_kc", r"W_{k,c}", "W_k,c (content keys)")
-    xi, px = _vec("x_i", r"\mathbf{x}_i", "x_i (query content)")
-    pi, ppi = _vec("p_i", r"\mathbf{p}_i", "p_i (query position)")
-    xj, pxj = _vec("x_j", r"\mathbf{x}_j", "x_j (key content)")
-    pj, ppj = _vec("p_j", r"\mathbf{p}_j", "p_j (key position)")
-    wkr, pwkr = _mat("W_kr", r"W_{k,r}", "W_k,r (position keys)")
-    wqr, pwqr = _mat("W_qr", r"W_{q,r}", "W_q,r (position queries)")
-    prel, pp = _vec("P_d", r"\mathbf{P}_{\delta(i,j)}", "P_δ(i,j) (relative embedding row)")
+    wq, pw = _mat("W_qc", r"W_{q,c}", lang)
+    wk, pk_ = _mat("W_kc", r"W_{k,c}", lang)
+    xi, px = _vec("x_i", r"\mathbf{x}_i", lang)
+    pi, ppi = _vec("p_i", r"\mathbf{p}_i", lang)
+    xj, pxj = _vec("x_j", r"\mathbf{x}_j", lang)
+    pj, ppj = _vec("p_j", r"\mathbf{p}_j", lang)
+    wkr, pwkr = _mat("W_kr", r"W_{k,r}", lang)
+    wqr, pwqr = _mat("W_qr", r"W_{q,r}", lang)
+    prel, pp = _vec("P_d", r"\mathbf{P}_{\delta(i,j)}", lang)
 
-    expansion = _four_terms(wq, wk, xi, pi, xj, pj)
+    expansion = _four_terms(wq, wk, xi, pi, xj, pj, lang)
     c2c = MatMul(_T(xi), _T(wq), wk, xj)
     c2p = MatMul(_T(xi), _T(wq), wkr, prel)
     p2c = MatMul(_T(prel), _T(wqr), wk, xj)
@@ -1167,37 +1181,28 @@ def deberta_three_terms() -> Derivation:
     steps = expansion + (
         substitute(
             MatAdd(MatMul(_T(xi), _T(wq), wk, xj), MatMul(_T(xi), _T(wq), wk, pj), MatMul(_T(pi), _T(wq), wk, xj)),
-            "drop the position-to-position term: with relative positions it adds little (paper §3.1)",
+            _w(lang, "deberta-three-terms.step3"),
             [(MatMul(_T(pi), _T(wq), wk, pj), ZeroMatrix(1, 1))],
         ),
         substitute(
             MatAdd(c2c, c2p, MatMul(_T(pi), _T(wq), wk, xj)),
-            "c2p: the key's position becomes the relative embedding P_δ(i,j) with its own projection W_k,r",
+            _w(lang, "deberta-three-terms.step4"),
             [(MatMul(wk, pj), MatMul(wkr, prel))],
             changed=prel,
         ),
         substitute(
             MatAdd(c2c, c2p, p2c),
-            "p2c: the query's position becomes P_δ(i,j) with projection W_q,r — the code indexes clamp((i − j) + k); the paper writes δ(j, i)",
+            _w(lang, "deberta-three-terms.step5"),
             [(MatMul(_T(pi), _T(wq)), MatMul(_T(prel), _T(wqr)))],
         ),
-        step(named, "name the projections: Q^c_i = W_q,c x_i, K^c_j = W_k,c x_j, K^r = W_k,r P, Q^r = W_q,r P"),
+        step(named, _w(lang, "deberta-three-terms.step6")),
     )
     return Derivation(
         id="deberta-three-terms",
-        title="DeBERTa: content-to-content, content-to-position, position-to-content",
-        intro="DeBERTa keeps three of the four terms and gives the position terms their own projections of relative embeddings.",
         steps=steps,
-        claim="Ã_ij = Q^c_iᵀK^c_j + Q^c_iᵀK^r_δ(i,j) + Q^r_δᵀK^c_j (c2c + c2p + p2c), scaled by 1/√(3d); "
-        "r = i − j (query − key).",
         claim_expr=named,
         parameters=tuple(pw + pk_ + px + ppi + pxj + ppj + pwkr + pwqr + pp),
-        source="He et al. 2021 (DeBERTa), §3.1",
-        notes=(
-            "The project follows the reference code (HF, microsoft/DeBERTa): p2c uses Q^r at index "
-            "clamp((i − j) + k), like c2p; the paper writes δ(j, i) (microsoft/DeBERTa#162).",
-            "Steps 3–5 are modelling choices; the last step is a definition and is proven as an equality.",
-        ),
+        **_texts(lang, "deberta-three-terms", notes=2),
     )
 
 
@@ -1210,31 +1215,27 @@ def _shifted(x):
     return sp.Add(x, c_, evaluate=False)
 
 
-def alibi_shift_invariance() -> Derivation:
+def alibi_shift_invariance(lang: str = i18n.DEFAULT) -> Derivation:
     """ALiBi's bias b(i, j) = −m·(i − j) is unchanged when both positions shift
     (Press et al. 2022, §3; METHODS.md §8, query − key)."""
     slope = _real("m_h")
     b = sp.Function("b")
     steps = (
-        start(b(_shifted(i_), _shifted(j_)), "the bias for query i + c and key j + c"),
-        step(-slope * _minus(_shifted(i_), _shifted(j_)), "definition: b(i, j) = −m_h·(i − j)"),
-        step(-slope * _minus(i_, j_), "the shift c cancels", changed=_minus(i_, j_)),
-        step(b(i_, j_), "definition of b, read backwards"),
+        start(b(_shifted(i_), _shifted(j_)), _w(lang, "alibi-shift-invariance.step0")),
+        step(-slope * _minus(_shifted(i_), _shifted(j_)), _w(lang, "alibi-shift-invariance.step1")),
+        step(-slope * _minus(i_, j_), _w(lang, "alibi-shift-invariance.step2"), changed=_minus(i_, j_)),
+        step(b(i_, j_), _w(lang, "alibi-shift-invariance.step3")),
     )
     return Derivation(
         id="alibi-shift-invariance",
-        title="ALiBi: the bias depends only on i − j",
-        intro="ALiBi adds −m_h·(i − j) to each logit; shifting both positions changes nothing.",
         steps=steps,
-        claim="b(i + c, j + c) = b(i, j) for every shift c: ALiBi's bias is a function of i − j (query − key) alone.",
         claim_expr=sp.Eq(b(_shifted(i_), _shifted(j_)), b(i_, j_), evaluate=False),
         parameters=(
-            Parameter("m_h", "m_h (slope of head h)", 0.25),
-            *_position_params("i", "j", "c"),
+            Parameter("m_h", _w(lang, "param.slope"), 0.25),
+            *_position_params(lang, "i", "j", "c"),
         ),
         where=((b, sp.Lambda((i_, j_), -slope * (i_ - j_))),),
-        source="Press et al. 2022 (ALiBi), §3",
-        notes=("The reference code adds +m_h·j instead; it differs by −m_h·i, a per-row constant that softmax removes under the causal mask.",),
+        **_texts(lang, "alibi-shift-invariance", notes=1),
     )
 
 
@@ -1248,31 +1249,27 @@ def _t5_bucket(r, num_buckets: int = 32, max_distance: int = 128):
     return sp.Piecewise((half, r > 0), (0, True)) + sp.Piecewise((a, a < exact), (log_part, True))
 
 
-def t5_shift_invariance() -> Derivation:
+def t5_shift_invariance(lang: str = i18n.DEFAULT) -> Derivation:
     """T5's bias b(i, j) = β_h(bucket(j − i)) depends only on j − i, by construction
     (Raffel et al. 2020, §2.1; METHODS.md §5, key − query)."""
     b, beta, bucket = sp.Function("b"), sp.Function("beta_h"), sp.Function("bucket")
     r = sp.Symbol("r", integer=True)
     steps = (
-        start(b(_shifted(i_), _shifted(j_)), "the bias for query i + c and key j + c"),
-        step(beta(bucket(_minus(_shifted(j_), _shifted(i_)))), "definition: b(i, j) = β_h(bucket(j − i)), a learned scalar per head and bucket"),
-        step(beta(bucket(_minus(j_, i_))), "the shift c cancels inside the argument", changed=_minus(j_, i_)),
-        step(b(i_, j_), "definition of b, read backwards"),
+        start(b(_shifted(i_), _shifted(j_)), _w(lang, "t5-shift-invariance.step0")),
+        step(beta(bucket(_minus(_shifted(j_), _shifted(i_)))), _w(lang, "t5-shift-invariance.step1")),
+        step(beta(bucket(_minus(j_, i_))), _w(lang, "t5-shift-invariance.step2"), changed=_minus(j_, i_)),
+        step(b(i_, j_), _w(lang, "t5-shift-invariance.step3")),
     )
     return Derivation(
         id="t5-shift-invariance",
-        title="T5: the bias depends only on j − i",
-        intro="T5 looks up a learned scalar by the bucket of j − i, so it sees only the offset.",
         steps=steps,
-        claim="b(i + c, j + c) = b(i, j) for every shift c, for any function of j − i (key − query), T5's buckets included.",
         claim_expr=sp.Eq(b(_shifted(i_), _shifted(j_)), b(i_, j_), evaluate=False),
-        parameters=tuple(_position_params("i", "j", "c")),
+        parameters=tuple(_position_params(lang, "i", "j", "c")),
         where=((b, sp.Lambda((i_, j_), beta(bucket(j_ - i_)))),),
         # Deviation: numbers need concrete functions. bucket is T5's real bidirectional rule
         # (32 buckets, max distance 128); β_h stands in for the learned table.
         stand_ins=((bucket, sp.Lambda(r, _t5_bucket(r))), (beta, sp.Lambda(r, -r / sp.Integer(10)))),
-        source="Raffel et al. 2020 (T5), §2.1",
-        notes=("For numbers, bucket is T5's bidirectional rule (32 buckets, max distance 128) and β_h(k) = −k/10 stands in for the learned table.",),
+        **_texts(lang, "t5-shift-invariance", notes=1),
     )
 
 
@@ -1281,26 +1278,23 @@ def t5_shift_invariance() -> Derivation:
 # ---------------------------------------------------------------------------------------------
 
 
-def cope_all_gates_open() -> Derivation:
+def cope_all_gates_open(lang: str = i18n.DEFAULT) -> Derivation:
     """With every gate g_it = 1, CoPE's position p_ij = Σ_{t=j..i} g_it is i − j + 1
     (Golovneva et al. 2024, method section; METHODS.md §11)."""
     t = sp.Symbol("t", integer=True)
     g = sp.IndexedBase("g", real=True)
     steps = (
-        start(sp.Sum(g[i_, t], (t, j_, i_)), "definition: p_ij counts the gates from key j up to query i, inclusive"),
-        step(sp.Sum(1, (t, j_, i_)), "every gate open: g_it = 1"),
-        step(sp.Add(i_, -j_, 1, evaluate=False), "count the terms from t = j to t = i"),
+        start(sp.Sum(g[i_, t], (t, j_, i_)), _w(lang, "cope-all-gates-open.step0")),
+        step(sp.Sum(1, (t, j_, i_)), _w(lang, "cope-all-gates-open.step1")),
+        step(sp.Add(i_, -j_, 1, evaluate=False), _w(lang, "cope-all-gates-open.step2")),
     )
     return Derivation(
         id="cope-all-gates-open",
-        title="CoPE with every gate open is a relative position",
-        intro="If every token counts, counting tokens back from the query is just measuring distance.",
         steps=steps,
-        claim="With all gates equal to 1, p_ij = i − j + 1 (query − key, plus one because the query's own gate counts).",
         claim_expr=sp.Add(i_, -j_, 1, evaluate=False),
-        parameters=tuple(_position_params("i", "j")),
+        parameters=tuple(_position_params(lang, "i", "j")),
         where=((g, sp.Lambda((i_, t), 1)),),
-        source="Golovneva et al. 2024 (CoPE), method section (section number not confirmed against the paper text)",
+        **_texts(lang, "cope-all-gates-open"),
     )
 
 
@@ -1308,30 +1302,54 @@ def cope_all_gates_open() -> Derivation:
 # Registry
 # ---------------------------------------------------------------------------------------------
 
+def _build_all(lang: str) -> tuple[Derivation, ...]:
+    return (
+        sinusoidal_dot_product(lang=lang),
+        sinusoidal_shift(lang=lang),
+        rope_complex_2d(lang),
+        rope_matrix_2d(lang),
+        rope_block_diagonal(4, lang),
+        rope_block_diagonal(6, lang),
+        rope_relative_block(lang),
+        absolute_pe_attention(lang),
+        deberta_three_terms(lang),
+        alibi_shift_invariance(lang),
+        t5_shift_invariance(lang),
+        cope_all_gates_open(lang),
+    )
+
+
 # Builders are cheap (expression construction only; no simplification), so the registry is
-# built once at import as an immutable tuple.
-ALL_DERIVATIONS: tuple[Derivation, ...] = (
-    sinusoidal_dot_product(),
-    sinusoidal_shift(),
-    rope_complex_2d(),
-    rope_matrix_2d(),
-    rope_block_diagonal(4),
-    rope_block_diagonal(6),
-    rope_relative_block(),
-    absolute_pe_attention(),
-    deberta_three_terms(),
-    alibi_shift_invariance(),
-    t5_shift_invariance(),
-    cope_all_gates_open(),
-)
+# built once at import as an immutable tuple: in English, the language of the proofs and tests.
+# Another language's registry holds the same sympy objects with other words; it is built the
+# first time it is asked for and kept.
+ALL_DERIVATIONS: tuple[Derivation, ...] = _build_all(i18n.DEFAULT)
 
 _BY_ID = {d.id: d for d in ALL_DERIVATIONS}
 assert len(_BY_ID) == len(ALL_DERIVATIONS), "derivation ids must be unique"
+_BY_LANG: dict[str, dict[str, Derivation]] = {i18n.DEFAULT: _BY_ID}
 
 
-def get(derivation_id: str) -> Derivation:
-    """The registered derivation with this id (KeyError lists the known ids)."""
+def _registry(lang: str) -> dict[str, Derivation]:
+    lang = i18n.valid(lang)
+    if lang not in _BY_LANG:
+        _BY_LANG[lang] = {d.id: d for d in _build_all(lang)}  # a race builds it twice: harmless
+    return _BY_LANG[lang]
+
+
+def all_derivations(lang: str = i18n.DEFAULT) -> tuple[Derivation, ...]:
+    """Every registered derivation, in the order of ALL_DERIVATIONS, with its words in `lang`."""
+    return tuple(_registry(lang).values())
+
+
+def get(derivation_id: str, lang: str = i18n.DEFAULT) -> Derivation:
+    """The registered derivation with this id, its words in `lang` (KeyError lists the known ids)."""
     try:
-        return _BY_ID[derivation_id]
+        return _registry(lang)[derivation_id]
     except KeyError:
         raise KeyError(f"unknown derivation {derivation_id!r}; known: {sorted(_BY_ID)}") from None
+
+
+def registered(derivation: Derivation) -> bool:
+    """True if `derivation` is a registered one (in any language), not a test's modified copy."""
+    return any(reg.get(derivation.id) is derivation for reg in list(_BY_LANG.values()))

@@ -18,6 +18,8 @@ import pandas  # noqa: F401  (see below)
 import plotly.graph_objects as go
 import plotly.io as pio
 
+from explain.i18n import t as _t
+
 # plotly's array validators look pandas up in sys.modules without importing it
 # (_plotly_utils.optional_imports.get_module("pandas", should_load=False)). On a cold server another
 # thread can be halfway through importing pandas at that moment, and building a figure then fails
@@ -30,7 +32,10 @@ WEIGHTS = "Blues"
 INDEX = "Cividis"
 # Okabe–Ito: the qualitative palette that stays distinct under every common colour-vision deficiency.
 LINES = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000"]
-FONT = dict(family="Inter, 'Noto Sans', 'Noto Sans CJK KR', 'Apple SD Gothic Neo', sans-serif", size=13)
+# Hangul is not in Inter or Noto Sans: the browser takes it from the first Korean font installed
+# (Linux: Noto Sans CJK KR, macOS: Apple SD Gothic Neo, Windows: Malgun Gothic).
+FONT = dict(family="Inter, 'Noto Sans', 'Noto Sans KR', 'Noto Sans CJK KR', 'Apple SD Gothic Neo', "
+                   "'Malgun Gothic', sans-serif", size=13)
 MAX_TICKS = 40  # beyond this many tokens, label every k-th one; hover still names every cell
 HOVER_NAMES_MAX_CELLS = 100 * 100  # token_heatmap: larger maps name positions, not tokens, on hover
 
@@ -72,6 +77,13 @@ def _short(token: str, max_chars: int) -> str:
     return token if len(token) <= max_chars else token[: max_chars - 1] + "…"
 
 
+def _words(row_title: str | None, col_title: str | None, value_label: str | None) -> tuple[str, str, str]:
+    """The default axis and value words of a token map, in the current language."""
+    return (_t("figures.query_i") if row_title is None else row_title,
+            _t("figures.key_j") if col_title is None else col_title,
+            _t("figures.value") if value_label is None else value_label)
+
+
 def _escape(token: str) -> str:
     """Hover text is rendered as HTML by plotly.js: a typed '<b>' must show as text, not markup."""
     return token.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
@@ -97,9 +109,9 @@ def token_heatmap(
     title: str,
     *,
     kind: str = "signed",
-    row_title: str = "query i",
-    col_title: str = "key j",
-    value_label: str = "value",
+    row_title: str | None = None,  # default "query i" in the current language
+    col_title: str | None = None,  # default "key j"
+    value_label: str | None = None,  # default "value"
     zmin: float | None = None,
     zmax: float | None = None,
     show_values: bool | None = None,
@@ -112,6 +124,7 @@ def token_heatmap(
 
     kind: "signed" (diverging, symmetric around 0), "weights" (0…1) or "index" (sequential).
     """
+    row_title, col_title, value_label = _words(row_title, col_title, value_label)
     z = np.asarray(z, dtype=float)
     n_rows, n_cols = z.shape
     # Token names in the hover need one string per cell: ~3 MB and ~0.8 s per 256 × 256 map. Past
@@ -169,7 +182,7 @@ def matrix_heatmap(
     *,
     x_title: str,
     y_title: str,
-    value_label: str = "value",
+    value_label: str | None = None,  # default "value"
     kind: str = "signed",
     x: Sequence | None = None,
     y: Sequence | None = None,
@@ -177,6 +190,7 @@ def matrix_heatmap(
     height: int = 420,
 ) -> go.Figure:
     """A numeric matrix on numeric axes (the PE matrix: position × channel; a bucket map; …)."""
+    value_label = _t("figures.value") if value_label is None else value_label
     z = np.asarray(z, dtype=float)
     scale = dict(signed=SIGNED, weights=WEIGHTS, index=INDEX)[kind]
     r = _signed_range(z, zmax) if kind == "signed" else None
@@ -396,8 +410,8 @@ def lookup_table(
     tokens: Sequence[str],
     title: str,
     *,
-    col_title: str = "channel",
-    value_label: str = "value",
+    col_title: str | None = None,  # default "channel"
+    value_label: str | None = None,  # default "value"
     height: int | None = None,
 ) -> go.Figure:
     """A lookup table (rows = positions) with a sentence laid over it.
@@ -406,6 +420,8 @@ def lookup_table(
     are a shaded, labelled band with no cells at all — the picture of "there is no row". Hover names
     each row's position and token.
     """
+    col_title = _t("figures.channel") if col_title is None else col_title
+    value_label = _t("figures.value") if value_label is None else value_label
     table = np.asarray(table, dtype=float)
     max_len, d = table.shape
     n = len(tokens)
@@ -417,9 +433,9 @@ def lookup_table(
         if p < n_fit:
             row_text.append(f"{p} · {_escape(tokens[p])}")
         elif p < max_len:
-            row_text.append(f"{p} · (no token of yours here)")
+            row_text.append(f"{p} · {_t('figures.lookup.not_yours')}")
         else:
-            row_text.append(f"{p} · {_escape(tokens[p])} — no row")
+            row_text.append(f"{p} · {_escape(tokens[p])} {_t('figures.lookup.no_row_suffix')}")
     custom = np.broadcast_to(np.asarray(row_text, dtype=object)[:, None], (n_rows, d))
     r = _signed_range(z, None)
     fig = go.Figure(
@@ -431,7 +447,8 @@ def lookup_table(
             zmin=-r,
             zmax=r,
             customdata=custom,
-            hovertemplate=f"position: %{{customdata}}<br>{col_title}: %{{x}}<br>{value_label}: %{{z:.4g}}<extra></extra>",
+            hovertemplate=(f"{_t('figures.position')}: %{{customdata}}<br>{col_title}: %{{x}}"
+                           f"<br>{value_label}: %{{z:.4g}}<extra></extra>"),
             hoverongaps=False,
             colorbar=dict(title=dict(text=value_label, side="right"), thickness=12),
         )
@@ -442,13 +459,13 @@ def lookup_table(
     ticks = list(range(0, n_rows, step))
     text = [f"{p} {_escape(_short(tokens[p], 10))}" if p < n else str(p) for p in ticks]
     fig.update_xaxes(title=col_title, showgrid=False, range=[-0.5, d - 0.5])
-    fig.update_yaxes(title="position p (row of the table)", autorange="reversed", showgrid=False,
+    fig.update_yaxes(title=_t("figures.lookup.row_axis"), autorange="reversed", showgrid=False,
                      tickmode="array", tickvals=ticks, ticktext=text)
     if n_fit:
         fig.add_shape(type="rect", x0=-0.5, x1=d - 0.5, y0=-0.5, y1=n_fit - 0.5,
                       line=dict(color=LINES[7], width=3))
         fig.add_annotation(x=d - 0.5, y=-0.5, xanchor="right", yanchor="bottom", showarrow=False,
-                           text=f"your sentence uses rows 0–{n_fit - 1}", bgcolor="white",
+                           text=_t("figures.lookup.uses_rows", last=n_fit - 1), bgcolor="white",
                            font=dict(size=12, color=LINES[7]))
     if n > max_len:
         fig.add_shape(type="rect", x0=-0.5, x1=d - 0.5, y0=max_len - 0.5, y1=n - 0.5,
@@ -456,9 +473,9 @@ def lookup_table(
         fig.add_annotation(
             x=(d - 1) / 2, y=(max_len + n - 1) / 2, showarrow=False, bgcolor="white",
             bordercolor=LINES[1], font=dict(size=13, color=LINES[1]),
-            text=(f"no row for position {max_len}" if n - max_len == 1 else
-                  f"no rows for positions {max_len}–{n - 1}")
-            + f"<br>{n - max_len} of your tokens cannot be encoded",
+            text=(_t("figures.lookup.no_row_one", p=max_len) if n - max_len == 1 else
+                  _t("figures.lookup.no_row_many", first=max_len, last=n - 1))
+            + "<br>" + _t("figures.lookup.cannot_encode", k=n - max_len),
         )
     return _layout(fig, title, height)
 
@@ -469,7 +486,7 @@ def token_heatmap_cut(
     n_fit: int,
     title: str,
     *,
-    note: str = "no row: not in the model",
+    note: str | None = None,  # default "no row: not in the model"
     **kwargs,
 ) -> go.Figure:
     """token_heatmap over all tokens, where only the first n_fit can take part (a table ran out).
@@ -477,6 +494,7 @@ def token_heatmap_cut(
     Rows and columns from n_fit on should hold NaN (blank cells); they get a shaded band and a note,
     so the learner sees which tokens are missing instead of a smaller map that hides them.
     """
+    note = _t("figures.lookup.cut_note") if note is None else note
     fig = token_heatmap(z, tokens, tokens, title, **kwargs)
     n = len(tokens)
     if n_fit < n:
@@ -497,11 +515,12 @@ def path_2d(
     *,
     x_title: str,
     y_title: str,
-    order_title: str = "position p",
+    order_title: str | None = None,  # default "position p"
     height: int = 440,
 ) -> go.Figure:
     """Points joined in order (a trajectory), coloured by their order; equal scales on both axes,
     so a circle looks like a circle."""
+    order_title = _t("figures.position_p") if order_title is None else order_title
     order = np.asarray(order)
     fig = go.Figure(
         go.Scatter(
@@ -558,10 +577,10 @@ def head_bars(
             textposition="outside",
             cliponaxis=False,
             customdata=list(hover) if hover is not None else [""] * values.size,
-            hovertemplate=f"head %{{x}}<br>{y_title}: %{{y:.6g}}<br>%{{customdata}}<extra></extra>",
+            hovertemplate=f"{_t('figures.head_hover')}<br>{y_title}: %{{y:.6g}}<br>%{{customdata}}<extra></extra>",
         )
     )
-    fig.update_xaxes(title="head", tickmode="array", tickvals=heads, showgrid=False)
+    fig.update_xaxes(title=_t("figures.head"), tickmode="array", tickvals=heads, showgrid=False)
     fig.update_yaxes(title=y_title, type="log" if log_y else None)
     return _layout(fig, title, height)
 
@@ -573,9 +592,9 @@ def token_heatmap_grid(
     *,
     panel_titles: Sequence[str],
     kind: str = "signed",
-    value_label: str = "value",
-    row_title: str = "query i",
-    col_title: str = "key j",
+    value_label: str | None = None,  # default "value"
+    row_title: str | None = None,  # default "query i"
+    col_title: str | None = None,  # default "key j"
     zmin: float | None = None,
     zmax: float | None = None,
     cols: int = 4,
@@ -588,6 +607,7 @@ def token_heatmap_grid(
     labels are thinned to a few per panel, on the left column and the bottom row only.
     The layout is built as one dict (not make_subplots + per-axis updates, which cost ~1 s for 16
     panels in plotly's validation)."""
+    row_title, col_title, value_label = _words(row_title, col_title, value_label)
     zs = np.asarray(zs, dtype=float)
     n_panels, n_rows, n_cols = zs.shape
     cols = max(1, min(cols, n_panels))
@@ -713,8 +733,8 @@ def rotation_circles(
     notes: np.ndarray,
     frame_titles: Sequence[str],
     frame_labels: Sequence[str],
-    q_name: str = "query",
-    k_name: str = "key",
+    q_name: str | None = None,  # default "query"
+    k_name: str | None = None,  # default "key"
     slider_prefix: str = "",
     cols: int = 4,
     frame_ms: int = 160,
@@ -731,6 +751,8 @@ def rotation_circles(
     longer of its two arrows touches the rim (rotation keeps lengths, so the scale is the same in
     every frame); hover on an arrow tip gives the true coordinates. All text is escaped.
     """
+    q_name = _t("figures.query") if q_name is None else q_name
+    k_name = _t("figures.key") if k_name is None else k_name
     q_xy, k_xy = np.asarray(q_xy, dtype=float), np.asarray(k_xy, dtype=float)
     n_frames, n_pairs, _ = q_xy.shape
     cols = max(1, min(cols, n_pairs))
@@ -755,7 +777,7 @@ def rotation_circles(
         tips = xy / radius[:, None]
         xs = gaps([[cx[p], cx[p] + tips[p, 0]] for p in range(n_pairs)])
         ys = gaps([[cy[p], cy[p] + tips[p, 1]] for p in range(n_pairs)])
-        hover = [h for p in range(n_pairs) for h in ("", f"{_escape(name)} · pair {p}: ({xy[p, 0]:.3f}, {xy[p, 1]:.3f})", "")]
+        hover = [h for p in range(n_pairs) for h in ("", f"{_escape(name)} · {_t('figures.pair', p=p)}: ({xy[p, 0]:.3f}, {xy[p, 1]:.3f})", "")]
         return dict(type="scatter", x=xs, y=ys, mode="lines+markers", showlegend=False,
                     line=dict(color=color, width=5),
                     marker=dict(symbol=np.array(["circle", "arrow", "circle"] * n_pairs), size=np.tile([7, 20, 0], n_pairs),
@@ -799,10 +821,10 @@ def rotation_circles(
             type="buttons", direction="left", x=0, y=0, xanchor="left", yanchor="top", pad=dict(t=10, r=10),
             showactive=False, font=dict(size=15),
             buttons=[
-                dict(label="▶ Play", method="animate",
+                dict(label=_t("figures.play"), method="animate",
                      args=[None, {"frame": {"duration": frame_ms, "redraw": True}, "fromcurrent": True,
                                   "transition": {"duration": 0}, "mode": "immediate"}]),
-                dict(label="❚❚ Pause", method="animate", args=[[None], still]),
+                dict(label=_t("figures.pause"), method="animate", args=[[None], still]),
             ],
         )],
         sliders=[dict(
@@ -831,7 +853,7 @@ def labelled_grid(
     *,
     x_title: str,
     y_title: str,
-    value_label: str = "value",
+    value_label: str | None = None,  # default "value"
     veil: np.ndarray | None = None,
     x_ticks: Sequence[str] | None = None,
     y_ticks: Sequence[str] | None = None,
@@ -843,6 +865,7 @@ def labelled_grid(
     coloured by z (INDEX; NaN cells stay white, e.g. a zero pad). Cells where `veil` is True get a
     translucent grey veil and a "✗" before their label (e.g. garbage that must be masked). Meant for
     a few dozen cells; labels are escaped, but pass program-made labels, not typed text."""
+    value_label = _t("figures.value") if value_label is None else value_label
     z = np.asarray(z, dtype=float)
     n_rows, n_cols = z.shape
     text = np.asarray([[_escape(str(s)) for s in row] for row in labels], dtype=object)
@@ -862,7 +885,7 @@ def labelled_grid(
             xgap=2,
             ygap=2,
             customdata=text,
-            hovertemplate=(f"{y_title}: %{{y}}<br>{x_title}: %{{x}}<br>cell: %{{customdata}}"
+            hovertemplate=(f"{y_title}: %{{y}}<br>{x_title}: %{{x}}<br>{_t('figures.cell')}: %{{customdata}}"
                            f"<br>{value_label}: %{{z}}<extra></extra>"),
             hoverongaps=False,
             colorbar=dict(title=dict(text=value_label, side="right"), thickness=12),
@@ -923,7 +946,7 @@ def step_lines(
 
 
 def token_map(z: np.ndarray, tokens: Sequence[str], title: str, *, kind: str = "signed",
-              value_label: str = "value") -> go.Figure:
+              value_label: str | None = None) -> go.Figure:
     """A token × token map that stays light at any length: token_heatmap (numbers in the cells,
     per-cell hover) up to 64 tokens, one panel of the categorical token_heatmap_grid beyond (a
     256 × 256 map with per-cell hover labels would be megabytes)."""
@@ -934,12 +957,13 @@ def token_map(z: np.ndarray, tokens: Sequence[str], title: str, *, kind: str = "
 
 
 def lab_map(z: np.ndarray, tokens: Sequence[str], title: str, *, kind: str = "weights",
-            value_label: str = "weight", zmax: float | None = None, height: int | None = None,
+            value_label: str | None = None, zmax: float | None = None, height: int | None = None,
             max_ticks: int = MAX_TICKS) -> go.Figure:
     """token_map with a colour range the caller may fix (the attention lab shares one signed range
     across its panels, so "bigger" means the same in every encoding): token_heatmap up to 64 tokens,
     one categorical panel of token_heatmap_grid beyond. max_ticks: token labels per axis at most
     (fewer for a map drawn in half a page's width, where 40 rotated labels run into each other)."""
+    value_label = _t("figures.weight") if value_label is None else value_label
     if len(tokens) <= 64:
         return token_heatmap(z, tokens, tokens, title, kind=kind, value_label=value_label, zmax=zmax,
                              height=height, max_ticks=max_ticks)
@@ -1019,18 +1043,18 @@ def layer_head_maps(
         x0, y1 = col * (width + h_gap), 1 - row * (height + v_gap)
         layout[f"xaxis{suffix}"] = dict(domain=[x0, min(1.0, x0 + width)], anchor=f"y{suffix}", tickmode="array",
                                         tickvals=heads, showgrid=False, zeroline=False, tickfont=dict(size=10),
-                                        title=dict(text="head", font=dict(size=11)) if p + cols >= n_panels else None)
+                                        title=dict(text=_t("figures.head"), font=dict(size=11)) if p + cols >= n_panels else None)
         layout[f"yaxis{suffix}"] = dict(domain=[max(0.0, y1 - height), y1], anchor=f"x{suffix}", tickmode="array",
                                         tickvals=layers, autorange="reversed", showgrid=False, zeroline=False,
                                         tickfont=dict(size=10),
-                                        title=dict(text="layer", font=dict(size=11)) if col == 0 else None)
+                                        title=dict(text=_t("figures.layer"), font=dict(size=11)) if col == 0 else None)
         notes.append(dict(text=_escape(panel_titles[p]), x=x0 + width / 2, y=y1, xref="paper", yref="paper",
                           xanchor="center", yanchor="bottom", showarrow=False, font=dict(size=12)))
         z = zs[p]
         traces.append(go.Heatmap(
             z=z, x=heads, y=layers, xaxis=f"x{suffix}", yaxis=f"y{suffix}", coloraxis="coloraxis",
             xgap=1, ygap=1, texttemplate="%{z:.2f}", textfont=dict(size=10 if cols <= 2 else 8),
-            hovertemplate=(f"{_escape(panel_titles[p])}<br>layer %{{y}}, head %{{x}}"
+            hovertemplate=(f"{_escape(panel_titles[p])}<br>{_t('figures.layer_head_hover')}"
                            f"<br>{value_label}: %{{z:.3f}}<extra></extra>"),
         ))
     layout["coloraxis"] = dict(colorscale=scale, cmin=zmin, cmax=zmax,
@@ -1071,8 +1095,9 @@ def attention_thumbnails(
             label = marks.get((layer, head), "")
             traces.append(go.Heatmap(
                 z=w[layer, head], x=idx, y=idx, xaxis=f"x{suffix}", yaxis=f"y{suffix}", coloraxis="coloraxis",
-                hovertemplate=(f"layer {layer + 1}, head {head + 1}<br>query i: %{{y}}<br>key j: %{{x}}"
-                               "<br>weight: %{z:.3f}<extra></extra>"),
+                hovertemplate=(f"{_t('figures.layer_head', layer=layer + 1, head=head + 1)}"
+                               f"<br>{_t('figures.query_i')}: %{{y}}<br>{_t('figures.key_j')}: %{{x}}"
+                               f"<br>{_t('figures.weight')}: %{{z:.3f}}<extra></extra>"),
             ))
             if label:
                 notes.append(dict(text=_escape(label), x=x0 + width / 2, y=y1, xref="paper", yref="paper",
@@ -1084,7 +1109,7 @@ def attention_thumbnails(
         notes.append(dict(text=f"H{head + 1}", x=head * (width + h_gap) + width / 2, y=0, xref="paper", yref="paper",
                           xanchor="center", yanchor="top", yshift=-4, showarrow=False, font=dict(size=11)))
     layout["coloraxis"] = dict(colorscale=WEIGHTS, cmin=0.0, cmax=1.0,
-                               colorbar=dict(title=dict(text="weight", side="right"), thickness=12))
+                               colorbar=dict(title=dict(text=_t("figures.weight"), side="right"), thickness=12))
     layout["annotations"] = notes
     fig = go.Figure(data=traces, layout=layout)
     _layout(fig, title, n_layers * panel_height + 110)
@@ -1107,7 +1132,7 @@ def spline_basis(
     knots as dotted verticals and the valid domain (where the sum is 1) shaded."""
     fig = go.Figure()
     fig.add_vrect(x0=domain[0], x1=domain[1], fillcolor="rgba(0,0,0,0.05)", line_width=0,
-                  annotation=dict(text="domain (Σ = 1)", font=dict(size=11)), annotation_position="bottom left")
+                  annotation=dict(text=_t("figures.domain"), font=dict(size=11)), annotation_position="bottom left")
     for k in np.unique(knots):
         count = int(np.sum(knots == k))
         fig.add_vline(x=float(k), line=dict(color="rgba(0,0,0,0.35)", width=1, dash="dot"))
@@ -1119,8 +1144,8 @@ def spline_basis(
                                  hovertemplate=f"t: %{{x:.3f}}<br>N{i}(t): %{{y:.4f}}<extra></extra>"))
     fig.add_trace(go.Scatter(x=t, y=N.sum(axis=1), mode="lines", name="Σ N_i",
                              line=dict(color=LINES[7], width=2, dash="dash"),
-                             hovertemplate="t: %{x:.3f}<br>sum: %{y:.4f}<extra></extra>"))
-    fig.update_xaxes(title="curve parameter t (dotted: knots; ×m: knot repeated m times)")
+                             hovertemplate=f"t: %{{x:.3f}}<br>{_t('figures.sum')}: %{{y:.4f}}<extra></extra>"))
+    fig.update_xaxes(title=_t("figures.spline.parameter"))
     fig.update_yaxes(title="N_i(t)", range=[-0.05, 1.15])
     fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0))
     return _layout(fig, title, height + 40)
@@ -1135,29 +1160,34 @@ def curve_edit(
     ctrl_before: np.ndarray | None = None,
     ctrl_after: np.ndarray | None = None,
     reference: np.ndarray | None = None,
-    names: tuple[str, str, str] = ("before", "after", "changed stretch"),
+    names: tuple[str, str, str] | None = None,  # default ("before", "after", "changed stretch")
     markers: bool = False,
     height: int = 420,
 ) -> go.Figure:
     """A 2-D curve before (grey) and after (blue) an edit, the stretch that changed drawn thick in
     orange; optional control polygons before (grey, dashed) and after (numbered), and an optional
     reference curve (black dotted, e.g. the input a model should reproduce). Equal axis scales."""
+    if names is None:
+        names = (_t("figures.spline.before"), _t("figures.spline.after"), _t("figures.spline.changed_stretch"))
     fig = go.Figure()
     mode = "lines+markers" if markers else "lines"
     if reference is not None:
-        fig.add_trace(go.Scatter(x=reference[:, 0], y=reference[:, 1], mode="lines+markers", name="input",
+        fig.add_trace(go.Scatter(x=reference[:, 0], y=reference[:, 1], mode="lines+markers",
+                                 name=_t("figures.spline.input"),
                                  line=dict(color=LINES[7], width=1, dash="dot"), marker=dict(size=4, color=LINES[7]),
-                                 hovertemplate="input %{customdata}<br>x: %{x:.3f}<br>y: %{y:.3f}<extra></extra>",
+                                 hovertemplate=(f"{_t('figures.spline.input')} %{{customdata}}<br>x: %{{x:.3f}}"
+                                                "<br>y: %{y:.3f}<extra></extra>"),
                                  customdata=np.arange(len(reference))))
     if ctrl_before is not None:
         fig.add_trace(go.Scatter(x=ctrl_before[:, 0], y=ctrl_before[:, 1], mode="lines+markers",
-                                 name="control points before", line=dict(color="rgba(120,120,120,0.6)", dash="dash"),
+                                 name=_t("figures.control_points_before"), line=dict(color="rgba(120,120,120,0.6)", dash="dash"),
                                  marker=dict(size=8, symbol="square-open", color="rgba(120,120,120,0.9)"),
-                                 hovertemplate="P%{customdata} before<br>(%{x:.3f}, %{y:.3f})<extra></extra>",
+                                 hovertemplate=(_t("figures.spline.point_before", k="%{customdata}")
+                                                + "<br>(%{x:.3f}, %{y:.3f})<extra></extra>"),
                                  customdata=np.arange(len(ctrl_before))))
     if ctrl_after is not None:
         fig.add_trace(go.Scatter(x=ctrl_after[:, 0], y=ctrl_after[:, 1], mode="lines+markers+text",
-                                 name="control points", line=dict(color=LINES[2], width=1, dash="dash"),
+                                 name=_t("figures.control_points"), line=dict(color=LINES[2], width=1, dash="dash"),
                                  marker=dict(size=10, color=LINES[2]), text=[f"P{i}" for i in range(len(ctrl_after))],
                                  textposition="top center",
                                  hovertemplate="%{text}<br>(%{x:.3f}, %{y:.3f})<extra></extra>"))
@@ -1172,7 +1202,8 @@ def curve_edit(
     fig.add_trace(go.Scatter(x=hot[:, 0], y=hot[:, 1], mode=mode, name=names[2],
                              line=dict(color=LINES[1], width=6), marker=dict(size=7, color=LINES[1]),
                              opacity=0.75, connectgaps=False, customdata=idx,
-                             hovertemplate="%{customdata} changed<br>x: %{x:.3f}<br>y: %{y:.3f}<extra></extra>"))
+                             hovertemplate=(_t("figures.spline.changed", name="%{customdata}")
+                                            + "<br>x: %{x:.3f}<br>y: %{y:.3f}<extra></extra>")))
     fig.update_xaxes(title="x", zeroline=False)
     fig.update_yaxes(title="y", zeroline=False, scaleanchor="x", scaleratio=1)
     fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.15, xanchor="left", x=0))
@@ -1195,24 +1226,27 @@ def latent_trajectory(
     control polygon with numbered points; optionally the edited trajectory (orange) and moved point."""
     n = len(traj)
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=ctrl[:, 0], y=ctrl[:, 1], mode="lines+markers+text", name="control points",
-                             line=dict(color=LINES[2], width=1, dash="dash"), marker=dict(size=11, color=LINES[2]),
+    fig.add_trace(go.Scatter(x=ctrl[:, 0], y=ctrl[:, 1], mode="lines+markers+text",
+                             name=_t("figures.control_points"), line=dict(color=LINES[2], width=1, dash="dash"), marker=dict(size=11, color=LINES[2]),
                              text=[f"P{i}" for i in range(len(ctrl))], textposition="top center",
                              hovertemplate="%{text}<br>PC 1: %{x:.3f}<br>PC 2: %{y:.3f}<extra></extra>"))
-    hover = "position %{customdata[0]}<br>t = %{customdata[1]:.3f}<br>PC 1: %{x:.3f}<br>PC 2: %{y:.3f}<extra></extra>"
+    hover = _t("figures.position") + " %{customdata[0]}<br>t = %{customdata[1]:.3f}<br>PC 1: %{x:.3f}<br>PC 2: %{y:.3f}<extra></extra>"
     tt = np.linspace(0, 1, n) if t is None else np.asarray(t)
     if traj_after is not None:  # drawn before the original, so under it: visible only where it moved away
-        fig.add_trace(go.Scatter(x=traj_after[:, 0], y=traj_after[:, 1], mode="lines+markers", name="after the edit",
+        fig.add_trace(go.Scatter(x=traj_after[:, 0], y=traj_after[:, 1], mode="lines+markers",
+                                 name=_t("figures.after_edit"),
                                  line=dict(color=LINES[1], width=3), marker=dict(size=5, color=LINES[1]), opacity=0.8,
                                  customdata=np.stack([np.arange(n), tt], axis=1), hovertemplate=hover))
-    fig.add_trace(go.Scatter(x=traj[:, 0], y=traj[:, 1], mode="lines+markers", name="trajectory samples",
+    fig.add_trace(go.Scatter(x=traj[:, 0], y=traj[:, 1], mode="lines+markers",
+                             name=_t("figures.trajectory"),
                              line=dict(color="rgba(120,120,120,0.6)", width=1),
                              marker=dict(color=np.arange(n), colorscale=INDEX, size=7, showscale=True,
-                                         colorbar=dict(title=dict(text="position j", side="right"), thickness=12)),
+                                         colorbar=dict(title=dict(text=_t("figures.position_j"), side="right"),
+                                                       thickness=12)),
                              customdata=np.stack([np.arange(n), tt], axis=1), hovertemplate=hover))
     if ctrl_after is not None and moved is not None:
         fig.add_trace(go.Scatter(x=[ctrl[moved, 0], ctrl_after[moved, 0]], y=[ctrl[moved, 1], ctrl_after[moved, 1]],
-                                 mode="lines+markers", name=f"P{moved} moved",
+                                 mode="lines+markers", name=_t("figures.moved", k=moved),
                                  line=dict(color=LINES[1], width=2, dash="dot"),
                                  marker=dict(size=[8, 14], color=LINES[1], symbol=["circle-open", "star"]),
                                  hovertemplate="PC 1: %{x:.3f}<br>PC 2: %{y:.3f}<extra></extra>"))
@@ -1243,7 +1277,8 @@ def curves_2d(
             x=pts[:, 0], y=pts[:, 1], mode="lines+markers", name=_escape(name),
             line=dict(color=color, width=1.5 if ref else 2, dash="dot" if ref else None),
             marker=dict(size=sizes, color=color), customdata=np.arange(len(pts)),
-            hovertemplate=f"{_escape(name)}<br>position %{{customdata}}<br>x: %{{x:.3f}}<br>y: %{{y:.3f}}<extra></extra>",
+            hovertemplate=(f"{_escape(name)}<br>{_t('figures.position')} %{{customdata}}<br>x: %{{x:.3f}}"
+                           "<br>y: %{y:.3f}<extra></extra>"),
         ))
     fig.update_xaxes(title="x", zeroline=False)
     fig.update_yaxes(title="y", zeroline=False, scaleanchor="x", scaleratio=1)

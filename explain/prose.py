@@ -10,19 +10,28 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+from explain.i18n import language
+
 TEXT_DIR = Path(__file__).resolve().parent / "text"
 _SECTION = re.compile(r"^## +([\w-]+) *$", re.MULTILINE)
 
 
 @lru_cache(maxsize=None)  # the files are part of the source tree: read once per process
 def sections(chapter: str, lang: str = "en") -> dict[str, str]:
-    text = (TEXT_DIR / lang / f"{chapter}.md").read_text(encoding="utf-8")
+    path = TEXT_DIR / lang / f"{chapter}.md"
+    if not path.exists() and lang != "en":
+        # tests/test_i18n.py proves every chapter has its Korean file; at run time English prose
+        # is kinder than a traceback if one is ever missing.
+        path = TEXT_DIR / "en" / f"{chapter}.md"
+    text = path.read_text(encoding="utf-8")
     parts = _SECTION.split(text)
     # parts = [preamble, key1, body1, key2, body2, …]
     return {key: body.strip() for key, body in zip(parts[1::2], parts[2::2])}
 
 
-def section(chapter: str, key: str, lang: str = "en") -> str:
+def section(chapter: str, key: str, lang: str | None = None) -> str:
+    """One prose section in `lang` (default: the current run's language, explain.i18n)."""
+    lang = language() if lang is None else lang
     try:
         return sections(chapter, lang)[key]
     except KeyError:

@@ -30,7 +30,19 @@ SEED_RANGE = (0, 999)
 
 
 class QueueFull(RuntimeError):
-    pass
+    """Too many trainings wait. `.waiting` is how many (pages word the message themselves)."""
+
+    def __init__(self, waiting: int):
+        super().__init__(f"{waiting} trainings are already waiting; try again in a minute.")
+        self.waiting = waiting
+
+
+class BadSettings(ValueError):
+    """Settings out of bounds. `.code` ("steps" or "seed") and `.lo`, `.hi` let a page word it."""
+
+    def __init__(self, code: str, lo: int, hi: int):
+        super().__init__(f"{code} must be between {lo} and {hi}")
+        self.code, self.lo, self.hi = code, lo, hi
 
 
 @dataclass
@@ -81,12 +93,12 @@ class TrainingService:
     # -- what sessions call -------------------------------------------------------------------
     def submit(self, cfg: TrainConfig, owner: str) -> Job:
         """Queue a training (or answer at once from the cache). Raises ValueError on settings out
-        of bounds and QueueFull when too many jobs wait."""
+        of bounds (BadSettings) and QueueFull when too many jobs wait."""
         lo, hi = STEP_RANGE
         if not lo <= cfg.steps <= hi:
-            raise ValueError(f"steps must be between {lo} and {hi}")
+            raise BadSettings("steps", lo, hi)
         if not SEED_RANGE[0] <= cfg.seed <= SEED_RANGE[1]:
-            raise ValueError(f"seed must be between {SEED_RANGE[0]} and {SEED_RANGE[1]}")
+            raise BadSettings("seed", *SEED_RANGE)
         with self._lock:
             job = Job(next(self._ids), cfg, owner)
             self._jobs[job.id] = job
@@ -97,7 +109,7 @@ class TrainingService:
                 return job
             if len(self._queue) >= self.max_queue:
                 del self._jobs[job.id]
-                raise QueueFull(f"{len(self._queue)} trainings are already waiting; try again in a minute.")
+                raise QueueFull(len(self._queue))
             self._queue.append(job)
             self._wake.notify()
             return job

@@ -314,11 +314,17 @@ def to_text(task: Task, ids) -> str:
 
 class ParseError(ValueError):
     """A typed string the task cannot read; the message lists the valid tokens. The message never
-    quotes what was typed (pages render it as Markdown); the offending token is in `.token`."""
+    quotes what was typed (pages render it as Markdown); the offending token is in `.token`.
 
-    def __init__(self, message: str, token: str | None = None):
+    The message is English (tests, tools). A page shows the learner's language instead: `.code`
+    names the problem and `.values` fills its placeholders; the page looks the words up as
+    "toy_tasks.parse.<code>" (lab/ knows no languages)."""
+
+    def __init__(self, message: str, token: str | None = None, *, code: str = "", **values):
         super().__init__(message)
         self.token = token
+        self.code = code
+        self.values = values
 
 
 def split_text(task: Task, text: str) -> list[str]:
@@ -336,28 +342,32 @@ def parse(task: Task, text: str, max_tokens: int = MAX_TEXT_TOKENS) -> list[str]
     """
     toks = split_text(task, text)
     if not toks:
-        raise ParseError("The string is empty. Example: " + task.example)
+        raise ParseError("The string is empty. Example: " + task.example, code="empty", example=task.example)
     if len(toks) > max_tokens:
-        raise ParseError(f"The string has {len(toks)} tokens; at most {max_tokens} are accepted.")
+        raise ParseError(f"The string has {len(toks)} tokens; at most {max_tokens} are accepted.",
+                         code="too_long", n=len(toks), max=max_tokens)
     valid = [t for t in task.vocab if t != PAD]
     for k, t in enumerate(toks):
         if t != PLACEHOLDER and t not in valid:
             raise ParseError(
                 f"Token {k + 1} is not part of {task.label}. Valid tokens: "
                 + " ".join(valid) + f", and {PLACEHOLDER} where the model should answer.",
-                token=t[:40],
+                token=t[:40], code="bad_token", k=k + 1, task=task.label, valid=" ".join(valid),
+                placeholder=PLACEHOLDER,
             )
     slots = answer_slots(task, toks)
     for k, t in enumerate(toks):
         if t == PLACEHOLDER and k not in slots:
-            raise ParseError(f"'?' at token {k + 1} is not an answer position. {_slot_rule(task)}")
+            raise ParseError(f"'?' at token {k + 1} is not an answer position. {_slot_rule(task)}",
+                             code="not_slot", k=k + 1, rule=task.name)
     if task.name == "flipflop":
         if len(toks) % 2 or any(t not in "wri" for t in toks[0::2]) or any(t not in "01?" for t in toks[1::2]):
-            raise ParseError("Flip-Flop alternates an instruction (w, r, i) and a bit (0, 1, or ? after r).")
+            raise ParseError("Flip-Flop alternates an instruction (w, r, i) and a bit (0, 1, or ? after r).",
+                             code="alternate")
     if task.name == "selective_copy" and toks.count("|") != 1:
-        raise ParseError("Selective Copy needs exactly one '|' between the input and the copy.")
+        raise ParseError("Selective Copy needs exactly one '|' between the input and the copy.", code="one_bar")
     if not slots:
-        raise ParseError(f"There is nothing to answer. {_slot_rule(task)}")
+        raise ParseError(f"There is nothing to answer. {_slot_rule(task)}", code="nothing", rule=task.name)
     return toks
 
 

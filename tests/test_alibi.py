@@ -493,3 +493,37 @@ def test_page_with_korean_and_emoji():
     assert names[5] == "5 · 👩\u200d💻" and names[6] == "6 · 🇰🇷"  # one token per grapheme cluster
     assert names[7] == "7 · &lt;"  # typed markup is shown as text, not rendered
     assert "[BOS]" in figure(at, "Share of [BOS]")["layout"]["title"]["text"]
+
+
+# ------------------------------------------------------------------------------- English and Korean
+
+
+def test_catalogue_sign_is_the_encoders_sign():
+    """The page's axis titles read the sign from the catalogue; it must say what the encoder does."""
+    from explain.i18n import t
+
+    assert t("alibi.sign", "en") == Alibi.relative_sign
+    assert t("alibi.sign", "ko").startswith("i − j (")  # same sign in Korean, words in Korean
+
+
+def test_page_switches_to_korean_and_keeps_every_control():
+    from explain.i18n import t
+
+    at = open_page(PAGE, sentence=SENTENCE)
+    at.slider(key="alibi_heads").set_value(6).run()
+    at.toggle(key="alibi_causal").set_value(False).run()
+    at.selectbox(key="alibi_head").set_value(5).run()
+    at.slider(key="alibi_train_len").set_value(64).run()
+    bias_en = _grid_panels(figure(at, "ALiBi bias per head"))
+    at.button_group(key="lang").set_value("ko").run()
+    assert not errors(at)
+    assert at.slider(key="alibi_heads").value == 6 and at.toggle(key="alibi_causal").value is False
+    assert at.selectbox(key="alibi_head").value == 5 and at.slider(key="alibi_train_len").value == 64
+    assert at.slider(key="alibi_heads").label == t("alibi.heads", "ko") != t("alibi.heads", "en")
+    # the same numbers under Korean titles
+    slopes = fig_array(figure(at, t("alibi.slopes.title", "ko", H=6))["data"][0]["y"])
+    assert np.allclose(slopes, [1 / 4, 1 / 16, 1 / 64, 1 / 256, 1 / 2, 1 / 8])
+    bias_ko = _grid_panels(figure(at, "헤드별 ALiBi 편향"))
+    assert all(np.array_equal(a, b, equal_nan=True) for a, b in zip(bias_en, bias_ko))
+    assert any("2의 거듭제곱이 아닙니다" in i.value for i in at.info)
+    assert at.selectbox(key="alibi_head").options[4] == "헤드 5 · m = 1/2"

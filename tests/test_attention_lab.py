@@ -209,7 +209,7 @@ def test_page_default_and_controls():
     at.selectbox(key="lab_head").set_value(1).run()
     np.testing.assert_allclose(_z(at, _title("deberta")), lab.panel(S, 0, "deberta", 4, False, 1.0, ()).weights[1],
                                atol=1e-5)
-    at.radio(key="lab_show").set_value("position term alone").run()
+    at.radio(key="lab_show").set_value("position").run()
     assert not errors(at)
     pos = lab.panel(S, 0, "cope", 4, False, 1.0, ()).position[1]
     np.testing.assert_allclose(_z(at, _title("cope")), pos, atol=1e-4)
@@ -217,7 +217,7 @@ def test_page_default_and_controls():
         at.slider(key="lab_dial").set_value(v).run()
         assert not errors(at)
     at.toggle(key="lab_causal").set_value(True).run()
-    at.radio(key="lab_show").set_value("content term alone").run()
+    at.radio(key="lab_show").set_value("content").run()
     z = _z(at, _title("transformer-xl"))
     assert np.isnan(z[0, 1:]).all()  # masked cells blank
     at.selectbox(key="lab_heads").set_value(8).run()
@@ -268,3 +268,48 @@ def test_page_predict_then_reveal_uses_the_shift_test():
     at.radio(key="lab_shift_q__choice").set_value("none of them").run()
     at.button(key="lab_shift_q__reveal").click().run()
     assert any(s.value.startswith("Right: **none of them**") for s in at.success)
+
+
+# -- languages ------------------------------------------------------------------------------------
+
+
+def test_english_encoding_names_are_the_registrys_labels():
+    """The page names encodings from the catalogue (Korean needs words translated); in English
+    those names must be the registry's own labels, so that a renamed encoder cannot drift."""
+    from explain.i18n import catalogue
+
+    for lang in ("en", "ko"):
+        names = {k.rsplit(".", 1)[1] for k in catalogue(lang) if k.startswith("attention_lab.method.")}
+        assert names == set(REGISTRY), lang
+    for name, cls in REGISTRY.items():
+        assert catalogue("en")[f"attention_lab.method.{name}"] == cls.label
+
+
+def test_page_in_korean_and_switching_language_keeps_every_control():
+    from tests.i18n_scan import open_korean
+
+    at = open_korean(PAGE)
+    assert not errors(at)
+    assert at.multiselect(key="lab_methods").options[0] == "위치 인코딩 없음 (NoPE)"
+    assert sum(t.endswith("어텐션 가중치, 헤드 1") for t in figure_titles(at)) == 4
+    # NoPE among the shift question's options next to "none of them": two distinct labels.
+    at.multiselect(key="lab_methods").set_value(["none", "learned", "rope"]).run()
+    at.selectbox(key="lab_head").set_value("mean").run()
+    at.radio(key="lab_show").set_value("position").run()
+    at.slider(key="lab_dial").set_value(2.5).run()
+    at.text_input(key="lab_prefix").input("Hmm,").run()
+    at.slider(key="lab_train_len").set_value(4).run()
+    assert not errors(at)
+    assert "하나도 없음" in at.radio(key="lab_shift_q__choice").options
+    assert any("위치 0…3의 행만 있고" in w.value for w in at.warning)
+    at.session_state["lang"] = "en"  # the sidebar switch
+    at.run()
+    assert not errors(at)
+    assert at.multiselect(key="lab_methods").value == ["none", "learned", "rope"]
+    assert (at.selectbox(key="lab_head").value, at.radio(key="lab_show").value) == ("mean", "position")
+    assert (at.slider(key="lab_dial").value, at.text_input(key="lab_prefix").value) == (2.5, "Hmm,")
+    assert at.slider(key="lab_train_len").value == 4
+    # The figures were built again in English (their cache key holds the language).
+    titles = figure_titles(at)
+    assert "RoPE: position term, mean over heads" in titles and not any("헤드" in t for t in titles)
+    assert any("has rows for positions 0…3 only" in w.value for w in at.warning)

@@ -314,20 +314,20 @@ def test_page_korean_emoji_and_long_text():
 
 @pytest.mark.parametrize("gap", [1, 3, 12])
 def test_seed_example_yyyyx_ratios(gap):
-    v = ch.seed_example("yyyyxyyy: find the x", gap, 3.0, 1.0)
+    v = ch.seed_example("yyyyxyyy", gap, 3.0, 1.0)
     x, last_y = 4, len(v.tokens) - 1
     assert v.tokens[x] == "x" and len(v.tokens) == 5 + gap
-    rel, cope = v.weights["relative: −slope·(i − j)"], v.weights["CoPE: −slope·p_ij"]
+    rel, cope = v.weights["relative"], v.weights["cope"]
     # relative: x pays slope per token back; CoPE: x pays one count, whatever the gap
     assert rel[x] / rel[last_y] == pytest.approx(math.exp(3.0 - 1.0 * gap), rel=1e-9)
     assert cope[x] / cope[last_y] == pytest.approx(math.exp(3.0 - 1.0), rel=1e-9)
 
 
 def test_seed_example_nearer_b_wins():
-    v = ch.seed_example("aaaabaaab b: the nearer b", 1, 3.0, 1.0)
+    v = ch.seed_example("aaaabaaabb", 1, 3.0, 1.0)
     assert "".join(v.tokens) == "aaaabaaabb"
-    assert v.weights["no position"][4] == pytest.approx(v.weights["no position"][8])
-    for name in ("relative: −slope·(i − j)", "CoPE: −slope·p_ij"):
+    assert v.weights["none"][4] == pytest.approx(v.weights["none"][8])
+    for name in ("relative", "cope"):
         assert v.weights[name][8] > 2 * v.weights[name][4]
 
 
@@ -350,3 +350,49 @@ def test_page_survives_a_shorter_sentence():
     at.run()
     assert not errors(at)
     assert at.slider(key="cope_query").value == 5 and at.slider(key="cope_key").value == 0
+
+
+# --- English and Korean ---------------------------------------------------------------------------
+
+from explain.i18n import LANGS, t  # noqa: E402
+
+
+def test_every_option_id_has_a_name_in_both_languages():
+    """Option values are stable ids (URL, lessons); each is named through the catalogue."""
+    for lang in LANGS:
+        names = [t(f"cope.unit.{u}", lang) for u in ch.UNITS]
+        names += [t(f"cope.seeds.example_name.{e}", lang) for e in ch.SEED_EXAMPLES]
+        names += [t(f"cope.seeds.ruler.{r}", lang) for r in ch.RULERS]
+        names += [t(f"cope.model.variant_name.{v}", lang) for v in ("paper", "official")]
+        assert all(names) and len(set(names)) == len(names), lang
+    assert [t(f"cope.unit.{u}", "en") for u in ch.UNITS] == list(ch.UNITS)  # English shows the id itself
+    assert set(ch.seed_example("yyyyxyyy", 1, 3.0, 1.0).weights) == set(ch.RULERS)
+
+
+def test_lesson_presets_use_unit_ids_the_page_knows():
+    from ui.classroom import LESSONS
+
+    units = [s.controls["cope_unit"] for lesson in LESSONS for s in lesson.steps if "cope_unit" in s.controls]
+    assert units and set(units) <= set(ch.UNITS)
+
+
+def test_page_switches_to_korean_and_keeps_every_control():
+    at = open_page(PAGE, sentence=TEXT)
+    at.radio(key="cope_unit").set_value(ch.UNIT_PICKED).run()
+    at.selectbox(key="cope_word").set_value("bob").run()
+    at.slider(key="cope_sharpness").set_value(4.0).run()
+    at.radio(key="cope_example").set_value("aaaabaaabb").run()
+    at.radio(key="cope_variant").set_value("official").run()
+    p_en = _z(at, "Positions p_ij")
+    at.button_group(key="lang").set_value("ko").run()
+    assert not errors(at)
+    assert at.radio(key="cope_unit").value == ch.UNIT_PICKED and at.selectbox(key="cope_word").value == "bob"
+    assert at.slider(key="cope_sharpness").value == 4.0
+    assert at.radio(key="cope_example").value == "aaaabaaabb" and at.radio(key="cope_variant").value == "official"
+    assert "직접 고른 단어" in at.radio(key="cope_unit").options
+    # the same numbers under Korean titles and legend names
+    assert np.array_equal(_z(at, "위치 p_ij"), p_en, equal_nan=True)
+    bars = figure(at, "마지막 토큰(쿼리)의 어텐션")["data"]
+    assert [b["name"] for b in bars] == [t(f"cope.seeds.ruler.{r}", "ko") for r in ch.RULERS]
+    assert figure(at, "헤드 1: 어텐션 가중치, CoPE (공식 코드)")
+    assert any("토큰 16개 중 2개를 셉니다" in m.value for m in at.markdown)

@@ -17,6 +17,7 @@ from explain import derivations as D
 from explain.derivations import MatMul, Rot, Step
 from tests.helpers import TIMEOUT, errors, open_page
 from ui import derivation as UD
+from ui.chapters import BY_KEY
 
 PAGE = "pages/beyond/derivations.py"
 IDS = [d.id for d in D.ALL_DERIVATIONS]
@@ -70,7 +71,8 @@ def test_catalogue_shows_a_verified_badge_for_every_identity(chapter):
     for d, row in zip(D.ALL_DERIVATIONS, rows):
         assert ":green-badge[:material/verified: verified]" in row
         assert UD.md_escape(d.title) in row
-        assert UD.CHAPTER_OF[d.id].split()[0] in row
+        # The chapter is named by its title from the table of contents, as the sidebar names it.
+        assert f"| {UD.md_escape(BY_KEY[UD.CHAPTER_OF[d.id]].title)} |" in row
     assert "red-badge" not in catalogue
     for heading in ("How to read a derivation", "What “verified” means"):
         assert heading in [h.value for h in chapter.subheader]
@@ -379,3 +381,118 @@ def test_sinusoidal_chapter_embeds_both_proofs():
     at.number_input(key="sin-shift:sinusoidal-shift:Delta").set_value(-100_000).run()
     assert not errors(at)
     assert _num(_metric(at, "Largest entry difference")) < 1e-9
+
+
+# --- the prediction ---------------------------------------------------------------------------
+
+
+def test_the_prediction_answer_is_the_measured_one():
+    """The sinusoidal table is float32: its dot products along a diagonal agree to ~1e-6, which
+    must still count as "only on n − m" (a 1e-9 threshold once marked the right answer wrong)."""
+    at = open_page(PAGE)
+    radio = next(r for r in at.radio if r.key == "derivations_q__choice")
+    radio.set_value("only on the distance n − m").run()
+    at.button(key="derivations_q__reveal").click().run()
+    assert not errors(at)
+    assert len(at.success) == 1 and not at.warning
+    assert "varies by at most" in _markdown(at)
+
+
+# --- in Korean --------------------------------------------------------------------------------
+
+KO_GREEN = ":green-badge[:material/verified: sympy 검증 완료]"
+
+
+def _korean():
+    """Run the rest of a test in Korean (the app sets this per script run; a test sets it by hand)."""
+    from explain import i18n
+
+    i18n.set_language("ko")
+    return i18n
+
+
+def test_korean_derivations_are_the_same_sympy_objects_with_korean_words():
+    from tests.i18n_scan import english_words
+
+    for en in D.ALL_DERIVATIONS:
+        ko = D.get(en.id, "ko")
+        assert ko is D.get(en.id, "ko")  # built once per language
+        assert [(s.expr, s.changed, s.kind, s.substitution) for s in ko.steps] == \
+            [(s.expr, s.changed, s.kind, s.substitution) for s in en.steps]
+        assert (ko.claim_expr, ko.where, ko.stand_ins) == (en.claim_expr, en.where, en.stand_ins)
+        assert [(p.name, p.default) for p in ko.parameters] == [(p.name, p.default) for p in en.parameters]
+        assert [UD.step_latex(s) for s in ko.steps] == [UD.step_latex(s) for s in en.steps]
+        # Every word is Korean: no English outside math, code, names and glosses (as the scan reads it).
+        assert ko.title != en.title and ko.intro != en.intro and ko.claim != en.claim, en.id
+        texts = [ko.title, ko.intro, ko.claim, ko.source, *ko.notes, *(s.rule for s in ko.steps),
+                 *(p.label for p in ko.parameters)]
+        assert not [(t, english_words(t)) for t in texts if english_words(t)], en.id
+        assert len(ko.notes) == len(en.notes)
+        assert D.registered(ko) and D.registered(en)
+        # Input specs follow the parameter names, not the words: same bounds in both languages.
+        for pk, pe in zip(ko.parameters, en.parameters):
+            a, b = UD.input_spec(pk), UD.input_spec(pe)
+            assert (a.integer, a.min_value, a.max_value, a.group != "") == (b.integer, b.min_value, b.max_value, b.group != "")
+    assert not D.registered(_broken_rope())
+
+
+def test_a_broken_derivation_fails_in_korean_words():
+    d_ko = D.get("rope-matrix-2d", "ko")
+    report = D.verify(_broken_rope())  # the proof runs on English objects; its report is language-free
+    i18n = _korean()
+    try:
+        s = UD.status(d_ko, report)
+        assert s.label == "3번 줄에서 검증 실패"
+        assert d_ko.steps[3].rule in s.detail and "증명하지 못했습니다" in s.detail
+        failed = report.checks[2]
+        assert not failed.ok and D.message_text(failed, "ko") == "차이가 0으로 정리되지 않습니다"
+        assert D.message_text(failed, "en") == failed.message == "the difference does not simplify to 0"
+        row = UD.catalogue({**{d.id: D.verify(d) for d in D.ALL_DERIVATIONS}, "rope-matrix-2d": report})
+        assert ":red-badge[:material/error: 3번 줄에서 실패]" in row
+    finally:
+        i18n.set_language("en")
+
+
+def test_substitution_failures_are_explained_in_both_languages():
+    d = D.get("absolute-pe-attention")
+    s = d.steps[4]
+    wrong = dataclasses.replace(s, expr=d.steps[3].expr)  # claims a replacement but changes nothing
+    broken = dataclasses.replace(d, steps=d.steps[:4] + (wrong,) + d.steps[5:])
+    check = D.verify(broken).checks[3]
+    assert not check.ok
+    assert check.message.startswith("the previous step with the substitution applied is not this step: ")
+    assert D.message_text(check, "ko").startswith("앞 단계에 치환을 적용한 결과가 이 단계와 다릅니다: ")
+    assert D.message_text(check, "en") == check.message
+
+
+def test_the_chapter_in_korean_shows_every_derivation_in_korean():
+    from tests.i18n_scan import open_korean
+
+    at = open_korean(PAGE)
+    assert not errors(at)
+    at.toggle(key="derivations_all").set_value(True).run()
+    assert not errors(at)
+    md = _markdown(at)
+    assert md.count(KO_GREEN) == len(IDS)
+    catalogue = next(m.value for m in at.markdown if m.value.startswith("| 상태 |"))
+    for d in D.all_derivations("ko"):
+        assert UD.md_escape(d.title) in catalogue
+        for s in d.steps:
+            assert UD.md_text(s.rule) in md, (d.id, s.rule)
+    bodies = "\n".join(_latex_bodies(at))
+    for d in D.ALL_DERIVATIONS:
+        for s in d.steps:
+            assert UD.step_latex(s) in bodies, (d.id, s.rule)
+    labels = {w.label for w in at.number_input}
+    assert "m (쿼리 위치)" in labels and "c (두 위치를 함께 옮기는 이동)" in labels
+    assert "0번 줄 (처음)" in [m.label for m in at.metric]
+    # The selectbox names each chapter as the Korean table of contents does.
+    options = at.selectbox(key="derivation").options
+    assert "사인파 PE: 내적은 m − n에만 의존합니다  ·  사인파 절대 위치 인코딩" in options
+    assert "| 사인파 절대 위치 인코딩 |" in catalogue
+    # Switching back to English keeps the page's controls and shows English words again.
+    at.session_state["lang"] = "en"
+    at.run()
+    assert not errors(at)
+    assert _markdown(at).count(GREEN) == len(IDS)
+    assert at.toggle(key="derivations_all").value is True

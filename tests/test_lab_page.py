@@ -225,3 +225,32 @@ def test_cope_chapter_links_to_the_toy_lab():
     lab = [ln for ln in links if ln.page == "toy-lab"]  # the chapter key: the lab's URL path
     assert len(lab) == 1, [(ln.page, ln.label) for ln in links]
     assert "Flip-Flop" in lab[0].label and "CoPE" in lab[0].label and lab[0].icon == ":material/model_training:"
+
+
+# --- languages -------------------------------------------------------------------------------------
+
+@needs_assets
+def test_page_in_korean_and_switching_language_keeps_every_control():
+    from tests.i18n_scan import open_korean
+
+    at = open_korean(PAGE)
+    assert not errors(at)
+    at.selectbox(key="toy_task").set_value("selective_copy").run()
+    at.multiselect(key="toy_encodings").set_value(["rope", "cope"]).run()
+    at.radio(key="toy_dist_split").set_value("ood_sparse").run()
+    at.text_input(key="toy_inspect_text_selective_copy").input("AB??").run()
+    assert not errors(at)
+    df = table(at, "OOD 희소 오차율 % (이 토이 실행)")
+    assert df["인코딩"].tolist() == ["RoPE", "CoPE"]
+    assert "거리별 오차율 — OOD 희소" in figure_titles(at)
+    assert any("답할 자리가 아닙니다. '?'는 '|' 뒤에" in w.value for w in at.warning)  # a parse error, in Korean
+    assert at.radio(key="toy_q__choice").options[-1] == "동률"
+    at.session_state["lang"] = "en"  # the sidebar switch
+    at.run()
+    assert not errors(at)
+    assert at.selectbox(key="toy_task").value == "selective_copy"
+    assert at.multiselect(key="toy_encodings").value == ["rope", "cope"]
+    assert at.radio(key="toy_dist_split").value == "ood_sparse"
+    assert at.text_input(key="toy_inspect_text_selective_copy").value == "AB??"
+    assert table(at, "OOD sparse error % (this toy run)")["encoding"].tolist() == ["RoPE", "CoPE"]
+    assert any("is not an answer position. A '?' goes after the '|'" in w.value for w in at.warning)

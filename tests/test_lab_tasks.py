@@ -161,3 +161,45 @@ def test_parse_valid_and_slots():
 def test_parse_errors_are_clear(task_name, text, fragment):
     with pytest.raises(T.ParseError, match=re.escape(fragment)):
         T.parse(T.get(task_name), text)
+
+
+@pytest.mark.parametrize(
+    "task_name,text,code",
+    [
+        ("flipflop", "w1 x0 r?", "bad_token"),
+        ("flipflop", "w? r1", "not_slot"),
+        ("flipflop", "", "empty"),
+        ("flipflop", "w1 " * 200 + "r?", "too_long"),
+        ("flipflop", "w1 i0", "nothing"),
+        ("flipflop", "w1 r", "alternate"),
+        ("selective_copy", "A|B|??", "one_bar"),
+        ("counting", "a=0 print a", "nothing"),
+    ],
+)
+def test_parse_errors_carry_a_code_the_catalogue_words_alike(task_name, text, code):
+    """The page shows a parse error from its code (in the learner's language); in English the
+    catalogue's wording must be the message itself, so the two cannot drift apart."""
+    from explain.i18n import t
+
+    with pytest.raises(T.ParseError) as exc:
+        T.parse(T.get(task_name), text)
+    e = exc.value
+    assert e.code == code
+    values = dict(e.values)
+    if "rule" in values:
+        values["rule"] = t(f"toy_tasks.slot_rule.{values['rule']}", "en")
+    assert t(f"toy_tasks.parse.{code}", "en", **values) == str(e)
+    for lang in ("en", "ko"):
+        assert "{" not in t(f"toy_tasks.parse.{code}", lang, **values)
+
+
+def test_task_words_in_the_catalogue_match_lab_tasks():
+    """Split labels and distance axis titles are worded on the page from the catalogue; in English
+    they are lab/tasks.py's own (which the shipped metrics record)."""
+    from explain.i18n import t
+
+    for name, task in T.TASKS.items():
+        assert t(f"toy_tasks.distance.{name}", "en") == task.distance_label
+        for s in task.splits:
+            assert t(f"toy_tasks.split.{name}.{s.name}", "en") == s.label
+            assert t(f"toy_tasks.split.{name}.{s.name}", "ko") != s.label

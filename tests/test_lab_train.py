@@ -17,7 +17,7 @@ import torch
 from lab import tasks as T
 from lab.model import ModelConfig, TinyTransformer
 from lab.regenerate import ENCODINGS, SHIPPED as SHIPPED_SETTINGS, TOY_DIR
-from lab.service import QueueFull, TrainingService
+from lab.service import SEED_RANGE, STEP_RANGE, QueueFull, TrainingService
 from lab.train import TrainConfig, answer_loss, evaluate, load, fixed_test_set, train
 
 torch.set_num_threads(1)
@@ -171,8 +171,13 @@ def test_service_queue_failure_cache_and_stop():
     assert done.state == "done" and done.metrics["seed"] == 2  # … and ran the next job
     again = svc.submit(cfg_(2), "dave")
     assert again.cached and again.state == "done"  # the cache answers at once
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError) as bad_steps:
         svc.submit(cfg_(1, steps=10_000), "eve")
+    # A code and the bounds, so that the page can word the message in the learner's language.
+    assert (bad_steps.value.code, bad_steps.value.lo, bad_steps.value.hi) == ("steps", *STEP_RANGE)
+    with pytest.raises(ValueError) as bad_seed:
+        svc.submit(cfg_(SEED_RANGE[1] + 1), "eve")
+    assert (bad_seed.value.code, bad_seed.value.lo, bad_seed.value.hi) == ("seed", *SEED_RANGE)
 
 
 def test_service_queue_is_bounded_and_abandoned_jobs_are_dropped():
@@ -182,8 +187,9 @@ def test_service_queue_is_bounded_and_abandoned_jobs_are_dropped():
     q1 = svc.submit(cfg_(4), "b")
     svc.submit(cfg_(5), "c")
     time.sleep(0.02)
-    with pytest.raises(QueueFull):
+    with pytest.raises(QueueFull) as full:
         svc.submit(cfg_(6), "d")
+    assert full.value.waiting == 2  # the page words the message from this number
     # Only `first`'s session keeps polling while it runs (~0.5 s); q1's session has gone away:
     # q1 is dropped when it reaches the front, not trained.
     t0 = time.monotonic()

@@ -206,7 +206,7 @@ def test_page_runs_and_draws_real_attention():
     at.selectbox(key="minilm_layer").set_value(6).run()
     at.selectbox(key="minilm_head").set_value(12).run()
     np.testing.assert_allclose(fig_array(figure(at, "Layer 6, head 12")["data"][0]["z"]), r.weights[5, 11], atol=1e-6)
-    at.radio(key="minilm_src").set_value("your sentence").run()
+    at.radio(key="minilm_src").set_value("sentence").run()
     assert not errors(at)
     for mode in ch.MODES:
         at.radio(key="minilm_mode").set_value(mode).run()

@@ -389,7 +389,7 @@ def test_page_widgets_at_their_extremes():
     at.select_slider(key="rope_base").set_value(10)
     at.slider(key="rope_m").set_value(200)
     at.slider(key="rope_n").set_value(0)
-    at.radio(key="rope_move").set_value("the query only")
+    at.radio(key="rope_move").set_value("query")
     at.slider(key="rope_size").set_value(4)
     at.number_input(key="rope_shift").set_value(-1_000_000)
     at.select_slider(key="rope_decay_d").set_value(16)
@@ -419,7 +419,7 @@ def test_page_widgets_at_their_extremes():
     at.select_slider(key="rope_base").set_value(1_000_000)
     at.slider(key="rope_m").set_value(0)
     at.slider(key="rope_n").set_value(200)
-    at.radio(key="rope_move").set_value("both words (n − m stays)")
+    at.radio(key="rope_move").set_value("both")
     at.slider(key="rope_size").set_value(64)
     at.number_input(key="rope_shift").set_value(1_000_000)
     at.select_slider(key="rope_decay_d").set_value(256)
@@ -457,3 +457,4 @@ def test_page_with_300_tokens_korean_emoji_and_a_single_token():
     at = open_page(PAGE, sentence="alone")
     assert not errors(at)
     assert "query “alone”" in circles_fig(at)["layout"]["title"]["text"]
+

@@ -284,7 +284,7 @@ def test_page_sliders_at_their_extremes():
 def test_page_on_the_sidebar_sentence_long_and_multilingual():
     long = " ".join(f"w{i % 50}" for i in range(300))
     at = open_page(PAGE, sentence=long)
-    at.radio(key="trouble_base").set_value("Your sentence from the sidebar").run()
+    at.radio(key="trouble_base").set_value("sidebar").run()
     assert not errors(at)
     assert any("300" in w.value for w in at.warning)  # the four-terms section says it cut the text
     assert any("first 256 are shifted" in c.value for c in at.caption)
@@ -294,7 +294,7 @@ def test_page_on_the_sidebar_sentence_long_and_multilingual():
 
     text = "나는 CV를 좋아해 🙂 <i>정말</i>"
     at = open_page(PAGE, sentence=text, seed=4)
-    at.radio(key="trouble_base").set_value("Your sentence from the sidebar").run()
+    at.radio(key="trouble_base").set_value("sidebar").run()
     assert not errors(at)
     toks = tokenize(text).tokens
     t = ch.four_terms(toks, 4)
@@ -305,7 +305,7 @@ def test_page_on_the_sidebar_sentence_long_and_multilingual():
 
 def test_page_single_token_and_empty_sentence():
     at = open_page(PAGE, sentence="alone")
-    at.radio(key="trouble_base").set_value("Your sentence from the sidebar").run()
+    at.radio(key="trouble_base").set_value("sidebar").run()
     assert not errors(at)
     assert any("single token" in i.value for i in at.info)
 
@@ -313,5 +313,5 @@ def test_page_single_token_and_empty_sentence():
     assert not errors(at)  # the classic example still runs; section 3 asks for a sentence
     assert "Scores with the prefix (shift 2)" in figure_titles(at)
     assert any("no text to work on" in i.value for i in at.info)
-    at.radio(key="trouble_base").set_value("Your sentence from the sidebar").run()
+    at.radio(key="trouble_base").set_value("sidebar").run()
     assert not errors(at) and any("sidebar sentence is empty" in i.value for i in at.info)

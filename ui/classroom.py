@@ -35,6 +35,7 @@ from typing import Any, Callable, Iterator, Sequence
 import streamlit as st
 
 from ui.chapters import BY_KEY
+from ui.i18n import t
 
 URL = {"bind": "query-params"}  # spread into a main widget: st.slider(..., key="rs_d", **URL)
 
@@ -111,12 +112,7 @@ def restore_presenter() -> None:
 
 
 def presenter_toggle() -> None:
-    st.toggle(
-        "Presenter mode",
-        key=PRESENTER_KEY,
-        help="For a projector: larger text and figures; secondary settings and code panels are tucked "
-        "away. Kept in the address as ?present=1.",
-    )
+    st.toggle(t("classroom.presenter"), key=PRESENTER_KEY, help=t("classroom.presenter_help"))
 
 
 def mirror_presenter() -> None:
@@ -144,12 +140,12 @@ def scale_figure(fig) -> None:
 
 
 @contextmanager
-def secondary(label: str = "More settings") -> Iterator[None]:
+def secondary(label: str | None = None) -> Iterator[None]:
     """Secondary controls (fine settings, display options): shown in place normally, tucked into a
     collapsed expander in presenter mode so the projector shows only what the lesson is about.
     The widgets always exist, so their values (and the page) stay the same either way."""
     if presenter():
-        with st.expander(label, expanded=False, icon=":material/tune:"):
+        with st.expander(label or t("classroom.more_settings"), expanded=False, icon=":material/tune:"):
             yield
     else:
         with st.container():
@@ -183,29 +179,37 @@ def predict(
     def again() -> None:
         st.session_state[shown_key] = False
         st.session_state[choice_key] = None
+        st.session_state[f"{key}__picked"] = None
 
     # The radio holds the shown labels themselves (unique), so its state is plain text.
     labels = [format_func(o) for o in options]
     if len(set(labels)) != len(labels):
         raise ValueError(f"predict({key!r}): two options are shown alike: {labels!r}")
+    # A language switch renames every option: carry the learner's pick over by its position, as long
+    # as the options themselves (not their names) are still the same.
+    picked_key, signature = f"{key}__picked", repr(options)
+    picked = st.session_state.get(picked_key)
+    if st.session_state.get(choice_key) not in labels and picked and picked[0] == signature:
+        st.session_state[choice_key] = labels[picked[1]]
     with st.container(border=True, key=f"{key}__predict"):
-        st.markdown(f":material/psychology_alt: **Predict first.** {question}")
-        label = st.radio("Your prediction", labels, index=None, key=choice_key,
+        st.markdown(f":material/psychology_alt: {t('classroom.predict_first')} {question}")
+        label = st.radio(t("classroom.your_prediction"), labels, index=None, key=choice_key,
                          horizontal=len(options) <= 4, label_visibility="collapsed")
         choice = options[labels.index(label)] if label in labels else None
+        st.session_state[picked_key] = (signature, labels.index(label)) if label in labels else None
         revealed = bool(st.session_state.get(shown_key, False))
         if not revealed:
-            st.button("Reveal", key=f"{key}__reveal", icon=":material/visibility:", on_click=reveal,
-                      disabled=choice is None, help="Pick an answer first, then reveal.")
+            st.button(t("classroom.reveal"), key=f"{key}__reveal", icon=":material/visibility:", on_click=reveal,
+                      disabled=choice is None, help=t("classroom.reveal_help"))
             return False
         if choice is None:
-            st.info(f"The answer: **{format_func(answer)}**.")
+            st.info(t("classroom.answer", answer=format_func(answer)))
         elif choice == answer:
-            st.success(f"Right: **{format_func(answer)}**.")
+            st.success(t("classroom.right", answer=format_func(answer)))
         else:
-            st.warning(f"Not quite: you said {format_func(choice)}; the answer is **{format_func(answer)}**.")
+            st.warning(t("classroom.not_quite", choice=format_func(choice), answer=format_func(answer)))
         st.markdown(explanation)
-        st.button("Ask me again", key=f"{key}__again", icon=":material/replay:", on_click=again, type="tertiary")
+        st.button(t("classroom.again"), key=f"{key}__again", icon=":material/replay:", on_click=again, type="tertiary")
         return True
 
 
@@ -213,7 +217,6 @@ def predict(
 @dataclass(frozen=True)
 class Step:
     chapter: str  # a key of ui.chapters.CHAPTERS
-    instruction: str  # one sentence: what to do and what to look at (Markdown, no user text)
     sentence: str | None = None  # None: keep the learner's sentence
     seed: int | None = None
     controls: dict = field(default_factory=dict)  # widget key → value (valid for that widget)
@@ -221,72 +224,50 @@ class Step:
 
 @dataclass(frozen=True)
 class Lesson:
+    """A guided walk. Its title and each step's instruction (one sentence: what to do and what to
+    look at; Markdown, no user text) are words, so they live in the catalogue:
+    classroom.lessons.<key>.title and .step1, .step2, …"""
+
     key: str
-    title: str
     steps: tuple[Step, ...]
+
+    @property
+    def title(self) -> str:
+        return t(f"classroom.lessons.{self.key}.title")
+
+    def instruction(self, k: int) -> str:
+        return t(f"classroom.lessons.{self.key}.step{k + 1}")
 
 
 LESSONS: tuple[Lesson, ...] = (
-    Lesson("why-relative", "Why relative?", (
-        Step("why-order", "Without positions, the shuffled outputs are the old ones reordered: the largest "
-             "difference is 0. Press *Shuffle again* a few times.",
-             sentence="dog bites man", controls={"with_pe": False}),
-        Step("why-order", "Now add sinusoidal positions: the same words in new places compute something new.",
-             controls={"with_pe": True}),
-        Step("trouble", "Put “Well,” in front of “I like CV”: the scores between the *same* two words "
-             "change, although their distance did not.",
-             controls={"trouble_prefix": "Well,"}),
-        Step("shaw", "Shaw's fix: attention looks up a vector by the distance j − i. Near pairs get their "
-             "own vector, pairs farther than k share one.",
-             sentence="The cat sat on the mat. The dog sat on the log.", controls={"shaw_k": 4}),
-        Step("t5", "T5 keeps only one number per head per *bucket* of distances: exact up close, "
-             "logarithmic far away. Read the staircase.",
-             controls={"t5_buckets": 32, "t5_max_distance": 128, "t5_causal": False}),
-        Step("rope", "RoPE gets relative positions from absolute ones: move every position by c and the "
-             "logit map does not change.",
-             controls={"rope_shift": 1000, "rope_size": 24}),
+    Lesson("why-relative", (
+        Step("why-order", sentence="dog bites man", controls={"with_pe": False}),
+        Step("why-order", controls={"with_pe": True}),
+        Step("trouble", controls={"trouble_prefix": "Well,"}),
+        Step("shaw", sentence="The cat sat on the mat. The dog sat on the log.", controls={"shaw_k": 4}),
+        Step("t5", controls={"t5_buckets": 32, "t5_max_distance": 128, "t5_causal": False}),
+        Step("rope", controls={"rope_shift": 1000, "rope_size": 24}),
     )),
-    Lesson("extrapolation", "Extrapolation", (
-        Step("trouble", "Train on 32 positions, test on 128: the learned encoder has no row past 31, "
-             "and the sinusoidal vectors past 31 are new to the model.",
-             controls={"trouble_l_train": 32, "trouble_l_test": 128}),
-        Step("learned", "Shrink the table below your sentence's length: the tokens past the last row "
-             "cannot be read at all.",
-             sentence="A longer sentence than the table has rows for, so the last words fall off the end.",
+    Lesson("extrapolation", (
+        Step("trouble", controls={"trouble_l_train": 32, "trouble_l_test": 128}),
+        Step("learned", sentence="A longer sentence than the table has rows for, so the last words fall off the end.",
              controls={"max_len": 8}),
-        Step("alibi", "ALiBi on a text 16 times the training length: how much attention falls beyond "
-             "the distances seen in training? Read the table under the curves.",
-             controls={"alibi_heads": 8, "alibi_train_len": 32, "alibi_test_len": 512}),
-        Step("rope-scaling", "Stretch RoPE 4×: which pairs turn further than they did in training, and "
-             "which scheme fixes which pairs?",
-             controls={"rs_d": 128, "rs_L": 4096, "rs_s": 4.0}),
+        Step("alibi", controls={"alibi_heads": 8, "alibi_train_len": 32, "alibi_test_len": 512}),
+        Step("rope-scaling", controls={"rs_d": 128, "rs_L": 4096, "rs_s": 4.0}),
     )),
-    Lesson("rope-from-scratch", "RoPE from scratch", (
-        Step("sinusoidal", "Start here: a shift of the sinusoidal vector is a rotation of each pair, "
-             "PE(p + Δ) = T(Δ)·PE(p). Try other shifts Δ.",
-             controls={"base": 10_000, "p": 5, "delta": 3}),
-        Step("rope", "RoPE rotates q and k instead. Press ▶ and watch the angle between the arrows: it "
-             "depends only on n − m.",
-             controls={"rope_d": 8, "rope_m": 2, "rope_n": 6}),
-        Step("rope", "Only the distance counts: the logit map is constant along every diagonal, even "
-             "after moving every position by a million.",
-             controls={"rope_size": 32, "rope_shift": 1_000_000}),
-        Step("rope", "Long-term decay: the average bound falls with distance, more slowly for a larger base.",
-             controls={"rope_decay_d": 128, "rope_decay_dist": 4096}),
-        Step("derivations", "The same identity, proven line by line by sympy.",
-             controls={"derivation": "rope-matrix-2d", "derivations_all": False}),
+    Lesson("rope-from-scratch", (
+        Step("sinusoidal", controls={"base": 10_000, "p": 5, "delta": 3}),
+        Step("rope", controls={"rope_d": 8, "rope_m": 2, "rope_n": 6}),
+        Step("rope", controls={"rope_size": 32, "rope_shift": 1_000_000}),
+        Step("rope", controls={"rope_decay_d": 128, "rope_decay_dist": 4096}),
+        Step("derivations", controls={"derivation": "rope-matrix-2d", "derivations_all": False}),
     )),
-    Lesson("what-cope-counts", "What CoPE counts", (
-        Step("cope", "Count sentence ends: the position of a key is the number of sentences between it "
-             "and the query, not the number of tokens.",
-             sentence="Alice met Bob. Bob waved at Alice. Then Alice smiled and Alice left.",
+    Lesson("what-cope-counts", (
+        Step("cope", sentence="Alice met Bob. Bob waved at Alice. Then Alice smiled and Alice left.",
              controls={"cope_unit": "sentence ends", "cope_all_open": False, "cope_sharpness": 10.0}),
-        Step("cope", "Count one word: every “alice” opens its gate; every other token keeps it shut.",
-             controls={"cope_unit": "a word you pick", "cope_word": "alice", "cope_all_open": False}),
-        Step("cope", "Open every gate: CoPE becomes ordinary relative positions, p = i − j + 1.",
-             controls={"cope_all_open": True}),
-        Step("cope", "Soft gates: with sharpness 0 every gate is ½ and the counts become fractions.",
-             controls={"cope_all_open": False, "cope_unit": "sentence ends", "cope_sharpness": 0.0}),
+        Step("cope", controls={"cope_unit": "a word you pick", "cope_word": "alice", "cope_all_open": False}),
+        Step("cope", controls={"cope_all_open": True}),
+        Step("cope", controls={"cope_all_open": False, "cope_unit": "sentence ends", "cope_sharpness": 0.0}),
     )),
 )
 LESSON_BY_KEY = {lesson.key: lesson for lesson in LESSONS}
@@ -358,22 +339,21 @@ def restore_lesson() -> None:
 def lesson_sidebar() -> None:
     """The sidebar's lesson picker and its Previous / Next buttons."""
     st.selectbox(
-        "Lesson", [lesson.key for lesson in LESSONS], index=None, key=LESSON_KEY,
-        format_func=lambda k: LESSON_BY_KEY[k].title, placeholder="Follow a lesson…", on_change=_start_lesson,
-        help="A guided walk through the chapters: each step sets the sentence and the controls and "
-             "opens the right page.",
+        t("classroom.lesson"), [lesson.key for lesson in LESSONS], index=None, key=LESSON_KEY,
+        format_func={lesson.key: lesson.title for lesson in LESSONS}.get, placeholder=t("classroom.lesson_placeholder"),
+        on_change=_start_lesson, help=t("classroom.lesson_help"),
     )
     now = current_step()
     if now is None:
         return
     lesson, k, step = now
-    st.caption(f"Step {k + 1} of {len(lesson.steps)} · {BY_KEY[step.chapter].title}")
+    st.caption(t("classroom.step_of", k=k + 1, n=len(lesson.steps), chapter=BY_KEY[step.chapter].title))
     b1, b2, b3 = st.columns(3)
-    b1.button("Previous", key="lesson_prev", icon=":material/arrow_back:", on_click=_move, args=(-1,),
+    b1.button(t("classroom.previous"), key="lesson_prev", icon=":material/arrow_back:", on_click=_move, args=(-1,),
               disabled=k == 0, width="stretch")
-    b2.button("Next", key="lesson_next", icon=":material/arrow_forward:", on_click=_move, args=(1,),
+    b2.button(t("classroom.next"), key="lesson_next", icon=":material/arrow_forward:", on_click=_move, args=(1,),
               disabled=k == len(lesson.steps) - 1, width="stretch")
-    b3.button("Leave", key="lesson_leave", icon=":material/close:", on_click=_leave, width="stretch")
+    b3.button(t("classroom.leave"), key="lesson_leave", icon=":material/close:", on_click=_leave, width="stretch")
 
 
 def mirror_lesson() -> None:
@@ -399,6 +379,8 @@ def follow_lesson() -> None:
                     LESSON_PARAM: now[0].key, STEP_PARAM: str(now[1] + 1)}
             if presenter():
                 keep[PRESENTER_PARAM] = "1"
+            if st.session_state.get("lang", "en") != "en":
+                keep["lang"] = str(st.session_state["lang"])
             st.switch_page(BY_KEY[now[2].chapter].path, query_params=keep)
 
 
@@ -409,7 +391,7 @@ def lesson_banner(chapter_key: str) -> None:
         return
     lesson, k, step = now
     if step.chapter == chapter_key:
-        st.info(f"**{lesson.title}** · step {k + 1} of {len(lesson.steps)}: {step.instruction}",
-                icon=":material/school:")
+        st.info(t("classroom.banner", lesson=lesson.title, k=k + 1, n=len(lesson.steps),
+                  instruction=lesson.instruction(k)), icon=":material/school:")
     else:
-        st.caption(f"Lesson “{lesson.title}”, step {k + 1}, is on the page “{BY_KEY[step.chapter].title}”.")
+        st.caption(t("classroom.elsewhere", lesson=lesson.title, k=k + 1, chapter=BY_KEY[step.chapter].title))

@@ -18,6 +18,7 @@ from encoders.text import MAX_TOKENS, Tokens, tokenize
 from explain.prose import section
 from ui import classroom
 from ui.chapters import BY_KEY
+from ui.i18n import t
 
 PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"scale": 2}}
 MAX_TABLE_CELLS = 65_536  # a numbers table larger than this (a 256 × 256 map) is offered as CSV only
@@ -31,11 +32,8 @@ def header(chapter_key: str, paper: Paper | None = None, sources: tuple = ()) ->
     if paper is not None:
         st.caption(f"📄 {paper.authors} ({paper.year}). [{paper.title}]({paper.url})")
     if sources and not classroom.presenter():  # a secondary panel: not on the projector
-        with st.expander("Show the code this page runs"):
-            st.caption(
-                "The source of the functions this page runs, read live from the running program — "
-                "not a copy."
-            )
+        with st.expander(t("common.page.show_code")):
+            st.caption(t("common.page.show_code_caption"))
             for obj in sources:
                 st.code(inspect.getsource(obj), language="python")
 
@@ -49,16 +47,11 @@ def sentence_tokens(max_tokens: int = MAX_TOKENS) -> Tokens:
     and says how many tokens were kept when the text is longer than the page draws."""
     tokens = tokenize(st.session_state.get("sentence", ""), max_tokens=max_tokens)
     if tokens.empty:
-        st.info(
-            "There is no text to work on yet. Type a sentence in the sidebar (or pick an example) "
-            "and this page will draw it."
-        )
+        st.info(t("common.page.no_text"))
         st.stop()
     if tokens.truncated:
-        st.warning(
-            f"Your text has {tokens.n_found:,} tokens; this page draws the first {len(tokens)}."
-            + (" (The text itself was cut at 10,000 characters.)" if tokens.chars_cut else "")
-        )
+        st.warning(t("common.page.cut", found=tokens.n_found, kept=len(tokens))
+                   + (t("common.page.chars_cut") if tokens.chars_cut else ""))
     return tokens
 
 
@@ -82,7 +75,7 @@ def plot(fig, key: str) -> None:
     name = re.sub(r"[^A-Za-z0-9_-]+", "-", key).strip("-") or "figure"
     config = {**PLOT_CONFIG, "toImageButtonOptions": {"scale": 2, "filename": f"pe-atlas-{name}"}}
     st.plotly_chart(fig, key=key, width="stretch", config=config)
-    box = st.expander("Numbers", key=f"{key}__numbers", on_change="rerun", icon=":material/table:",
+    box = st.expander(t("common.numbers.expander"), key=f"{key}__numbers", on_change="rerun", icon=":material/table:",
                       type="compact")
     if box.open:
         with box:
@@ -123,22 +116,22 @@ def _axis(fig, ref: str | None, letter: str):
 
 def heatmap_tables(fig) -> list[tuple[str, pd.DataFrame]]:
     """One table per heatmap trace: rows and columns named as on the figure's axes (unique)."""
-    heat = [t for t in fig.data if t.type == "heatmap" and t.z is not None]
+    heat = [tr for tr in fig.data if tr.type == "heatmap" and tr.z is not None]
     notes = [html.unescape(a.text or "") for a in (fig.layout.annotations or ())]
     out = []
-    for k, t in enumerate(heat):
-        z = np.asarray(t.z, dtype=float)
+    for k, tr in enumerate(heat):
+        z = np.asarray(tr.z, dtype=float)
         if z.ndim != 2:
             continue
-        custom = np.asarray(t.customdata, dtype=object) if t.customdata is not None else None
+        custom = np.asarray(tr.customdata, dtype=object) if tr.customdata is not None else None
         if custom is not None and custom.shape[:2] == z.shape and custom.ndim == 3:
             rows, cols = [_label(v) for v in custom[:, 0, 0]], [_label(v) for v in custom[0, :, 1]]
         else:
-            rows = _axis_labels(t.y, _axis(fig, t.yaxis, "y"), z.shape[0])
-            cols = _axis_labels(t.x, _axis(fig, t.xaxis, "x"), z.shape[1])
+            rows = _axis_labels(tr.y, _axis(fig, tr.yaxis, "y"), z.shape[0])
+            cols = _axis_labels(tr.x, _axis(fig, tr.xaxis, "x"), z.shape[1])
         if len(rows) != z.shape[0] or len(cols) != z.shape[1]:
             rows, cols = [str(i) for i in range(z.shape[0])], [str(j) for j in range(z.shape[1])]
-        name = t.name or (notes[k] if len(notes) == len(heat) and notes[k] else f"panel {k + 1}")
+        name = tr.name or (notes[k] if len(notes) == len(heat) and notes[k] else t("common.numbers.panel_name", k=k + 1))
         out.append((name, pd.DataFrame(z, index=_unique(rows), columns=_unique(cols))))
     return out
 
@@ -146,17 +139,17 @@ def heatmap_tables(fig) -> list[tuple[str, pd.DataFrame]]:
 def trace_table(fig) -> pd.DataFrame | None:
     """Line, marker and bar traces as one table: a column per trace over a shared x when they share
     it, else one row per point (trace, x, y)."""
-    traces = [t for t in fig.data if t.type in ("scatter", "scattergl", "bar") and t.y is not None]
+    traces = [tr for tr in fig.data if tr.type in ("scatter", "scattergl", "bar") and tr.y is not None]
     if not traces:
         return None
     series = []
-    for k, t in enumerate(traces):
-        y = np.asarray(t.y)
-        x = np.asarray(t.x) if t.x is not None else np.arange(y.size)
-        custom = np.asarray(t.customdata, dtype=object) if t.customdata is not None else None
+    for k, tr in enumerate(traces):
+        y = np.asarray(tr.y)
+        x = np.asarray(tr.x) if tr.x is not None else np.arange(y.size)
+        custom = np.asarray(tr.customdata, dtype=object) if tr.customdata is not None else None
         if custom is not None and custom.ndim == 1 and custom.size == y.size:
             x = np.asarray([_label(v) for v in custom], dtype=object)  # bars: "position · token"
-        series.append((html.unescape(t.name) if t.name else f"trace {k + 1}", x, y))
+        series.append((html.unescape(tr.name) if tr.name else t("common.numbers.trace_name", k=k + 1), x, y))
     x0 = series[0][1]
     shared = all(x.shape == x0.shape and (x == x0).all() for _, x, _ in series)
     x_title = getattr(fig.layout.xaxis.title, "text", None) or "x"
@@ -177,24 +170,25 @@ def numbers_table(fig, key: str, name: str) -> None:
     tables = heatmap_tables(fig)
     lines = trace_table(fig)
     if lines is not None:
-        tables.append(("lines and bars", lines))
+        tables.append((t("common.numbers.lines_and_bars"), lines))
     if not tables:
-        st.caption("This figure has no table of numbers.")
+        st.caption(t("common.numbers.no_table"))
         return
     k = 0
     if len(tables) > 1:
-        k = st.selectbox("Panel", range(len(tables)), format_func=lambda i: tables[i][0] or f"panel {i + 1}",
-                         key=f"{key}__panel", help="This figure has several panels; pick one.")
+        k = st.selectbox(t("common.numbers.panel"), range(len(tables)),
+                         format_func=lambda i: tables[i][0] or t("common.numbers.panel_name", k=i + 1),
+                         key=f"{key}__panel", help=t("common.numbers.panel_help"))
     label, df = tables[k]
     cells = df.shape[0] * df.shape[1]
     if cells <= MAX_TABLE_CELLS:
         st.dataframe(df, key=f"{key}__table", height=min(420, 38 + 35 * df.shape[0]))
     else:
-        st.caption(f"{df.shape[0]} × {df.shape[1]} = {cells:,} numbers: too many to show here; download them.")
+        st.caption(t("common.numbers.too_many", rows=df.shape[0], cols=df.shape[1], cells=cells))
     slug = re.sub(r"[^A-Za-z0-9_-]+", "-", label).strip("-")
     is_heat = k < len(tables) - (lines is not None)
     st.download_button(
-        "Download CSV", data=lambda: df.to_csv(index=is_heat).encode("utf-8"),
+        t("common.numbers.download"), data=lambda: df.to_csv(index=is_heat).encode("utf-8"),
         file_name=f"pe-atlas-{name}{'-' + slug if slug and len(tables) > 1 else ''}.csv", mime="text/csv",
         key=f"{key}__csv", icon=":material/download:", on_click="ignore",
     )

@@ -11,6 +11,11 @@ The module has two layers:
   `input_spec`, `compare`, `matrix_latex`, `value_table` — what the tests check, including for a
   deliberately broken derivation;
 - the Streamlit layer: `show_derivation` (by id, cached) and `render` (any Derivation + report).
+
+Words: the proof is cached language-free (`verified`, by id); the words on screen come from
+`D.get(id, lang)` (the same sympy objects with the current language's titles, rules and labels) and
+from derivations.ui.* in the catalogue, looked up at render time. Pure-core functions speak the
+current run's language (English outside the app).
 """
 
 from __future__ import annotations
@@ -26,36 +31,44 @@ import streamlit as st
 from sympy.matrices.expressions import MatAdd
 
 from explain import derivations as D
+from explain import i18n
+from ui.chapters import BY_KEY
+from ui.i18n import activate
 
-# Where each identity belongs: the chapter that shows the same fact in pictures.
+
+def _t(key: str, /, **values) -> str:
+    """derivations.<key> in the current run's language."""
+    return i18n.t(f"derivations.{key}", i18n.language(), **values)
+
+
+# Where each identity belongs: the chapter (its key) that shows the same fact in pictures.
 CHAPTER_OF = {
-    "sinusoidal-dot-product": "Sinusoidal APE",
-    "sinusoidal-shift": "Sinusoidal APE",
-    "rope-complex-2d": "RoPE",
-    "rope-matrix-2d": "RoPE",
-    "rope-relative-d4": "RoPE",
-    "rope-relative-d6": "RoPE",
-    "rope-relative-block": "RoPE",
-    "absolute-pe-attention": "Transformer-XL",
-    "deberta-three-terms": "DeBERTa",
-    "alibi-shift-invariance": "ALiBi and NoPE",
-    "t5-shift-invariance": "T5 bias",
-    "cope-all-gates-open": "CoPE",
+    "sinusoidal-dot-product": "sinusoidal",
+    "sinusoidal-shift": "sinusoidal",
+    "rope-complex-2d": "rope",
+    "rope-matrix-2d": "rope",
+    "rope-relative-d4": "rope",
+    "rope-relative-d6": "rope",
+    "rope-relative-block": "rope",
+    "absolute-pe-attention": "transformer-xl",
+    "deberta-three-terms": "deberta",
+    "alibi-shift-invariance": "alibi",
+    "t5-shift-invariance": "t5",
+    "cope-all-gates-open": "cope",
 }
 
-# What each proof method in a StepCheck means, as the sympy test that succeeded
-# (explain/derivations.py, _scalar_equal: the first that works is reported).
-METHOD_TESTS = {
-    "structural": "the two lines are the same sympy expression (a − b == 0 as built)",
-    "evaluate": "(a − b).doit() == 0: evaluating what a line kept unevaluated for display",
-    "per-term": "both sums run over the same range and their summands are equal for a symbolic index",
-    "expand": "sympy.expand(a − b) == 0",
-    "expand_trig": "sympy.expand(a − b, trig=True) == 0 (angle-sum rules)",
-    "complex": "sympy.expand(sympy.expand_complex(a − b), trig=True) == 0",
-    "trigsimp": "sympy.trigsimp(a − b) == 0",
-    "simplify": "sympy.simplify(a − b) == 0",
-    "substitution": "this line is exactly the previous line with the stated replacement applied",
-}
+
+def chapter_title(derivation_id: str, lang: str | None = None) -> str:
+    """The title of the chapter an identity belongs to ('—' if none), as the table of contents
+    names it, in `lang` (default: the current run's language)."""
+    key = CHAPTER_OF.get(derivation_id)
+    return i18n.t(f"chapters.{key}.title", lang) if key in BY_KEY else "—"
+
+
+# The proof methods a StepCheck names, in the order explain/derivations.py tries them
+# (_scalar_equal: the first that works is reported); each is explained by derivations.method.<name>.
+METHODS = ("structural", "evaluate", "per-term", "expand", "expand_trig", "complex", "trigsimp", "simplify",
+           "substitution")
 
 MAX_POSITION = 100_000  # positions and shifts a learner may type (the sinusoidal page uses the same)
 MAX_REAL = 100.0  # frequencies, slopes, vector and matrix entries
@@ -85,12 +98,26 @@ def md_escape(text: str) -> str:
     return _MD_SPECIAL.sub(r"\\\1", text)
 
 
+# Inline math ($…$) and code spans (`…`) a catalogue text may contain on purpose: the Korean words
+# write a formula with function names (cos, Re, bucket) as KaTeX rather than as Latin plain text.
+_KEEP = re.compile(r"(?<!\\)\$[^$\n]+?(?<!\\)\$|`[^`\n]+`")
+
+
+def md_text(text: str) -> str:
+    """Like md_escape, but inline math and code spans pass through to be rendered."""
+    out, last = [], 0
+    for m in _KEEP.finditer(text):
+        out += [md_escape(text[last:m.start()]), m.group(0)]
+        last = m.end()
+    return "".join(out + [md_escape(text[last:])])
+
+
 def method_text(method: str) -> str:
     """The sympy test behind a StepCheck.method ('substitution + expand' → both explained)."""
     if not method:
         return ""
     parts = [m.strip() for m in method.split("+")]
-    return "; then ".join(METHOD_TESTS.get(m, m) for m in parts)
+    return _t("ui.then").join(_t(f"method.{m}") if m in METHODS else m for m in parts)
 
 
 _MATRIX_ENV = re.compile(r"\\begin\{(b?matrix|aligned)\}((?:(?!\\begin\{).)*?)\\end\{\1\}", re.S)
@@ -137,23 +164,37 @@ class Status:
     failed_index: int | None  # the line that failed (len(steps) = the claim), or None
 
 
+def where_failed(derivation: D.Derivation, index: int) -> str:
+    """'line 3', or 'the claim' for the claim check (index len(steps))."""
+    return _t("ui.the_claim") if index == len(derivation.steps) else _t("ui.line", k=index)
+
+
+def rule_of(derivation: D.Derivation, index: int) -> str:
+    """The rule of line `index` as this derivation words it; the claim check's for len(steps)."""
+    return derivation.steps[index].rule if index < len(derivation.steps) else _t("ui.claim_rule")
+
+
 def status(derivation: D.Derivation, report: D.VerifyReport) -> Status:
     """The badge for a report: green when every step and the claim were proven, else red and the
-    first step that failed, with its rule and sympy's message."""
+    first step that failed, with its rule and sympy's message.
+
+    The report may come from the English registry; the rule is read from `derivation`, so a
+    derivation in another language names the failing line in its own words."""
     n_steps = len(derivation.steps) - 1
     subs = sum(s.kind == "substitution" for s in derivation.steps)
-    claim = " and the claim" if report.claim_check is not None else ""
     if report.ok:
-        what = (f"all {n_steps} steps" if n_steps > 2 else "both steps" if n_steps == 2 else "the step") + claim
-        if subs:
-            what += f" ({n_steps - subs} equalities, {subs} substitutions)"
-        return Status(True, "green", "Verified by sympy", f"sympy proved {what} on this server.", None)
+        steps = (_t("ui.all_steps", n=n_steps) if n_steps > 2 else _t("ui.both_steps") if n_steps == 2
+                 else _t("ui.the_step"))
+        kinds = _t("ui.step_kinds", equalities=n_steps - subs, substitutions=subs) if subs else ""
+        proved = "ui.proved_claim" if report.claim_check is not None else "ui.proved"
+        return Status(True, "green", _t("ui.verified_label"), _t(proved, steps=steps, kinds=kinds), None)
     bad = report.first_failure
-    where = "the claim" if bad.index == len(derivation.steps) else f"line {bad.index}"
-    detail = f"Not proven: {where} ({bad.rule})"
-    if bad.message:
-        detail += f" — {bad.message}"
-    return Status(False, "red", f"Verification failed at {where}", detail + ".", bad.index)
+    where = where_failed(derivation, bad.index)
+    message = D.message_text(bad, i18n.language())
+    rule = rule_of(derivation, bad.index)
+    detail = (_t("ui.not_proven_message", where=where, rule=rule, message=message) if message
+              else _t("ui.not_proven", where=where, rule=rule))
+    return Status(False, "red", _t("ui.failed_label", where=where), _t("ui.detail_end", detail=detail), bad.index)
 
 
 @dataclass(frozen=True)
@@ -163,7 +204,7 @@ class Line:
     index: int
     kind: str  # "start", "equal" or "substitution"
     latex: str  # relation sign (=, ↝) and the expression, highlight included
-    rule: str  # plain text, as written in explain/derivations.py
+    rule: str  # plain text, as the derivation words it (explain/text/<lang>/strings/derivations.toml)
     check: D.StepCheck | None  # None for the starting line
 
     @property
@@ -233,12 +274,12 @@ def claim_display(derivation: D.Derivation) -> str:
 def claim_check_text(derivation: D.Derivation, check: D.StepCheck) -> str:
     """What the claim check proved, in words (plain text)."""
     if isinstance(derivation.claim_expr, sp.Equality):
-        what = "its left side is line 0 and its right side the last line"
+        what = _t("ui.claim_equation")
     else:
-        what = f"it is proven equal to the last line, line {len(derivation.steps) - 1}"
+        what = _t("ui.claim_expression", k=len(derivation.steps) - 1)
     if check.ok:
-        return f"✓ The claim's formula is checked too: {what} (sympy: {check.method})."
-    return f"✗ The claim's formula is not proven: {what} fails — {check.message}."
+        return _t("ui.claim_checked", what=what, method=check.method)
+    return _t("ui.claim_not_proven", what=what, message=D.message_text(check, i18n.language()))
 
 
 def where_latex(derivation: D.Derivation) -> list[str]:
@@ -275,17 +316,15 @@ def input_spec(p: D.Parameter) -> InputSpec:
     entry = _ENTRY.match(p.label)
     group, short = (entry.group(1), f"[{entry.group(2)}]") if entry else ("", p.label)
     if isinstance(p.default, (int, np.integer)) and not isinstance(p.default, bool):
-        signed = "shift" in p.label.lower()
+        signed = p.name in D.SHIFT_PARAMETERS  # by name, not by label: labels are words
         lo = -MAX_POSITION if signed else 0
-        what = "a shift" if signed else "a position (0-based)"
-        low = f"−{MAX_POSITION:,}" if signed else "0"
-        return InputSpec(
-            True, lo, MAX_POSITION, 1, "%d",
-            f"{p.label}: {what}, a whole number from {low} to {MAX_POSITION:,}.", group, short,
-        )
+        high = f"{MAX_POSITION:,}"
+        text = (_t("ui.help_shift", label=p.label, low=f"−{high}", high=high) if signed
+                else _t("ui.help_position", label=p.label, high=high))
+        return InputSpec(True, lo, MAX_POSITION, 1, "%d", text, group, short)
     return InputSpec(
         False, -MAX_REAL, MAX_REAL, 0.1, "%.6g",
-        f"{p.label}: any real number from −{MAX_REAL:g} to {MAX_REAL:g}.", group, short,
+        _t("ui.help_real", label=p.label, low=f"−{MAX_REAL:g}", high=f"{MAX_REAL:g}"), group, short,
     )
 
 
@@ -297,7 +336,7 @@ def random_values(derivation: D.Derivation, seed: int) -> dict:
         spec = input_spec(p)
         if spec.integer:
             out[p.name] = rng.randint(-40, 40) if spec.min_value < 0 else rng.randint(0, 60)
-        elif "frequency" in p.label:
+        elif D.is_frequency(p.name):
             out[p.name] = round(rng.uniform(0.001, 1.5), 4)
         else:
             out[p.name] = round(rng.uniform(-2.0, 2.0), 2)
@@ -347,11 +386,14 @@ def value_table(derivation: D.Derivation, values_per_line: list) -> str:
     """Markdown table: every line's number (or, for matrices, its distance from line 0)."""
     first = np.asarray(values_per_line[0], dtype=float)
     scalar = first.ndim == 0
-    head = "| line | | value | differs from line 0 by |" if scalar else "| line | | largest entry difference from line 0 |"
+    line = _t("ui.table.line")
+    head = (f"| {line} | | {_t('ui.table.value')} | {_t('ui.table.differs')} |" if scalar
+            else f"| {line} | | {_t('ui.table.largest')} |")
     rows = [head, "|---:|:---|---:|---:|" if scalar else "|---:|:---|---:|"]
+    tags = {"start": _t("ui.table.start"), "equal": "=", "substitution": _t("ui.table.substitution")}
     for k, (s, v) in enumerate(zip(derivation.steps, values_per_line)):
         v = np.asarray(v, dtype=float)
-        tag = {"start": "start", "equal": "=", "substitution": "↝ substitution"}[s.kind]
+        tag = tags[s.kind]
         diff = float(np.max(np.abs(v - first))) if v.shape == first.shape else float("nan")
         dtext = "0" if diff == 0 else (f"{diff:.1e}" if diff < 1e-3 else fmt(diff))
         rows.append(f"| {k} | {tag} | {fmt(float(v))} | {dtext} |" if scalar else f"| {k} | {tag} | {dtext} |")
@@ -359,24 +401,27 @@ def value_table(derivation: D.Derivation, values_per_line: list) -> str:
 
 
 def catalogue(reports: dict) -> str:
-    """Markdown table of every registered derivation with its badge, chapter, size and proof methods.
+    """Markdown table of every registered derivation with its badge, chapter, size and proof methods,
+    in the current language.
 
     reports: derivation id → VerifyReport (the page passes the cached ones)."""
-    rows = ["| status | identity | chapter | lines | sympy tests that proved the steps |", "|:--|:--|:--|--:|:--|"]
-    for d in D.ALL_DERIVATIONS:
+    head = [_t(f"ui.catalogue.{k}") for k in ("status", "identity", "chapter", "lines", "methods")]
+    rows = ["| " + " | ".join(head) + " |", "|:--|:--|:--|--:|:--|"]
+    for d in D.all_derivations(i18n.language()):
         s = status(d, reports[d.id])
-        text = "verified" if s.ok else s.label.replace("Verification failed at", "fails at")
+        text = (_t("ui.catalogue.verified") if s.ok
+                else _t("ui.catalogue.fails_at", where=where_failed(d, s.failed_index)))
         icon = ":material/verified:" if s.ok else ":material/error:"
         methods = sorted({c.method for c in reports[d.id].all_checks if c.ok and c.method}, key=_method_order)
         rows.append(
-            f"| :{s.color}-badge[{icon} {text}] | {md_escape(d.title)} | {md_escape(CHAPTER_OF.get(d.id, '—'))} "
+            f"| :{s.color}-badge[{icon} {text}] | {md_escape(d.title)} | {md_escape(chapter_title(d.id))} "
             f"| {len(d.steps)} | {', '.join(f'`{m}`' for m in methods)} |"
         )
     return "\n".join(rows)
 
 
 def _method_order(method: str) -> int:
-    names = list(METHOD_TESTS)
+    names = list(METHODS)
     head = method.split("+")[-1].strip()
     return names.index(head) + (100 if method.startswith("substitution") else 0) if head in names else 999
 
@@ -386,18 +431,35 @@ def _method_order(method: str) -> int:
 # ---------------------------------------------------------------------------------------------
 
 
-@st.cache_data(show_spinner="Proving the steps with sympy…")
-def verified(derivation_id: str) -> tuple[D.VerifyReport, float]:
-    """verify() for a registered derivation, once per server; and how long it took (s)."""
+@st.cache_data(show_spinner=False)
+def _verified(derivation_id: str) -> tuple[D.VerifyReport, float]:
     t0 = time.perf_counter()
     report = D.verify(D.get(derivation_id))
     return report, time.perf_counter() - t0
 
 
+_proven: set[str] = set()  # ids whose proof this process has run (no spinner needed for them)
+
+
+def verified(derivation_id: str) -> tuple[D.VerifyReport, float]:
+    """verify() for a registered derivation, once per server; and how long it took (s).
+
+    The report is language-free (cached by id alone). The spinner speaks the current language,
+    which is why it is not the cache's own; it is only set up the first time an id is proven, so
+    later reruns add no element to the page."""
+    if derivation_id in _proven:
+        return _verified(derivation_id)
+    with st.spinner(_t("ui.proving")):
+        result = _verified(derivation_id)
+    _proven.add(derivation_id)
+    return result
+
+
 @st.cache_data(show_spinner=False)
-def _lines_for(derivation_id: str) -> tuple[list[Line], str, list[str]]:
-    d = D.get(derivation_id)
-    report, _ = verified(derivation_id)
+def _lines_for(derivation_id: str, lang: str) -> tuple[list[Line], str, list[str]]:
+    """The lines with their rules in `lang` (the language is part of the cache key)."""
+    d = D.get(derivation_id, lang)
+    report, _ = _verified(derivation_id)
     return lines(d, report), claim_display(d), where_latex(d)
 
 
@@ -408,7 +470,7 @@ def _numbers_for(derivation_id: str, values: tuple) -> list:
 
 def _numbers(derivation: D.Derivation, values: dict) -> list:
     """Every line's value; cached only for a registered derivation (a test may pass another)."""
-    if derivation.id in _ids() and D.get(derivation.id) is derivation:
+    if derivation.id in _ids() and D.registered(derivation):
         return _numbers_for(derivation.id, tuple(sorted(values.items())))
     return D.step_values(derivation, values)
 
@@ -428,9 +490,10 @@ def show_derivation(derivation_id: str, key_prefix: str, compact: bool = False) 
     key_prefix keeps the widget keys apart when one page shows several derivations; compact drops
     the title, intro and the per-line value table, for a proof inside another chapter's expander.
     """
-    d = D.get(derivation_id)
+    lang = i18n.language()
+    d = D.get(derivation_id, lang)
     report, seconds = verified(derivation_id)
-    shown, claim, where = _lines_for(derivation_id)
+    shown, claim, where = _lines_for(derivation_id, lang)
     render(d, report, key_prefix, compact=compact, seconds=seconds, prepared=(shown, claim, where))
 
 
@@ -438,8 +501,7 @@ def badge(st_status: Status, seconds: float | None = None) -> None:
     icon = ":material/verified:" if st_status.ok else ":material/error:"
     st.badge(st_status.label, icon=icon, color=st_status.color)
     if st_status.ok:
-        took = (f" It took {seconds:.2f} s, the first time this derivation was shown; the report is cached "
-                "since, so reruns do not prove it again.") if seconds is not None else ""
+        took = _t("ui.took", seconds=seconds) if seconds is not None else ""
         st.caption(st_status.detail + took)
     else:
         st.error(st_status.detail, icon=":material/error:")
@@ -460,11 +522,11 @@ def render(
         st.subheader(d.title, anchor=d.id)
     badge(st_status, seconds)
     if not compact:
-        st.markdown(md_escape(d.intro))
-    st.markdown("**Claim.** " + md_escape(d.claim))
+        st.markdown(md_text(d.intro))
+    st.markdown(_t("ui.claim_label") + " " + md_text(d.claim))
     if claim:
         st.latex(layout(claim)[1] + " " + claim)
-    st.caption(f"Source: {d.source}." + ("" if compact else f" Chapter: {CHAPTER_OF.get(d.id, '—')}."))
+    st.caption(_t("ui.source", source=d.source) + ("" if compact else _t("ui.chapter", chapter=chapter_title(d.id))))
 
     for line in shown:
         _line(line)
@@ -472,13 +534,12 @@ def render(
         c = report.claim_check
         st.caption(md_escape(claim_check_text(d, c)), help=method_text(c.method) or None)
     if where:
-        st.latex(r"\text{where }\; " + r",\qquad ".join(where))
+        st.latex(r"\text{%s }\; " % _t("ui.where") + r",\qquad ".join(where))
     for note in d.notes:
-        st.caption(md_escape(note))
+        st.caption(md_text(note))
     _numbers_panel(d, key_prefix, compact)
     if compact:
-        st.page_link("pages/beyond/derivations.py", label="Every derivation, and what “verified” means exactly",
-                     icon=":material/functions:")
+        st.page_link("pages/beyond/derivations.py", label=_t("ui.all_link"), icon=":material/functions:")
 
 
 def _line(line: Line) -> None:
@@ -498,13 +559,14 @@ def _line(line: Line) -> None:
 
 
 def _rule(line: Line) -> None:
-    tag = " :orange-badge[modelling choice]" if line.kind == "substitution" else ""
-    st.markdown(f"**{line.index}.**{tag} {md_escape(line.rule)}")
+    tag = f" :orange-badge[{_t('ui.modelling_choice')}]" if line.kind == "substitution" else ""
+    st.markdown(f"**{line.index}.**{tag} {md_text(line.rule)}")
     if line.check is not None:
         if line.check.ok:
-            st.caption(f":green[✓ proven] · sympy: `{line.check.method}`", help=method_text(line.check.method))
+            st.caption(f":green[{_t('ui.proven')}] · sympy: `{line.check.method}`", help=method_text(line.check.method))
         else:
-            st.caption(f":red[✗ not proven] — {md_escape(line.check.message)}")
+            message = D.message_text(line.check, i18n.language())
+            st.caption(f":red[{_t('ui.not_proven_line')}] — {md_escape(message)}")
 
 
 def _key(key_prefix: str, d: D.Derivation, name: str) -> str:
@@ -527,28 +589,23 @@ def _numbers_panel(d: D.Derivation, key_prefix: str, compact: bool) -> None:
     """Number inputs for every parameter; the first and last line evaluated; their difference.
 
     A fragment: moving a number reruns only this panel, never the proofs or the rest of the page.
+    A fragment rerun does not pass through app.py, so it sets this run's language itself.
     """
+    activate()
     keys = {p.name: _key(key_prefix, d, p.name) for p in d.parameters}
     specs = {p.name: input_spec(p) for p in d.parameters}
     for p in d.parameters:
         st.session_state.setdefault(keys[p.name], p.default)
     with st.container(border=True):
-        st.markdown("#### Check with numbers")
+        st.markdown("#### " + _t("ui.numbers.heading"))
         lo, hi = d.equality_span
-        if d.exact:
-            st.caption(f"Pick any numbers: every line gives the same value, so line 0 and line {hi} must agree.")
-        else:
-            st.caption(
-                f"Lines 0–{hi} are equalities and must agree for any numbers. Later lines are modelling "
-                "choices (↝): they change the score on purpose, so their numbers differ."
-            )
+        st.caption(_t("ui.numbers.exact", hi=hi) if d.exact else _t("ui.numbers.inexact", hi=hi))
         b1, b2, _ = st.columns([1, 1, 3])
         counter = _key(key_prefix, d, "#draws")
-        b1.button("Random numbers", key=_key(key_prefix, d, "#random"), icon=":material/casino:",
-                  on_click=_draw_random, args=(d, keys, counter),
-                  help="Draws new values for every input (seeded by the sidebar seed).")
-        b2.button("Defaults", key=_key(key_prefix, d, "#reset"), icon=":material/restart_alt:",
-                  on_click=_set_values, args=(keys, d.defaults), help="Back to the starting values.")
+        b1.button(_t("ui.numbers.random"), key=_key(key_prefix, d, "#random"), icon=":material/casino:",
+                  on_click=_draw_random, args=(d, keys, counter), help=_t("ui.numbers.random_help"))
+        b2.button(_t("ui.numbers.defaults"), key=_key(key_prefix, d, "#reset"), icon=":material/restart_alt:",
+                  on_click=_set_values, args=(keys, d.defaults), help=_t("ui.numbers.defaults_help"))
 
         scalars = [p for p in d.parameters if not specs[p.name].group]
         for start in range(0, len(scalars), 4):
@@ -561,7 +618,7 @@ def _numbers_panel(d: D.Derivation, key_prefix: str, compact: bool) -> None:
                 groups.setdefault(specs[p.name].group, []).append(p)
         if groups:
             n_entries = sum(len(v) for v in groups.values())
-            with st.expander(f"Vectors and matrices ({len(groups)} of them, {n_entries} numbers)"):
+            with st.expander(_t("ui.numbers.vectors", groups=len(groups), entries=n_entries)):
                 names = list(groups)
                 for start in range(0, len(names), 4):
                     cols = st.columns(4, gap="medium")
@@ -580,27 +637,28 @@ def _numbers_panel(d: D.Derivation, key_prefix: str, compact: bool) -> None:
         try:
             per_line = _numbers(d, values)
         except (ValueError, TypeError, ArithmeticError) as exc:  # e.g. a value sympy cannot make real
-            st.warning(f"These numbers cannot be evaluated: {exc}")
+            st.warning(_t("ui.numbers.cannot", error=exc))
             return
         first, last = per_line[lo], per_line[hi]
         cmp = compare(first, last)
-        verdict = (":green[**equal**] up to float rounding" if cmp.equal
-                   else ":red[**different**] — an equality that fails on numbers is a wrong step")
+        verdict = _t("ui.numbers.equal") if cmp.equal else _t("ui.numbers.different")
+        first_label = _t("ui.numbers.first", k=lo)
+        last_label = _t("ui.numbers.last" if d.exact else "ui.numbers.last_equality", k=hi)
         if not cmp.matrix:
             c1, c2, c3 = st.columns(3)
-            c1.metric(f"Line {lo} (first)", fmt(float(first)))
-            c2.metric(f"Line {hi} ({'last' if d.exact else 'last equality'})", fmt(float(last)))
-            c3.metric("Difference", "0" if cmp.difference == 0 else f"{cmp.difference:.1e}")
+            c1.metric(first_label, fmt(float(first)))
+            c2.metric(last_label, fmt(float(last)))
+            c3.metric(_t("ui.numbers.difference"), "0" if cmp.difference == 0 else f"{cmp.difference:.1e}")
         else:
             c1, c2 = st.columns(2)
             with c1:
-                st.markdown(f"Line {lo} (first)")
+                st.markdown(first_label)
                 st.latex(matrix_latex(first))
             with c2:
-                st.markdown(f"Line {hi} (last)")
+                st.markdown(last_label)
                 st.latex(matrix_latex(last))
-            st.metric("Largest entry difference", "0" if cmp.difference == 0 else f"{cmp.difference:.1e}")
-        st.markdown(f"Line {lo} and line {hi}: {verdict} (|difference| ≤ 10⁻⁹ × max(1, |line {lo}|)).")
+            st.metric(_t("ui.numbers.largest"), "0" if cmp.difference == 0 else f"{cmp.difference:.1e}")
+        st.markdown(_t("ui.numbers.verdict", lo=lo, hi=hi, verdict=verdict))
         if not compact:
             st.markdown(value_table(d, per_line))
 

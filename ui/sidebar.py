@@ -10,19 +10,24 @@ from __future__ import annotations
 import streamlit as st
 
 from encoders.text import MAX_CHARS, MAX_TOKENS
+from explain.i18n import t as t_in
 from ui import classroom
+from ui.i18n import t
 
-DEFAULT_SENTENCE = "The cat sat on the mat. The dog sat on the log."
+DEFAULT_SENTENCE = t_in("common.sidebar.default_sentence", "en")
 MAX_SEED = 9_999
+# Example sentences are data, the same in every language; their names in the box are words
+# (common.examples.<key> in the catalogue).
 EXAMPLES = {
-    "Two cats and a dog (the default)": DEFAULT_SENTENCE,
-    "Dog bites man": "dog bites man",
-    "Man bites dog": "man bites dog",
-    "I like CV (shift it in “The trouble…”)": "I like CV",
-    "Korean: 고양이가 매트 위에 앉았다": "고양이가 매트 위에 앉았다. 강아지가 통나무 위에 앉았다.",
-    "Emoji and mixed scripts": "I ❤️ 서울 and 東京 🇰🇷🇯🇵 — don't you? 👩‍💻",
-    "CoPE's counting example": "a a a a b a a a b b",
-    "A longer paragraph (60+ tokens)": (
+    "default": DEFAULT_SENTENCE,
+    "dog_bites_man": "dog bites man",
+    "man_bites_dog": "man bites dog",
+    "i_like_cv": "I like CV",
+    "korean": t_in("common.sidebar.default_sentence", "ko"),
+    "korean_cv": "나는 CV를 좋아해",
+    "emoji": "I ❤️ 서울 and 東京 🇰🇷🇯🇵 — don't you? 👩‍💻",
+    "cope_counting": "a a a a b a a a b b",
+    "paragraph": (
         "Attention compares every word with every other word at once. That is its strength: no "
         "recurrence, no waiting. It is also its blind spot, because a set of words has no order. "
         "Positional encodings put the order back. Some add a vector to each word, some rotate the "
@@ -33,10 +38,12 @@ EXAMPLES = {
 
 
 def _restore_from_url() -> None:
-    """First run of a session: take sentence and seed from the URL if present, else defaults."""
+    """First run of a session: take sentence and seed from the URL if present, else defaults.
+    A session that opens in Korean starts from a Korean sentence."""
     params = st.query_params
     if "sentence" not in st.session_state:
-        st.session_state.sentence = str(params.get("s", DEFAULT_SENTENCE))[:MAX_CHARS]
+        default = t("common.sidebar.default_sentence")
+        st.session_state.sentence = str(params.get("s", default))[:MAX_CHARS]
     if "seed" not in st.session_state:
         try:
             seed = int(str(params.get("seed", "0"))[:12])
@@ -58,37 +65,32 @@ def shared_sidebar() -> None:
     classroom.restore_lesson()
     with st.sidebar:
         st.text_area(
-            "Sentence",
+            t("common.sidebar.sentence"),
             key="sentence",
             max_chars=MAX_CHARS,
             height=110,
-            help=(
-                f"Every chapter runs on this text. Words and punctuation become tokens; any script "
-                f"and emoji work. Up to {MAX_CHARS:,} characters; pages draw at most {MAX_TOKENS} "
-                "tokens and say when they cut. Press Ctrl+Enter or click outside to apply."
-            ),
+            help=t("common.sidebar.sentence_help", max_chars=MAX_CHARS, max_tokens=MAX_TOKENS),
         )
         st.selectbox(
-            "Examples",
+            t("common.sidebar.examples"),
             list(EXAMPLES),
             index=None,
             key="example",
-            placeholder="Load an example sentence…",
+            # Names looked up once per run: AppTest calls format_func again outside the run, where
+            # the language is not this session's.
+            format_func={k: t(f"common.examples.{k}") for k in EXAMPLES}.get,
+            placeholder=t("common.sidebar.examples_placeholder"),
             on_change=_load_example,
         )
         st.number_input(
-            "Seed",
+            t("common.sidebar.seed"),
             key="seed",
             min_value=0,
             max_value=MAX_SEED,
             step=1,
-            help=(
-                f"Fixes the random toy word vectors, projections and learned tables (0–{MAX_SEED}). "
-                "Same sentence and seed, same pictures."
-            ),
+            help=t("common.sidebar.seed_help", max_seed=MAX_SEED),
         )
-        st.caption("The sentence, the seed and each page's main controls are kept in the page address: "
-                   "copy it to share this view.")
+        st.caption(t("common.sidebar.url_note"))
         st.divider()
         classroom.presenter_toggle()
         classroom.lesson_sidebar()

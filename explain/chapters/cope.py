@@ -29,7 +29,12 @@ from encoders.cope import (
 )
 from encoders.text import MAX_CHARS, MAX_TOKENS, token_embeddings, token_key, tokenize
 
-UNITS = ("every token", "word starts", "sentence ends", "paragraph ends", "a word you pick")
+# What a learner can count. These are stable ids, not display text: they are widget values kept in
+# page addresses (?cope_unit=sentence+ends) and in lesson presets (ui/classroom.py), so they never
+# change with the language; the page shows each one as t("cope.unit.<id>").
+UNIT_TOKEN, UNIT_WORD, UNIT_SENTENCE, UNIT_PARAGRAPH, UNIT_PICKED = UNITS = (
+    "every token", "word starts", "sentence ends", "paragraph ends", "a word you pick",
+)
 SENTENCE_ENDS = frozenset({".", "!", "?", "。", "！", "？", "…", "؟", "।"})
 MAX_SHARPNESS = 10.0  # σ(10) = 0.99995: practically a hard gate
 MAX_NPOS = 64  # the paper's P for a context of 1024
@@ -80,17 +85,17 @@ def paragraph_ends(text: str, tokens: tuple[str, ...]) -> np.ndarray:
 def counted_mask(text: str, unit: str, word: str = "", max_tokens: int = MAX_TOKENS) -> np.ndarray:
     """Which tokens count (bool (n,)) under the chosen unit."""
     tokens = tokenize(text, max_tokens).tokens
-    if unit == "every token":
+    if unit == UNIT_TOKEN:
         return np.ones(len(tokens), dtype=bool)
-    if unit == "word starts":
+    if unit == UNIT_WORD:
         # The tokenizer keeps a word whole, so every word token is the start of a word; with a
         # sub-word tokenizer only the first piece of each word would count.
         return np.array([is_word(t) for t in tokens], dtype=bool)
-    if unit == "sentence ends":
+    if unit == UNIT_SENTENCE:
         return np.array([t in SENTENCE_ENDS for t in tokens], dtype=bool)
-    if unit == "paragraph ends":
+    if unit == UNIT_PARAGRAPH:
         return paragraph_ends(text, tokens)
-    if unit == "a word you pick":
+    if unit == UNIT_PICKED:
         key = token_key(word)
         return np.array([token_key(t) == key for t in tokens], dtype=bool)
     raise ValueError(f"unknown unit {unit!r}; choose one of {UNITS}")
@@ -241,10 +246,13 @@ def last_sentence_count(cv: CountView, word: str) -> tuple[int, np.ndarray]:
 
 
 SEED_EXAMPLES = {
-    # name: (tokens before the query's trailing run, the token the query looks for)
-    "yyyyxyyy: find the x": ("x", "y"),
-    "aaaabaaab b: the nearer b": ("b", "a"),
+    # id (a widget value, named t("cope.seeds.example.<id>") on the page):
+    # (the token the query looks for, the filler token)
+    "yyyyxyyy": ("x", "y"),
+    "aaaabaaabb": ("b", "a"),
 }
+# The three rulers of seed_example, as keys of SeedExampleView.weights (named on the page).
+RULERS = ("none", "relative", "cope")
 MAX_GAP = 20
 
 
@@ -262,7 +270,7 @@ def seed_example_tokens(example: str, gap: int) -> tuple[str, ...]:
 @dataclass
 class SeedExampleView:
     tokens: tuple[str, ...]
-    weights: dict[str, np.ndarray]  # name → (j,) the last query's attention
+    weights: dict[str, np.ndarray]  # ruler (RULERS) → (j,) the last query's attention
     cope_positions: np.ndarray  # (j,) p for the last query, gates on the sought token
 
 
@@ -287,9 +295,9 @@ def seed_example(example: str, gap: int, delta: float, slope: float) -> SeedExam
     return SeedExampleView(
         tokens,
         {
-            "no position": softmax(content),
-            "relative: −slope·(i − j)": softmax(content - slope * distance),
-            "CoPE: −slope·p_ij": softmax(content - slope * p),
+            "none": softmax(content),  # no position term
+            "relative": softmax(content - slope * distance),  # −slope·(i − j)
+            "cope": softmax(content - slope * p),  # −slope·p_ij
         },
         p,
     )

@@ -16,12 +16,7 @@ from encoders.deberta import DeBERTa, DebertaConfig, log_bucket_position
 from .common import run_layer
 
 METHOD = "deberta"
-TERMS = DeBERTa.term_names  # ("c2c", "c2p", "p2c")
-TERM_TITLES = {
-    "c2c": "c2c  content → content  Q^c_i·K^c_j",
-    "c2p": "c2p  content → position  Q^c_i·K^r_idx(i,j)",
-    "p2c": "p2c  position → content  K^c_j·Q^r_idx(i,j)",
-}
+TERMS = DeBERTa.term_names  # ("c2c", "c2p", "p2c"); their titles: deberta.term.* in the catalogue
 
 
 def config(log_buckets: bool, bucket_size: int, max_position: int) -> DebertaConfig:

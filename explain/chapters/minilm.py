@@ -15,13 +15,13 @@ import numpy as np
 import torch
 
 from encoders.minilm import MAX_POSITIONS, load
+from explain.i18n import t
 
 MAX_PIECES = 256  # word pieces the page runs (plus [CLS] and [SEP]); the help text says so
 # The five places a position head can look, in the order of HeadMasses.mass's last axis.
 TARGETS = ("previous", "next", "[CLS]", "[SEP]", "self")
-# How a learner reads each target, e.g. in "a previous-token head" or "attends to the previous token".
-TARGET_TEXT = {"previous": "the previous token", "next": "the next token", "[CLS]": "[CLS] (the first token)",
-               "[SEP]": "[SEP] (the last token)", "self": "itself"}
+# Each target's name in the string catalogue (explain/text/<lang>/strings/minilm.toml).
+_TARGET_KEY = {"previous": "previous", "next": "next", "[CLS]": "cls", "[SEP]": "sep", "self": "self"}
 THRESHOLD = 0.5  # a head is labelled when one target gets at least this share of its attention
 MODES = ("shift", "shuffle", "reverse")
 # A fixed paragraph for the head labels, so that they do not change with whatever the learner types
@@ -32,6 +32,22 @@ REFERENCE = (
     "new exhibition. Inside, the guides were still arranging the last few paintings, checking the "
     "lights and the labels one more time before the first visitors walked in."
 )
+
+
+def target_text(target: str, lang: str | None = None) -> str:
+    """How a learner reads a target in a sentence: "attends to the previous token"."""
+    return t(f"minilm.target.{_TARGET_KEY[target]}", lang)
+
+
+def target_mark(target: str, lang: str | None = None) -> str:
+    """A target's short name, e.g. written above a head in the grid: "previous"."""
+    return t(f"minilm.mark.{_TARGET_KEY[target]}", lang)
+
+
+def hangul_letters(tokens: tuple[str, ...]) -> int:
+    """How many word pieces are loose Hangul letters (conjoining jamo, U+1100–U+11FF): the
+    tokenizer's accent stripping (NFD) takes every Hangul syllable apart into such letters."""
+    return sum(any("\u1100" <= c <= "\u11ff" for c in tok) for tok in tokens)
 
 
 @dataclass

@@ -26,6 +26,8 @@ from encoders.rope_scaling import (
     yarn_ramp,
 )
 
+from explain.i18n import t
+
 from .common import run_tokens
 
 FREQUENCY_SCHEMES = ("rope", "pi", "ntk", "dynamic", "yarn")  # xPos keeps RoPE's frequencies
@@ -181,5 +183,9 @@ def sentence_attention(tokens: tuple[str, ...], seed: int, original_length: int,
     return SentenceRun(ALL_SCHEMES, scale, np.stack(weights), by_dist, offsets, mean_d, beyond)
 
 
-def label(scheme: str) -> str:
-    return SCHEME_LABELS[scheme]
+def label(scheme: str, lang: str | None = None) -> str:
+    """The scheme's name as a learner reads it (explain/text/<lang>/strings/rope_scaling.toml;
+    default: the current run's language). Unknown schemes raise KeyError, as SCHEME_LABELS does."""
+    if scheme not in SCHEME_LABELS:
+        raise KeyError(scheme)
+    return t(f"rope_scaling.scheme.{scheme}", lang)

@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 from encoders import spline as S
+from explain.i18n import t
 from lab import spline_data
 from lab.spline_train import ASSETS, load
 
@@ -54,15 +55,21 @@ def basis(degree: int, n_ctrl: int, kind: str, n_t: int = 401) -> Basis:
     return Basis(t.numpy(), N, k, (lo, hi), N.sum(axis=1), spans)
 
 
-def continuity_table(max_degree: int = 5) -> list[dict]:
-    """Per degree: the smoothness at a simple interior knot and how many spans a function covers."""
-    return [{"degree p": p, "name": ["constant", "linear", "quadratic", "cubic", "quartic", "quintic"][p],
-             "each N_i is non-zero on": f"at most {p + 1} knot span{'s' if p else ''}",
-             "smoothness at a simple knot": "C" + str(S.continuity_order(p)).translate(_SUPERSCRIPT)
-             + (" (jumps)" if p == 0 else ""),
-             "continuous up to": ("the curve itself" if p == 1 else
-                                  f"derivative {S.continuity_order(p)}" if p > 1 else "nothing")}
-            for p in range(max_degree + 1)]
+def continuity_table(max_degree: int = 5, lang: str | None = None) -> list[dict]:
+    """Per degree: the smoothness at a simple interior knot and how many spans a function covers.
+    Column names and words in `lang` (default: the current run's language)."""
+    w = lambda key, **v: t(f"spline.table.{key}", lang, **v)  # noqa: E731
+    rows = []
+    for p in range(max_degree + 1):
+        order = S.continuity_order(p)
+        rows.append({
+            w("degree"): p,
+            w("name"): w(f"names.{p}"),
+            w("support"): w("span_many" if p else "span_one", n=p + 1),
+            w("smoothness"): "C" + str(order).translate(_SUPERSCRIPT) + (w("jumps") if p == 0 else ""),
+            w("continuous"): w("curve") if p == 1 else w("derivative", k=order) if p > 1 else w("nothing"),
+        })
+    return rows
 
 
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
@@ -262,9 +269,10 @@ def blend(kind_a: str, letter_a: str, kind_b: str, letter_b: str, alpha: float, 
                  pe_cat.decode(mix(pe_cat), n)[0].numpy(), ((1 - alpha) * xa + alpha * xb)[0].numpy())
 
 
-def sweep_curves(kind: str) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+def sweep_curves(kind: str, lang: str | None = None) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """The lr sweep's test-error curves of one model on the full step grid; a run that diverged
-    stops early and is padded with NaN (drawn as a gap) after its last evaluation."""
+    stops early and is padded with NaN (drawn as a gap) after its last evaluation. The series are
+    named in `lang` ("lr 0.01 (unstable)"); a cached caller must pass it."""
     sweep = shipped_metrics()["lr_sweep"]
     steps = np.array(sorted({s for r in sweep["runs"] for s in r["curve"]["step"]}))
     out = {}
@@ -275,5 +283,5 @@ def sweep_curves(kind: str) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         got = dict(zip(r["curve"]["step"], r["curve"]["test_mse"]))
         for k, s in enumerate(steps):
             y[k] = got.get(int(s), np.nan)
-        out[f"lr {r['lr']:g}" + (" (unstable)" if r["unstable"] else "")] = y
+        out[t("spline.sweep_lr", lang, lr=r["lr"]) + (t("spline.sweep_unstable", lang) if r["unstable"] else "")] = y
     return steps, out

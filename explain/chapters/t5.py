@@ -20,14 +20,12 @@ D_MODEL = 64
 N_HEADS = 4
 SHIFT = 1000  # the shift experiment: the same sentence starting at position 1000 instead of 0
 
-# Regions of the bucket map, in the order the staircase colours them.
+# Regions of the bucket map, in the order the staircase colours them (named in the catalogue:
+# t5.region.exact, .log, .beyond, .future).
 EXACT, LOG, BEYOND, FUTURE = 0, 1, 2, 3
-REGIONS = (
-    "exact: one bucket per distance (|r| < E)",
-    "log: buckets widen with distance (E ≤ |r| < max_distance)",
-    "beyond max_distance: all share the last bucket",
-    "future keys (causal): folded into bucket 0",
-)
+# Why a bucket id is never used (stable ids; the page words them: t5.unused.<reason>).
+RIGHT_OFFSET = "right_offset"  # bidirectional: "key to the right, distance 0" cannot occur
+LOG_SKIP = "log_skip"  # the truncated log jumps over it between two neighbouring distances
 
 
 def smallest_valid_max_distance(num_buckets: int, causal: bool) -> int:
@@ -47,7 +45,7 @@ class BucketMap:
     region: np.ndarray  # (m,) EXACT / LOG / BEYOND / FUTURE
     scan_limit: int  # |r| ≤ scan_limit was scanned for `unused`
     unused: tuple[int, ...]  # bucket ids no integer distance reaches
-    unused_reasons: dict[int, str]  # id → why
+    unused_reasons: dict[int, str]  # id → why: RIGHT_OFFSET or LOG_SKIP
     ranges: list[tuple[int, int, int, int]]  # (bucket, smallest r, largest r, count) over the scan
 
 
@@ -76,16 +74,9 @@ def bucket_map(num_buckets: int, max_distance: int, causal: bool, span: int | No
     unused = tuple(sorted(set(range(num_buckets)) - used))
     reasons = {}
     for u in unused:
-        if bidirectional and u == per_side:
-            reasons[u] = (
-                f"would be “key to the right, distance 0”: the right-side offset {per_side} is added only "
-                "for r > 0, where the distance is at least 1"
-            )
-        else:
-            reasons[u] = (
-                "skipped by the log region: between two neighbouring distances the truncated log jumps "
-                "by more than one bucket (the log region has more buckets than distances to fill them)"
-            )
+        # The right-side offset per_side is added only for r > 0, where the distance is at least 1;
+        # elsewhere the log region has more buckets than distances to fill them.
+        reasons[u] = RIGHT_OFFSET if bidirectional and u == per_side else LOG_SKIP
     ranges = []
     for bucket in sorted(used):
         rs = scan.numpy()[scanned == bucket]

@@ -3,6 +3,10 @@ inside a shipped model on a string the learner types. Numbers only, no Streamlit
 
 The paper's numbers live in PAPER_RESULTS, with their source, and are always labelled
 "paper (full-scale)"; every other number on the page is read from the shipped run's metrics.
+
+Words (encoding names, split names, column titles) come from the catalogue
+explain/text/<lang>/strings/toy_tasks.toml. The functions the page caches take `lang`, so that
+their cache key sees the language; without it they speak the current run's language (tests: English).
 """
 
 from __future__ import annotations
@@ -14,14 +18,13 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from explain.i18n import t
 from lab import tasks as T
 from lab.regenerate import TOY_DIR
 from lab.train import load
 
-PAPER_SOURCE = (
-    "Golovneva, Wang, Weston, Sukhbaatar 2024, arXiv 2405.18719v2: Table 2 (Flip-Flop, Selective "
-    "Copy) and Table 3 (Counting, mean of 3 seeds); test error %, full-scale models"
-)
+# The source of PAPER_RESULTS, as the page cites it: toy_tasks.paper_source in the catalogue
+# (Golovneva, Wang, Weston, Sukhbaatar 2024, arXiv 2405.18719v2, Tables 2 and 3).
 
 # Paper row label per registry name. T5's bias is our stand-in for the paper's "Relative PE"
 # (the paper's counting runs use the RAM code's learned relative embeddings, not T5 buckets).
@@ -43,12 +46,30 @@ PAPER_RESULTS: dict[str, tuple[tuple[str, ...], dict[str, tuple[float, ...]]]] =
     ),
 }
 
-SPLIT_SHORT = {"id": "ID", "ood": "OOD", "ood_dense": "OOD dense", "ood_sparse": "OOD sparse"}
+# A paper column's catalogue key (toy_tasks.paper_col.<key>): the column names above are the
+# paper's, and stay the ids the code compares.
+PAPER_COL_KEY = {"in-dist": "in_dist", "OOD": "ood", "OOD dense": "ood_dense", "OOD sparse": "ood_sparse",
+                 "1 var": "var1", "3 var": "var3", "5 var": "var5"}
+SHIPPED_ENCODINGS = ("learned", "rope", "t5", "alibi", "none", "cope")  # the ones with a catalogue name
 
 
-def short_label(name: str) -> str:
-    return {"learned": "Learned (Absolute PE)", "rope": "RoPE", "t5": "T5 bias (Relative PE)", "alibi": "ALiBi",
-            "none": "NoPE", "cope": "CoPE"}.get(name, name)
+def split_short(split: str, lang: str | None = None) -> str:
+    """A split's short name ("ID", "OOD dense") in `lang`."""
+    return t(f"toy_tasks.split_short.{split}", lang)
+
+
+def short_label(name: str, lang: str | None = None) -> str:
+    """An encoding's name as the lab's tables and legends show it (the paper's row name beside ours)."""
+    return t(f"toy_tasks.enc.{name}", lang) if name in SHIPPED_ENCODINGS else name
+
+
+def paper_column(col: str, lang: str | None = None) -> str:
+    return t(f"toy_tasks.paper_col.{PAPER_COL_KEY[col]}", lang)
+
+
+def toy_column(split: str, lang: str | None = None) -> str:
+    """The results table's title of the toy run's error column for `split`."""
+    return t("toy_tasks.col.toy", lang, split=split_short(split, lang))
 
 
 # --- shipped results ---------------------------------------------------------------------------
@@ -72,22 +93,23 @@ class ResultTable:
     kinds: list[str]  # per column: "label", "toy", "paper", "seconds"
 
 
-def results_table(task: str, encodings: tuple[str, ...], directory: str = str(TOY_DIR)) -> ResultTable:
+def results_table(task: str, encodings: tuple[str, ...], directory: str = str(TOY_DIR),
+                  lang: str | None = None) -> ResultTable:
     """Error % per split of the shipped run, beside the paper's numbers for the same encoding."""
-    t = T.get(task)
-    splits = list(t.split_names)
+    splits = list(T.get(task).split_names)
     paper_cols, paper = PAPER_RESULTS[task]
-    cols = ["encoding"] + [f"{SPLIT_SHORT[s]} error % (this toy run)" for s in splits]
+    cols = [t("toy_tasks.col.encoding", lang)] + [toy_column(s, lang) for s in splits]
     kinds = ["label"] + ["toy"] * len(splits)
     if task == "counting":
-        cols += ["1 var, ID % (this toy run)", "3 var, ID % (this toy run)"]
+        cols += [t("toy_tasks.col.group", lang, k=g) for g in (1, 3)]
         kinds += ["toy", "toy"]
-    cols += [f"{c} % (paper, full-scale)" for c in paper_cols] + ["training CPU time (s)", "wall time (s)"]
+    cols += [t("toy_tasks.col.paper", lang, column=paper_column(c, lang)) for c in paper_cols]
+    cols += [t("toy_tasks.col.cpu", lang), t("toy_tasks.col.wall", lang)]
     kinds += ["paper"] * len(paper_cols) + ["seconds", "seconds"]
     rows = []
     for enc in encodings:
         m = shipped_metrics(task, enc, directory)
-        row: list = [short_label(enc)]
+        row: list = [short_label(enc, lang)]
         n_toy = len(splits) + (2 if task == "counting" else 0)
         if m is None:
             row += [np.nan] * n_toy
@@ -118,11 +140,11 @@ class Lowest:
     answer: str  # the label with the lowest error as shown (one decimal), or TIED
 
 
-def lowest_error(table: ResultTable, split: str) -> Lowest | None:
+def lowest_error(table: ResultTable, split: str, lang: str | None = None) -> Lowest | None:
     """Which encoding of `table` (results_table's, the one the page shows) has the lowest error on
     `split`, compared at the table's one-decimal precision; TIED if several share it. None when fewer
-    than two encodings have a shipped run."""
-    col = table.columns.index(f"{SPLIT_SHORT[split]} error % (this toy run)")
+    than two encodings have a shipped run. `lang`: the language the table was made in."""
+    col = table.columns.index(toy_column(split, lang))
     errors = {row[0]: float(row[col]) for row in table.rows if not np.isnan(row[col])}
     if len(errors) < 2:
         return None
@@ -138,7 +160,7 @@ class Curves:
     val_error: dict[str, np.ndarray]  # label → in-distribution validation error %
 
 
-def curves(task: str, encodings: tuple[str, ...], directory: str = str(TOY_DIR)) -> Curves:
+def curves(task: str, encodings: tuple[str, ...], directory: str = str(TOY_DIR), lang: str | None = None) -> Curves:
     steps, loss, err = None, {}, {}
     for enc in encodings:
         m = shipped_metrics(task, enc, directory)
@@ -146,8 +168,8 @@ def curves(task: str, encodings: tuple[str, ...], directory: str = str(TOY_DIR))
             continue
         c = m["curve"]
         steps = np.array([p["step"] for p in c])
-        loss[short_label(enc)] = np.array([p["loss"] for p in c])
-        err[short_label(enc)] = np.array([p["val_error"] for p in c])
+        loss[short_label(enc, lang)] = np.array([p["loss"] for p in c])
+        err[short_label(enc, lang)] = np.array([p["val_error"] for p in c])
     return Curves(steps if steps is not None else np.zeros(0), loss, err)
 
 
@@ -158,7 +180,8 @@ class DistanceErrors:
     counts: np.ndarray  # answers per bin (the same test set for every encoding)
 
 
-def distance_errors(task: str, encodings: tuple[str, ...], split: str, directory: str = str(TOY_DIR)) -> DistanceErrors:
+def distance_errors(task: str, encodings: tuple[str, ...], split: str, directory: str = str(TOY_DIR),
+                    lang: str | None = None) -> DistanceErrors:
     labels: list[str] = []
     table: dict[str, dict[str, tuple[int, int]]] = {}
     for enc in encodings:
@@ -171,7 +194,7 @@ def distance_errors(task: str, encodings: tuple[str, ...], split: str, directory
             per[lab] = (b["errors"], b["n"])
             if lab not in labels:
                 labels.append(lab)
-        table[short_label(enc)] = per
+        table[short_label(enc, lang)] = per
     labels.sort(key=lambda s: int(s.split("–")[0]))
     err = {name: np.array([100.0 * per[b][0] / per[b][1] if b in per and per[b][1] else np.nan for b in labels])
            for name, per in table.items()}
@@ -181,7 +204,7 @@ def distance_errors(task: str, encodings: tuple[str, ...], split: str, directory
 
 @dataclass
 class Verdict:
-    column: str  # the paper's column, e.g. "OOD"
+    column: str  # the paper's column, e.g. "OOD" (an id: paper_column() words it)
     paper: dict[str, float]  # our encoding label → the paper's number for its row
     toy: dict[str, float]  # the same encodings → this toy run
     agree: int  # pairs ordered as in the paper
@@ -205,7 +228,7 @@ def _toy_column(task: str, col: str, m: dict) -> float:
     return float(res[split]["error"])
 
 
-def ordering_verdicts(task: str, directory: str = str(TOY_DIR)) -> list[Verdict]:
+def ordering_verdicts(task: str, directory: str = str(TOY_DIR), lang: str | None = None) -> list[Verdict]:
     """For each paper column that this toy run also measures: does the run order the encodings
     the paper reports (learned, RoPE or the T5 stand-in, CoPE) as the paper does? Pairwise."""
     cols, paper = PAPER_RESULTS[task]
@@ -213,13 +236,13 @@ def ordering_verdicts(task: str, directory: str = str(TOY_DIR)) -> list[Verdict]
     for ci, col in enumerate(cols):
         if task == "counting" and col == "5 var":
             continue  # the toy run trains on 1–3 variables
-        p, t = {}, {}
+        p, toy = {}, {}
         for enc, row in PAPER_ROW.items():
             m = shipped_metrics(task, enc, directory)
             if row in paper and m is not None:
                 v = _toy_column(task, col, m)
                 if np.isfinite(v):
-                    p[short_label(enc)], t[short_label(enc)] = paper[row][ci], v
+                    p[short_label(enc, lang)], toy[short_label(enc, lang)] = paper[row][ci], v
         names = list(p)
         agree = disagree = ties = 0
         for a in range(len(names)):
@@ -228,14 +251,14 @@ def ordering_verdicts(task: str, directory: str = str(TOY_DIR)) -> list[Verdict]
                 if p[x] == p[y]:
                     continue
                 lo, hi = (x, y) if p[x] < p[y] else (y, x)
-                if abs(t[lo] - t[hi]) < TIE:
+                if abs(toy[lo] - toy[hi]) < TIE:
                     ties += 1
-                elif t[lo] < t[hi]:
+                elif toy[lo] < toy[hi]:
                     agree += 1
                 else:
                     disagree += 1
         if names:
-            out.append(Verdict(col, p, t, agree, disagree, ties))
+            out.append(Verdict(col, p, toy, agree, disagree, ties))
     return out
 
 
@@ -268,27 +291,27 @@ class Inspection:
     positions: np.ndarray | None  # CoPE: counted positions p_ij, NaN where masked
 
 
-def inspect_string(model, task: str, text: str) -> Inspection:
+def inspect_string(model, task: str, text: str, lang: str | None = None) -> Inspection:
     """Run a trained model (load_model) on a typed string. '?' slots are filled left to right with the
     model's own greedy answer (so a later question sees it); answers the learner typed are kept.
     Raises tasks.ParseError with a learner-readable message on a bad string."""
-    t = T.get(task)
-    typed = T.parse(t, text, max_tokens=t.max_length())
-    slots = T.answer_slots(t, typed)
+    tk = T.get(task)
+    typed = T.parse(tk, text, max_tokens=tk.max_length())
+    slots = T.answer_slots(tk, typed)
     toks = list(typed)
     predicted, confidence = {}, {}
     correct = {}
     with torch.no_grad():
         for k in slots:
-            ids = torch.from_numpy(T.encode(t, [x if x != T.PLACEHOLDER else t.vocab[0] for x in toks[:k]]))[None]
+            ids = torch.from_numpy(T.encode(tk, [x if x != T.PLACEHOLDER else tk.vocab[0] for x in toks[:k]]))[None]
             probs = torch.softmax(model(ids)[0, -1], -1)  # (V,)
             best = int(probs.argmax())
-            predicted[k], confidence[k] = t.vocab[best], float(probs[best])
+            predicted[k], confidence[k] = tk.vocab[best], float(probs[best])
             # The rule's answer, given everything before this slot as the model sees it.
-            correct[k] = T.reference_answers(t, toks[: k] + ["?"]).get(k)
+            correct[k] = T.reference_answers(tk, toks[: k] + ["?"]).get(k)
             if toks[k] == T.PLACEHOLDER:
-                toks[k] = t.vocab[best]
-        ids = torch.from_numpy(T.encode(t, toks))[None]
+                toks[k] = tk.vocab[best]
+        ids = torch.from_numpy(T.encode(tk, toks))[None]
         _, results = model(ids, return_attention=True)
     n = len(toks)
     mask = np.triu(np.ones((n, n), dtype=bool), 1)  # (i, j): future keys, blank in the maps
@@ -301,7 +324,7 @@ def inspect_string(model, task: str, text: str) -> Inspection:
         return np.concatenate(arrs, axis=0)  # (layers · heads, i, j)
 
     h = model.cfg.n_heads
-    titles = [f"layer {l + 1} · head {k + 1}" for l in range(len(results)) for k in range(h)]
+    titles = [t("toy_tasks.inspect.panel", lang, layer=l + 1, head=k + 1) for l in range(len(results)) for k in range(h)]
     is_cope = "gates" in results[0].extras
     return Inspection(
         toks, typed, slots, predicted, confidence, correct, stack(None), titles,

@@ -17,13 +17,10 @@ from encoders.transformer_xl import TransformerXL, rel_shift_steps, rel_shift_va
 from .common import run_layer
 
 METHOD = "transformer-xl"
-TERMS = TransformerXL.term_names  # ("a", "b", "c", "d")
-TERM_TITLES = {
-    "a": "(a) content–content  q_i·k_j",
-    "b": "(b) content-dependent position  q_i·W_kR R_(i−j)",
-    "c": "(c) global content bias  u·k_j",
-    "d": "(d) global position bias  v·W_kR R_(i−j)",
-}
+TERMS = TransformerXL.term_names  # ("a", "b", "c", "d"); their titles: transformer_xl.term.* in the catalogue
+# Two texts of the same length with no word in common: the term whose map they share ignores the words.
+PROBE_TEXTS = ("a b c d e f", "u v w x y z")
+NO_CELL = "—"  # label of a gather cell with no raw score (a negative distance: a future key)
 
 
 @dataclass
@@ -95,7 +92,7 @@ class RelShiftDemo:
     labels: dict[int, str]  # cell id → "q2·R3" (query row i, distance δ); 0 → "0" (the pad)
     stages: list[ShiftStage]  # raw, padded, reshaped, sliced, result
     gathered: np.ndarray  # (qlen, klen) ids from the direct gather raw[i, klen−1−((mlen+i)−j)], −1 if none
-    gathered_labels: np.ndarray  # (qlen, klen) str, "none" where the distance is negative (future key)
+    gathered_labels: np.ndarray  # (qlen, klen) str, NO_CELL where the distance is negative (future key)
     valid: np.ndarray  # (qlen, klen) bool: j ≤ i + mlen
     wanted: np.ndarray  # (qlen, klen) the distance each cell should hold: (mlen + i) − j
     matches_gather: bool  # result == gather on every valid cell
@@ -121,7 +118,7 @@ def rel_shift_demo(qlen: int, mlen: int) -> RelShiftDemo:
     steps = rel_shift_steps(raw)
     named = [("raw", raw), ("padded", steps.padded), ("reshaped", steps.reshaped), ("sliced", steps.sliced),
              ("result", steps.result)]
-    label_of = np.vectorize(lambda cid: labels.get(int(cid), "none"), otypes=[str])
+    label_of = np.vectorize(lambda cid: labels.get(int(cid), NO_CELL), otypes=[str])
     stages = []
     for name, t in named:
         ids = t.round().long().numpy()

@@ -40,6 +40,24 @@ MAX_TRAIN_LEN = 256  # bounds of the length sliders (the page's help texts say s
 MAX_TEST_LEN = 1024
 
 
+@dataclass(frozen=True)
+class Example:
+    """The chapter's example in one language: a three-word sentence, then the same with a two-token
+    prefix in front. The prose of that language discusses exactly these tokens; `query` and `key`
+    index the pair the page's predict question asks about."""
+
+    sentence: str
+    prefix: str
+    query: int
+    key: int
+
+
+EXAMPLES = {
+    "en": Example("I like CV", "Well,", query=1, key=2),  # "like" → "CV"
+    "ko": Example("나는 CV를 좋아해", "음,", query=2, key=1),  # "좋아해" → "CV를"
+}
+
+
 # -- 1. shift sensitivity ------------------------------------------------------------------------
 
 
@@ -246,6 +264,11 @@ class FourTerms:
 
 
 TERM_NAMES = ("content–content", "content–position", "position–content", "position–position")
+# Stable ids of the names above and of the three position-only maps: the dicts are keyed by the
+# English names (tests read them); pages show each through its catalogue entry "trouble.term.<id>".
+TERM_IDS = dict(zip(TERM_NAMES, ("cc", "cp", "pc", "pp")))
+MAP_NAMES = ("p·p (no projections)", "with W_q, W_k", "relative part of W_qᵀW_k")
+MAP_IDS = dict(zip(MAP_NAMES, ("plain", "projected", "relative")))
 
 
 def four_terms(tokens: tuple[str, ...], seed: int, d_model: int = D_MODEL, shift: int = 1) -> FourTerms:
@@ -287,8 +310,7 @@ def four_terms(tokens: tuple[str, ...], seed: int, d_model: int = D_MODEL, shift
     p_shift = sinusoidal_rows(torch.arange(n) + shift, d_model, enc.config.base)  # (n, D)
     pp_rel_shifted = (p_shift @ a_rel @ p_shift.T * scale).numpy()
 
-    mats = {"p·p (no projections)": pp_plain, "with W_q, W_k": terms["position–position"],
-            "relative part of W_qᵀW_k": pp_rel}
+    mats = dict(zip(MAP_NAMES, (pp_plain, terms["position–position"], pp_rel)))
     tz = {k: toeplitz_deviation(v) for k, v in mats.items()}
     tz_rel = {k: (tz[k] / float(np.std(v)) if np.std(v) > 0 else float("nan")) for k, v in mats.items()}
     offsets = diagonal_spread(pp_plain)[0]

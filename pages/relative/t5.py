@@ -9,9 +9,10 @@ from explain.chapters import t5 as ch
 from ui.classroom import URL, predict
 from ui.common import header, plot, prose, seed, sentence_tokens
 from ui.derivation import show_derivation
+from ui.i18n import t
 
 KEY = "t5"
-SIGN = "j − i (key − query)"
+SIGN = t("t5.sign")
 BUCKETS_MIN, BUCKETS_MAX = 4, 128
 DIST_MIN, DIST_MAX = 2, 1024
 
@@ -26,24 +27,19 @@ tokens = sentence_tokens()
 toks = list(tokens.tokens)
 n = len(toks)
 
-st.subheader("Buckets of distances")
+st.subheader(t("t5.buckets.subheader"))
 prose(KEY, "buckets")
 c1, c2, c3 = st.columns([2, 2, 1])
-num_buckets = c1.slider("num_buckets N", BUCKETS_MIN, BUCKETS_MAX, 32, step=2, key="t5_buckets", **URL,
-                        help=f"Size of the bias table per head; T5 uses 32 ({BUCKETS_MIN}–{BUCKETS_MAX}, even).")
-max_distance = c2.slider("max_distance D", DIST_MIN, DIST_MAX, 128, key="t5_max_distance", **URL,
-                         help=f"Distances from D on share the last bucket; T5 uses 128 ({DIST_MIN}–{DIST_MAX}). "
-                              "It must exceed the number of exact buckets E.")
-causal = c3.toggle("Causal (decoder)", key="t5_causal", **URL,
-                   help="Off: the bidirectional encoder rule. On: the decoder rule, where future keys fall "
-                        "into bucket 0 (and are masked).")
+num_buckets = c1.slider(t("t5.buckets.num_buckets"), BUCKETS_MIN, BUCKETS_MAX, 32, step=2, key="t5_buckets", **URL,
+                        help=t("t5.buckets.num_buckets_help", lo=BUCKETS_MIN, hi=BUCKETS_MAX))
+max_distance = c2.slider(t("t5.buckets.max_distance"), DIST_MIN, DIST_MAX, 128, key="t5_max_distance", **URL,
+                         help=t("t5.buckets.max_distance_help", lo=DIST_MIN, hi=DIST_MAX))
+causal = c3.toggle(t("t5.buckets.causal"), key="t5_causal", **URL, help=t("t5.buckets.causal_help"))
+mode = "causal" if causal else "bidirectional"  # a catalogue key, not a word: t5.mode.*
 lowest = ch.smallest_valid_max_distance(num_buckets, causal)
 if max_distance < lowest:
-    st.warning(
-        f"max_distance = {max_distance} is not larger than the exact region (E = {lowest - 1} for "
-        f"N = {num_buckets}, {'causal' if causal else 'bidirectional'}): T5's log formula divides by "
-        f"ln(D/E) ≤ 0 there and is undefined. This page uses max_distance = {lowest}, the smallest valid value."
-    )
+    st.warning(t("t5.buckets.too_small", max_distance=max_distance, exact=lowest - 1, n=num_buckets,
+                 mode=t(f"t5.mode.{mode}"), lowest=lowest))
     max_distance = lowest
 
 bm = bucket_map(num_buckets, max_distance, causal)
@@ -56,18 +52,15 @@ probe_bucket = int(probe.buckets[probe.distances == probe_r][0])
 near_bucket = int(probe.buckets[probe.distances == probe_r // 2][0])
 distractors = {probe_bucket, near_bucket, int(probe.buckets.max()), min(PROBE, num_buckets - 1)}
 predict(
-    "t5_q", f"With N = {num_buckets} buckets and max_distance D = {max_distance} "
-    f"({'causal' if causal else 'bidirectional'}), which bucket does the key **{PROBE} tokens "
-    f"{'before' if causal else 'after'}** the query fall in (r = j − i = {probe_r:+d})?",
+    "t5_q", t(f"t5.predict.question_{mode}", n=num_buckets, d=max_distance, probe=PROBE, r=probe_r),
     sorted(distractors), probe_bucket,
-    f"Bucket **{probe_bucket}**, computed by T5's bucket function. The first {bm.exact} distances get a bucket "
-    f"each; from there on buckets grow logarithmically until D = {max_distance}, and everything farther "
-    f"shares the last one. Distance {abs(probe_r // 2)} lands in bucket {near_bucket}. Find r = {probe_r:+d} "
-    "on the staircase below.",
-    format_func=lambda b: f"bucket {b}",
+    t("t5.predict.explanation", bucket=probe_bucket, exact=bm.exact, d=max_distance, half=abs(probe_r // 2),
+      near=near_bucket, r=probe_r),
+    format_func=lambda b: t("t5.predict.option", b=b),
 )
 prose(KEY, "staircase")
-mode = "causal" if causal else "bidirectional"
+regions = [t(f"t5.region.{name}") for name in ("exact", "log", "beyond", "future")]  # ch.EXACT … ch.FUTURE
+x_title = t("t5.staircase.x_title", sign=SIGN)
 reach = n - 1
 band = (-reach - 0.5, 0.5 if causal else reach + 0.5)
 close = int(min(bm.distances.max(), max(2 * bm.exact + 4, 12)))
@@ -75,99 +68,94 @@ near = np.abs(bm.distances) <= close
 s1, s2 = st.columns(2)
 with s1:
     plot(F.staircase(bm.distances[near], bm.buckets[near], bm.region[near],
-                     f"Close up: |r| ≤ {close} (E = {bm.exact} exact buckets{'' if causal else ' per side'})",
-                     regions=ch.REGIONS, x_title=f"relative distance r = {SIGN}", y_title="bucket id",
-                     band=band if reach <= close else None, band_label="your sentence"), "t5_staircase_near")
+                     t(f"t5.staircase.close_{mode}", close=close, exact=bm.exact),
+                     regions=regions, x_title=x_title, y_title=t("t5.staircase.y_title"),
+                     band=band if reach <= close else None, band_label=t("t5.staircase.band")), "t5_staircase_near")
 with s2:
     plot(F.staircase(bm.distances, bm.buckets, bm.region,
-                     f"Full range: N = {num_buckets}, D = {max_distance}, {mode}",
-                     regions=ch.REGIONS, x_title=f"relative distance r = {SIGN}", y_title="bucket id",
-                     band=band, band_label="your sentence"), "t5_staircase")
+                     t("t5.staircase.full", n=num_buckets, d=max_distance, mode=t(f"t5.mode.{mode}")),
+                     regions=regions, x_title=x_title, y_title=t("t5.staircase.y_title"),
+                     band=band, band_label=t("t5.staircase.band")), "t5_staircase")
 
-st.subheader("Bucket ids that are never used")
+st.subheader(t("t5.unused.subheader"))
 prose(KEY, "unused")
 if bm.unused:
     by_reason: dict[str, list[int]] = {}
     for u in bm.unused:
         by_reason.setdefault(bm.unused_reasons[u], []).append(u)
-    st.markdown(
-        f"Scanning every distance with |r| ≤ {bm.scan_limit:,}: **{len(bm.unused)} of {num_buckets}** "
-        f"bucket ids never occur."
-    )
+    st.markdown(t("t5.unused.some", limit=bm.scan_limit, count=len(bm.unused), n=num_buckets))
     for reason, ids in by_reason.items():
         shown = ", ".join(str(u) for u in ids[:40]) + (" …" if len(ids) > 40 else "")
-        st.markdown(f"- **{shown}** — {reason}.")
+        st.markdown(t("t5.unused.item", ids=shown, reason=t(f"t5.unused.{reason}", per_side=bm.per_side)))
 else:
-    st.markdown(f"Scanning every distance with |r| ≤ {bm.scan_limit:,}: every one of the {num_buckets} "
-                "bucket ids occurs.")
-with st.expander("Which distances share each bucket"):
+    st.markdown(t("t5.unused.none", limit=bm.scan_limit, n=num_buckets))
+with st.expander(t("t5.unused.share")):
+    beyond = t("t5.unused.beyond")
     st.dataframe(
         {
-            "bucket": [b for b, *_ in bm.ranges],
-            f"distances r = {SIGN}": [
-                (f"{lo} … {hi}" if lo != hi else f"{lo}") + (" (and beyond)" if abs(lo) >= max_distance or abs(hi) >= max_distance else "")
+            t("t5.unused.col_bucket"): [b for b, *_ in bm.ranges],
+            t("t5.unused.col_distances", sign=SIGN): [
+                (f"{lo} … {hi}" if lo != hi else f"{lo}") + (beyond if abs(lo) >= max_distance or abs(hi) >= max_distance else "")
                 for _, lo, hi, _ in bm.ranges
             ],
-            "how many (in the scan)": [c for *_, c in bm.ranges],
+            t("t5.unused.col_count"): [c for *_, c in bm.ranges],
         },
         hide_index=True,
     )
 
 v = t5_view(tuple(toks), seed(), num_buckets, max_distance, causal)
 
-st.subheader("The bucket matrix on your sentence")
+st.subheader(t("t5.matrix.subheader"))
 prose(KEY, "matrix")
-plot(F.token_heatmap(v.buckets, toks, toks, f"bucket({SIGN}) for every pair", kind="index",
-                     zmin=0, zmax=num_buckets - 1, value_label="bucket"), "t5_bucket_matrix")
+plot(F.token_heatmap(v.buckets, toks, toks, t("t5.matrix.title", sign=SIGN), kind="index",
+                     zmin=0, zmax=num_buckets - 1, value_label=t("t5.matrix.value")), "t5_bucket_matrix")
 used = v.used_in_sentence
-st.markdown(
-    f"Your {n} tokens reach distances up to {max(n - 1, 0)} and use **{len(used)} of {num_buckets}** buckets"
-    + (" (masked future pairs not counted)" if causal else "") + "."
-)
+st.markdown(t("t5.matrix.used_causal" if causal else "t5.matrix.used", n=n, reach=max(n - 1, 0), used=len(used),
+              total=num_buckets))
 
-st.subheader("One learned scalar per bucket per head")
+st.subheader(t("t5.table.subheader"))
 prose(KEY, "table")
 H = v.table.shape[1]
 span = int(min(bm.distances.max(), max(n + 8, 2 * bm.exact + 8)))
 r, by_r = bias_by_distance(v.table, num_buckets, max_distance, causal, span)
-labels = [f"{b} (never used)" if b in bm.unused else str(b) for b in range(num_buckets)]
+labels = [t("t5.table.never_used", b=b) if b in bm.unused else str(b) for b in range(num_buckets)]
 t1, t2 = st.columns([1, 2])
 with t1:
-    plot(F.matrix_heatmap(v.table, f"β: {num_buckets} buckets × {H} heads", x_title="head", y_title="bucket id",
-                          y=labels, value_label="β", height=int(min(720, max(380, 120 + 12 * num_buckets)))),
+    plot(F.matrix_heatmap(v.table, t("t5.table.title", n=num_buckets, h=H), x_title=t("t5.table.x_title"),
+                          y_title=t("t5.table.y_title"), y=labels, value_label="β",
+                          height=int(min(720, max(380, 120 + 12 * num_buckets)))),
          "t5_table")
 with t2:
-    plot(F.step_lines(r, {f"head {h}": by_r[h] for h in range(H)}, "Each head's bias against distance",
-                      x_title=f"relative distance r = {SIGN}", y_title="β_h[bucket(r)]", height=400), "t5_bias_lines")
+    plot(F.step_lines(r, {t("t5.head", h=h): by_r[h] for h in range(H)}, t("t5.table.lines_title"),
+                      x_title=x_title, y_title=t("t5.table.lines_y"), height=400), "t5_bias_lines")
 
-st.subheader("Per-head bias maps")
+st.subheader(t("t5.heads.subheader"))
 prose(KEY, "heads")
 panel_h = 320 if n <= 24 else 430
-plot(F.token_heatmap_grid(v.position, toks, "β_h[bucket(j − i)] for every head (one colour scale)",
-                          panel_titles=[f"head {h}" for h in range(H)], value_label="bias", cols=2,
+plot(F.token_heatmap_grid(v.position, toks, t("t5.heads.title"),
+                          panel_titles=[t("t5.head", h=h) for h in range(H)], value_label=t("t5.heads.value"), cols=2,
                           zmax=float(np.abs(v.table).max()) or 1.0, panel_height=panel_h), "t5_bias_heads")
 
-st.subheader("Content and position in the logits")
+st.subheader(t("t5.logits.subheader"))
 prose(KEY, "logits")
-head = st.columns([1, 3])[0].selectbox("Head", list(range(H)), key="t5_head", **URL,
-                                      help=f"One of the {H} heads (0–{H - 1}).")
+head = st.columns([1, 3])[0].selectbox(t("t5.logits.head"), list(range(H)), key="t5_head", **URL,
+                                      help=t("t5.logits.head_help", h=H, last=H - 1))
 plot(F.token_heatmap_grid(np.stack([v.content[head], v.position[head]]), toks,
-                          f"The two terms of the logit, head {head} (one colour scale)",
-                          panel_titles=["content  q·k (unscaled)", "position  β[bucket(j − i)]"],
-                          value_label="logit term", cols=2, panel_height=panel_h), "t5_terms")
+                          t("t5.logits.title", head=head),
+                          panel_titles=[t("t5.logits.content"), t("t5.logits.position")],
+                          value_label=t("t5.logits.value"), cols=2, panel_height=panel_h), "t5_terms")
 pair = np.stack([v.weights_content_only[head], v.weights[head]])
-plot(F.token_heatmap_grid(pair, toks, f"Attention weights, head {head}", kind="weights", zmax=float(np.nanmax(pair)),
-                          panel_titles=["bias off", "content + bias"], value_label="weight", cols=2,
-                          panel_height=panel_h), "t5_attention")
+plot(F.token_heatmap_grid(pair, toks, t("t5.logits.weights_title", head=head), kind="weights",
+                          zmax=float(np.nanmax(pair)), panel_titles=[t("t5.logits.bias_off"), t("t5.logits.bias_on")],
+                          value_label=t("t5.logits.weight"), cols=2, panel_height=panel_h), "t5_attention")
 if causal:
-    st.caption("Causal mode: future keys get weight 0 from the mask. Their bias (the position panel above) is "
-               "bucket 0's number, the same as the query's own r = 0 — harmless, because the mask removes them.")
+    st.caption(t("t5.logits.causal_note"))
 
-st.subheader("Shift the whole sentence")
+st.subheader(t("t5.shift.subheader"))
 prose(KEY, "shift")
 m1, m2 = st.columns(2)
-m1.metric(f"Largest change of the bias term, positions +{ch.SHIFT}", f"{v.shift_position_change:.1e}")
-m2.metric(f"Largest change of the layer's output, positions +{ch.SHIFT}", f"{v.shift_output_change:.1e}")
+m1.metric(t("t5.shift.bias", shift=ch.SHIFT), f"{v.shift_position_change:.1e}")
+m2.metric(t("t5.shift.output", shift=ch.SHIFT), f"{v.shift_output_change:.1e}")
 prose(KEY, "derivation")
-with st.expander("Proof: the bias depends only on j − i (checked by sympy)"):
+with st.expander(t("t5.shift.proof")):
     show_derivation("t5-shift-invariance", key_prefix="t5_proof", compact=True)

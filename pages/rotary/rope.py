@@ -10,6 +10,7 @@ from ui import classroom
 from ui.classroom import URL, predict, secondary
 from ui.common import header, plot, prose, seed, sentence_tokens
 from ui.derivation import show_derivation
+from ui.i18n import t
 
 KEY = "rope"
 header(KEY, enc.PAPER, sources=(enc.rope_frequencies, enc.apply_rotary, enc.RoPE.logit_terms))
@@ -35,156 +36,152 @@ def word_label(i: int) -> str:
 
 
 # -- 1. rotation circles -----------------------------------------------------------------------
-st.subheader("Rotation circles")
+st.subheader(t("rope.circles.subheader"))
 prose(KEY, "circles")
 w1, w2, w3, w4 = st.columns([3, 3, 2, 2])
-qi = w1.selectbox("Query word", range(n_tok), index=min(1, n_tok - 1), format_func=word_label, key="rope_q_word", **URL,
-                  help="Its query vector (one head of the toy layer) is drawn in blue.")
-ki = w2.selectbox("Key word", range(n_tok), index=min(5, n_tok - 1), format_func=word_label, key="rope_k_word", **URL,
-                  help="Its key vector is drawn in vermillion.")
-d = w3.select_slider("Head size d", list(range(2, 33, 2)), value=16, key="rope_d", **URL,
-                     help="Even, 2–32: one circle per pair, d/2 circles.")
-base = w4.select_slider("Base", BASES, value=10_000, key="rope_base", **URL,
-                        help="θ_f = base^(−2f/d). The paper uses 10,000; a larger base slows every pair.")
+qi = w1.selectbox(t("rope.circles.query_word"), range(n_tok), index=min(1, n_tok - 1), format_func=word_label,
+                  key="rope_q_word", **URL, help=t("rope.circles.query_word_help"))
+ki = w2.selectbox(t("rope.circles.key_word"), range(n_tok), index=min(5, n_tok - 1), format_func=word_label,
+                  key="rope_k_word", **URL, help=t("rope.circles.key_word_help"))
+d = w3.select_slider(t("rope.circles.head_size"), list(range(2, 33, 2)), value=16, key="rope_d", **URL,
+                     help=t("rope.circles.head_size_help"))
+base = w4.select_slider(t("rope.circles.base"), BASES, value=10_000, key="rope_base", **URL,
+                        help=t("rope.circles.base_help"))
 p1, p2, p3 = st.columns([2, 2, 3])
-m = p1.slider("Query position m", 0, MAX_POS, 2, key="rope_m", **URL, help=f"0–{MAX_POS}; the word's position is yours to choose.")
-n = p2.slider("Key position n", 0, MAX_POS, 6, key="rope_n", **URL, help=f"0–{MAX_POS}.")
-with p3, secondary("Animation"):
-    move = st.radio("▶ Play moves", ["both words (n − m stays)", "the query only"], horizontal=True,
-                    key="rope_move", **URL,
-                    help=f"The animation steps through {FRAMES} frames from the positions set here.")
+m = p1.slider(t("rope.circles.query_pos"), 0, MAX_POS, 2, key="rope_m", **URL,
+              help=t("rope.circles.query_pos_help", max_pos=MAX_POS))
+n = p2.slider(t("rope.circles.key_pos"), 0, MAX_POS, 6, key="rope_n", **URL,
+              help=t("rope.circles.key_pos_help", max_pos=MAX_POS))
+with p3, secondary(t("rope.circles.animation")):
+    # Values are stable ids (kept in the URL and across a language switch); the words are looked up
+    # now, in this run's language (a format_func may also be called outside the run, e.g. by AppTest).
+    moves = {v: t(f"rope.circles.move_{v}") for v in ("both", "query")}
+    move = st.radio(t("rope.circles.move"), list(moves), horizontal=True, key="rope_move", **URL,
+                    format_func=moves.get,
+                    help=t("rope.circles.move_help", frames=FRAMES))
 
-c = circles(toks, seed(), d, float(base), qi, ki, m, n, FRAMES, "both" if move.startswith("both") else "query")
-notes = np.array([[f"∠ {a:+.0f}°   adds {s:+.2f}".replace("-", "−") for a, s in zip(ang, con)]
+c = circles(toks, seed(), d, float(base), qi, ki, m, n, FRAMES, move)
+note = t("rope.circles.note")  # one template for every circle and frame
+notes = np.array([[note.format(angle=a, share=s).replace("-", "−") for a, s in zip(ang, con)]
                   for ang, con in zip(c.angle, c.contribution)])
-panel_titles = [f"pair {f} · λ = {lam:,.1f}" if lam < 100 else f"pair {f} · λ = {lam:,.0f}"
+panel_titles = [t("rope.circles.panel_fine" if lam < 100 else "rope.circles.panel_coarse", f=f, wavelength=lam)
                 for f, lam in enumerate(c.wavelength)]
-frame_titles = [f"·  m = {a}, n = {b}, n − m = {b - a}  ·  logit q′·k′/√d = {s:+.3f}".replace("-", "−")
+frame = t("rope.circles.frame")
+frame_titles = [frame.format(m=a, n=b, offset=b - a, score=s).replace("-", "−")
                 for a, b, s in zip(c.m, c.n, c.score)]
-plot(F.rotation_circles(c.q_xy, c.k_xy, "Rotation circles: pair f of q turns by m·θ_f, of k by n·θ_f",
+plot(F.rotation_circles(c.q_xy, c.k_xy, t("rope.circles.title"),
                         panel_titles=panel_titles, notes=notes, frame_titles=frame_titles,
-                        frame_labels=[str(t) for t in range(FRAMES)], slider_prefix="steps played: ",
-                        q_name=f"query “{toks[qi]}”", k_name=f"key “{toks[ki]}”", cols=4), "rope_circles")
-st.caption("λ = 2π/θ_f: how many positions pair f needs for one full turn. Each circle is scaled so its "
-           "longer arrow touches the rim; hover an arrow tip for the true numbers.")
+                        frame_labels=[str(f) for f in range(FRAMES)], slider_prefix=t("rope.circles.steps_played"),
+                        q_name=t("rope.circles.query_name", word=toks[qi]),
+                        k_name=t("rope.circles.key_name", word=toks[ki]), cols=4), "rope_circles")
+st.caption(t("rope.circles.caption"))
 gap = float(np.abs((c.angle - c.predicted_angle + 180) % 360 - 180).max())
-st.markdown(
-    f"Measured angle between the arrows vs. (angle at $m = n = 0$) $+ (n - m)\\,\\theta_f$, over all "
-    f"{d // 2} pairs and {FRAMES} frames: largest gap **{gap:.1e}°**. The angle depends on $n - m$ only."
-)
+st.markdown(t("rope.circles.gap", pairs=d // 2, frames=FRAMES, gap=gap))
 
 # -- 2. the relative identity, in numbers -------------------------------------------------------
-st.subheader("Only the distance counts: the logit map is constant along diagonals")
+st.subheader(t("rope.identity.subheader"))
 prose(KEY, "identity")
-with st.expander("Proof in 2-D: (R(mθ)q)ᵀ(R(nθ)k) = qᵀR((n−m)θ)k (checked by sympy)"):
+with st.expander(t("rope.identity.proof_2d")):
     show_derivation("rope-matrix-2d", key_prefix="rope_proof2d", compact=True)
-with st.expander("Proof in d dimensions, block by block (checked by sympy)"):
+with st.expander(t("rope.identity.proof_d")):
     show_derivation("rope-relative-block", key_prefix="rope_proofd", compact=True)
-with st.expander("The same in complex form, via Euler's formula (checked by sympy)"):
+with st.expander(t("rope.identity.proof_complex")):
     show_derivation("rope-complex-2d", key_prefix="rope_proofc", compact=True)
 r1, r2 = st.columns(2)
-size = r1.slider("Positions N", 4, 64, 24, key="rope_size", **URL, help="The map is N × N (4–64).")
+size = r1.slider(t("rope.identity.size"), 4, 64, 24, key="rope_size", **URL, help=t("rope.identity.size_help"))
 # Integer number inputs are mirrored by hand: Streamlit's own binding crashes on ?rope_shift=inf.
 classroom.url_default("rope_shift", "rope_shift", 1000, classroom.int_in(-1_000_000, 1_000_000))
-shift = r2.number_input("Move every position by c", -1_000_000, 1_000_000, 1000, step=100, key="rope_shift",
-                        help="Any integer from −1,000,000 to 1,000,000: RoPE takes any position.")
+shift = r2.number_input(t("rope.identity.shift"), -1_000_000, 1_000_000, 1000, step=100, key="rope_shift",
+                        help=t("rope.identity.shift_help"))
 classroom.url_mirror("rope_shift", shift, 1000)
 ri = relative_identity(toks, seed(), d, float(base), qi, ki, size, int(shift))
-_options = ("no, not at all", "yes, a little", "yes, a lot")
+answers = {v: t(f"rope.identity.answer_{v}") for v in ("no", "little", "lot")}  # stable ids → words
 predict(
-    "rope_q", f"Rotate q and k by the **same extra angle**: move the query and the key both by c = {int(shift):,} "
-    "positions. Does their score q′·k′ change?", _options,
-    _options[0] if ri.max_change < 1e-6 else _options[1] if ri.max_change < 0.1 else _options[2],
-    f"Measured on the map below: the largest change is **{ri.max_change:.1e}**, rounding only. Each pair "
-    "of q turns by (m + c)θ_f and of k by (n + c)θ_f; the score sees only the angle between them, "
-    "(n − m)θ_f, and the extra c·θ_f cancels.",
+    "rope_q", t("rope.identity.question", shift=int(shift)), list(answers),
+    "no" if ri.max_change < 1e-6 else "little" if ri.max_change < 0.1 else "lot",
+    t("rope.identity.explanation", change=ri.max_change),
+    format_func=answers.get,
 )
 h1, h2 = st.columns(2)
 with h1:
-    plot(F.matrix_heatmap(ri.logits, f"Logit of “{toks[qi]}” at m and “{toks[ki]}” at n",
-                          x_title="key position n", y_title="query position m", value_label="q′·k′/√d",
-                          height=440), "rope_identity")
+    plot(F.matrix_heatmap(ri.logits, t("rope.identity.map_title", query=toks[qi], key=toks[ki]),
+                          x_title=t("rope.identity.key_position"), y_title=t("rope.identity.query_position"),
+                          value_label="q′·k′/√d", height=440), "rope_identity")
 with h2:
-    rows = {f"row m = {r}": v for r, v in ri.by_offset.items()}
+    rows = {t("rope.identity.row", m=r): v for r, v in ri.by_offset.items()}
     middle = [name for name in rows][1:-1]  # dashed, so the rows it overlaps show through
-    plot(F.lines(ri.offsets, rows, "Three rows of the map, against n − m", x_title="n − m (key − query)",
-                 y_title="logit q′·k′/√d", markers=True, dashed=middle, height=400), "rope_identity_rows")
-st.markdown(
-    f"Largest spread along any diagonal: **{ri.diagonal_spread:.1e}**. "
-    f"Largest change after moving every position by c = {int(shift):,}: **{ri.max_change:.1e}** "
-    "(float64 rounding: the angles c·θ_f are large numbers)."
-)
+    plot(F.lines(ri.offsets, rows, t("rope.identity.rows_title"), x_title=t("rope.identity.offset_axis"),
+                 y_title=t("rope.identity.logit_axis"), markers=True, dashed=middle, height=400), "rope_identity_rows")
+st.markdown(t("rope.identity.summary", spread=ri.diagonal_spread, shift=int(shift), change=ri.max_change))
 
 # -- 3. long-term decay ---------------------------------------------------------------------------
-st.subheader("Long-term decay")
+st.subheader(t("rope.decay.subheader"))
 prose(KEY, "decay")
 e1, e2 = st.columns(2)
-d_decay = e1.select_slider("Head size d (decay)", [16, 32, 64, 128, 256], value=128, key="rope_decay_d", **URL,
-                           help="16–256. The bound's average over d/2 pairs.")
-max_dist = e2.slider("Largest distance", 16, 4096, 512, key="rope_decay_dist", **URL, help="16–4,096 positions.")
+d_decay = e1.select_slider(t("rope.decay.head_size"), [16, 32, 64, 128, 256], value=128, key="rope_decay_d", **URL,
+                           help=t("rope.decay.head_size_help"))
+max_dist = e2.slider(t("rope.decay.distance"), 16, 4096, 512, key="rope_decay_dist", **URL,
+                     help=t("rope.decay.distance_help"))
 dec = decay_curves(d_decay, (1_000.0, 10_000.0, 500_000.0), max_dist)
-plot(F.lines(dec.distances, {f"base {b:,.0f}": v for b, v in dec.curves.items()},
-             f"Average bound (1/(d/2)) Σ_u |S_u| against distance, d = {d_decay}",
-             x_title="distance |n − m| (the bound is symmetric)", y_title="relative upper bound",
+plot(F.lines(dec.distances, {t("rope.decay.base_name", base=b): v for b, v in dec.curves.items()},
+             t("rope.decay.title", d=d_decay), x_title=t("rope.decay.x_axis"), y_title=t("rope.decay.y_axis"),
              height=400), "rope_decay")
 
 # -- 4. the rotation matrix, and its two layouts ---------------------------------------------------
-st.subheader("R_m: one rotation block per pair")
+st.subheader(t("rope.matrix.subheader"))
 prose(KEY, "matrix")
 x1, x2 = st.columns(2)
-d_small = x1.select_slider("Head size d (matrix)", list(range(2, 17, 2)), value=8, key="rope_matrix_d", **URL,
-                           help="Even, 2–16, so every block stays visible.")
-m_mat = x2.slider("Position m (matrix)", 0, MAX_POS, 3, key="rope_matrix_m", **URL, help=f"0–{MAX_POS}.")
+d_small = x1.select_slider(t("rope.matrix.head_size"), list(range(2, 17, 2)), value=8, key="rope_matrix_d", **URL,
+                           help=t("rope.matrix.head_size_help"))
+m_mat = x2.slider(t("rope.matrix.position"), 0, MAX_POS, 3, key="rope_matrix_m", **URL,
+                  help=t("rope.matrix.position_help", max_pos=MAX_POS))
 lay = layouts(toks, seed(), d_small, float(base), qi, ki, 16, m_mat)
 y1, y2 = st.columns(2)
 with y1:
-    plot(F.matrix_heatmap(lay.R_interleaved, f"R_m, m = {m_mat}: interleaved, pairs (2f, 2f+1)",
-                          x_title="input channel", y_title="output channel", value_label="R", zmax=1.0,
-                          height=420), "rope_R_interleaved")
+    plot(F.matrix_heatmap(lay.R_interleaved, t("rope.matrix.title_interleaved", m=m_mat),
+                          x_title=t("rope.matrix.input_channel"), y_title=t("rope.matrix.output_channel"),
+                          value_label="R", zmax=1.0, height=420), "rope_R_interleaved")
 with y2:
-    plot(F.matrix_heatmap(lay.R_half, f"R_m, m = {m_mat}: half-split, pairs (f, f + d/2)",
-                          x_title="input channel", y_title="output channel", value_label="R", zmax=1.0,
-                          height=420), "rope_R_half")
+    plot(F.matrix_heatmap(lay.R_half, t("rope.matrix.title_half", m=m_mat),
+                          x_title=t("rope.matrix.input_channel"), y_title=t("rope.matrix.output_channel"),
+                          value_label="R", zmax=1.0, height=420), "rope_R_half")
 
-st.subheader("Interleaved or half-split: the same rotation, channels reordered")
+st.subheader(t("rope.layouts.subheader"))
 prose(KEY, "layouts")
 perm = ", ".join(str(int(v)) for v in lay.permutation)
-st.markdown(
-    f"Half-split channel *c* holds interleaved channel **perm[c]**, perm = [{perm}]. "
-    f"Rotating $Pq$ the half-split way equals permuting the interleaved result: largest gap "
-    f"**{lay.layout_gap:.1e}**. Logits for positions 0–15 from both layouts on permuted inputs: largest gap "
-    f"**{lay.logit_gap:.1e}**. Same unpermuted q and k in the other layout: largest gap "
-    f"**{lay.same_weights_gap:.2f}** — different scores, and no error message."
-)
+st.markdown(t("rope.layouts.summary", perm=perm, layout_gap=lay.layout_gap, logit_gap=lay.logit_gap,
+               same_weights_gap=lay.same_weights_gap))
 
 # -- 6. on your sentence ---------------------------------------------------------------------------
-st.subheader("On your sentence")
+st.subheader(t("rope.sentence.subheader"))
 prose(KEY, "sentence")
 s1, s2 = st.columns(2)
-causal = s1.toggle("Causal mask (decoder)", value=False, key="rope_causal", **URL,
-                   help="On: each word attends only to itself and the words before it.")
+causal = s1.toggle(t("rope.sentence.causal"), value=False, key="rope_causal", **URL,
+                   help=t("rope.sentence.causal_help"))
 classroom.url_default("rope_offset", "rope_offset", 0, classroom.int_in(0, 100_000))
-offset = s2.number_input("Start the sentence at position", 0, 100_000, 0, step=10, key="rope_offset",
-                         help="0–100,000. RoPE only sees differences, so the map must not change.")
+offset = s2.number_input(t("rope.sentence.offset"), 0, 100_000, 0, step=10, key="rope_offset",
+                         help=t("rope.sentence.offset_help"))
 classroom.url_mirror("rope_offset", offset, 0)
 plain = run_tokens(toks, seed(), "none", 64, 1, causal)
 rope = run_tokens(toks, seed(), "rope", 64, 1, causal)
 moved = run_tokens(toks, seed(), "rope", 64, 1, causal, int(offset)) if offset else rope
 panels = np.stack([plain.weights[0], moved.weights[0]])
-plot(F.token_heatmap_grid(panels, toks, "Attention weights on your sentence (one head, d = 64)",
-                          panel_titles=["without positions (NoPE)", f"with RoPE, positions from {int(offset)}"],
-                          kind="weights", value_label="weight", cols=2, panel_height=460), "rope_attention")
+plot(F.token_heatmap_grid(panels, toks, t("rope.sentence.title"),
+                          panel_titles=[t("rope.sentence.without"), t("rope.sentence.with_rope", offset=int(offset))],
+                          kind="weights", value_label=t("rope.sentence.weight"), cols=2, panel_height=460),
+     "rope_attention")
 if offset:
     change = float(np.nanmax(np.abs(moved.weights - rope.weights)))
-    st.markdown(f"Largest change in the RoPE weights when the sentence starts at {int(offset):,} instead of 0: "
-                f"**{change:.1e}** (float32 rounding).")
+    st.markdown(t("rope.sentence.change", offset=int(offset), change=change))
 else:
-    st.caption("Start the sentence at another position above: the page then prints how much the map changed.")
+    st.caption(t("rope.sentence.hint"))
 
 prose(KEY, "terms")
-if st.toggle("Show RoPE's two logit terms", value=True, key="rope_terms", **URL):
+if st.toggle(t("rope.sentence.terms_toggle"), value=True, key="rope_terms", **URL):
     veil = np.where(np.isnan(rope.logits[0]), np.nan, 1.0)  # blank the masked cells in every panel
     terms = np.stack([rope.terms["content"][0] * veil, rope.terms["position"][0] * veil, rope.logits[0]])
-    plot(F.token_heatmap_grid(terms, toks, "RoPE's logit as two terms",
-                              panel_titles=["content q·k/√d", "position: the rotation's change", "sum = RoPE logit"],
-                              kind="signed", value_label="logit", cols=3, panel_height=380), "rope_terms_grid")
+    plot(F.token_heatmap_grid(terms, toks, t("rope.sentence.terms_title"),
+                              panel_titles=[t("rope.sentence.content"), t("rope.sentence.position"),
+                                            t("rope.sentence.sum")],
+                              kind="signed", value_label=t("rope.sentence.logit"), cols=3, panel_height=380),
+         "rope_terms_grid")
