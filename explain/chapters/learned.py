@@ -262,6 +262,31 @@ class RowStats:
     median_norm: float
 
 
+@dataclass
+class Blocks:
+    values: np.ndarray  # (rows / f, cols / g): the mean of each f × g block
+    rows: np.ndarray  # (rows / f,) centre position of each block of rows
+    cols: np.ndarray  # (cols / g,)
+    row_factor: int  # f: how many rows each cell stands for (1 = not pooled)
+    col_factor: int
+
+
+def screen_blocks(m: np.ndarray, max_rows: int, max_cols: int | None = None) -> Blocks:
+    """Average f × g blocks so a map has at most max_rows × max_cols cells: what a screen can show.
+
+    A 512 × 512 similarity map drawn 450 px high gives each row under a pixel, yet sends a megabyte
+    of numbers; the mean of each 4 × 4 block looks the same and sends 1/16 of them. Factors are
+    whole numbers and blocks start at 0, so a seam between rows 127 and 128 stays a block edge.
+    Axis coordinates are block centres, so positions keep their meaning on the axes."""
+    m = np.asarray(m)
+    n_rows, n_cols = m.shape
+    f = max(1, -(-n_rows // max_rows))
+    g = max(1, -(-n_cols // (max_cols or n_cols)))
+    r, c = n_rows // f, n_cols // g  # a ragged last block is dropped (n is a multiple of 16 here)
+    pooled = m[: r * f, : c * g].reshape(r, f, c, g).mean(axis=(1, 3))  # (r, c)
+    return Blocks(pooled.astype(m.dtype), np.arange(r) * f + (f - 1) / 2, np.arange(c) * g + (g - 1) / 2, f, g)
+
+
 def row_statistics(table: np.ndarray, k: int = 5) -> RowStats:
     """How big each row is, and how much it differs from the next: where the table has seams."""
     x = np.asarray(table, dtype=np.float64)

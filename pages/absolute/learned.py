@@ -12,6 +12,8 @@ from ui.common import header, inline_tokens, plot, prose, seed, sentence_tokens
 from ui.i18n import t
 
 KEY = "learned"
+MAX_TABLE_ROWS = 256  # rows of the real table drawn at most (more: means of blocks of rows)
+MAX_MAP_SIDE = 128  # cells per side of a similarity map drawn at most
 SHOW_MISSING = 40  # tokens listed by name when a sentence runs past the table; the figure shows all
 header(KEY, enc.PAPER, sources=(enc.LearnedAbsolute.encode_input, enc.minilm_position_table,
                                 ch.similarity_by_distance, ch.principal_components))
@@ -127,9 +129,15 @@ def real_section() -> None:
             t("learned.real.skip0"), value=True, key="skip0", **URL, help=t("learned.real.skip0_help"),
         )
     v = real_views(n)
-    plot(F.matrix_heatmap(v.table, t("learned.real.table_title", last=n - 1),
+    # Thin what a screen cannot show (the page's payload stays under ~1 MB at any n): the table at
+    # most 256 rows, each similarity map (half the page wide) at most 128 × 128 cells.
+    table = ch.screen_blocks(v.table, MAX_TABLE_ROWS)
+    plot(F.matrix_heatmap(table.values, t("learned.real.table_title", last=n - 1),
                           x_title=t("learned.real.channel"), y_title=t("learned.real.position"),
-                          value_label=t("learned.toy.table_value"), zmax=v.clip, height=480), "real_table")
+                          value_label=t("learned.toy.table_value"), y=table.rows, zmax=v.clip, height=480),
+         "real_table")
+    if table.row_factor > 1:
+        st.caption(t("learned.real.pooled_rows", f=table.row_factor))
     pr, pc, pv = v.peak
     st.caption(t("learned.real.clip", clip=v.clip, row=pr, channel=pc, value=pv))
     prose(KEY, "real-table")
@@ -137,14 +145,18 @@ def real_section() -> None:
     st.subheader(t("learned.heading.similarity"))
     prose(KEY, "similarity")
     s1, s2 = st.columns(2)
+    cos_l, cos_s = ch.screen_blocks(v.cos_learned, MAX_MAP_SIDE, MAX_MAP_SIDE), ch.screen_blocks(
+        v.cos_sinusoidal, MAX_MAP_SIDE, MAX_MAP_SIDE)
     with s1:
-        plot(F.matrix_heatmap(v.cos_learned, t("learned.real.cos_learned"), x_title=t("learned.real.position_n"),
+        plot(F.matrix_heatmap(cos_l.values, t("learned.real.cos_learned"), x_title=t("learned.real.position_n"),
                               y_title=t("learned.real.position_m"), value_label=t("learned.real.cos"), zmax=1.0,
-                              height=460), "cos_learned")
+                              x=cos_l.cols, y=cos_l.rows, height=460), "cos_learned")
     with s2:
-        plot(F.matrix_heatmap(v.cos_sinusoidal, t("learned.real.cos_sinusoidal"), x_title=t("learned.real.position_n"),
+        plot(F.matrix_heatmap(cos_s.values, t("learned.real.cos_sinusoidal"), x_title=t("learned.real.position_n"),
                               y_title=t("learned.real.position_m"), value_label=t("learned.real.cos"), zmax=1.0,
-                              height=460), "cos_sinusoidal")
+                              x=cos_s.cols, y=cos_s.rows, height=460), "cos_sinusoidal")
+    if cos_l.row_factor > 1:
+        st.caption(t("learned.real.pooled_maps", f=cos_l.row_factor))
 
     prose(KEY, "distance")
     bl, bs = v.by_distance_learned, v.by_distance_sinusoidal
