@@ -458,3 +458,22 @@ def test_page_with_300_tokens_korean_emoji_and_a_single_token():
     assert not errors(at)
     assert "query “alone”" in circles_fig(at)["layout"]["title"]["text"]
 
+
+def test_rotation_circles_unvalidated_build_is_valid_plotly():
+    """figures.rotation_circles skips plotly's validation for speed: rebuilding the same figure
+    with full validation must give exactly the same figure, frames included."""
+    import json
+
+    import plotly.graph_objects as go
+
+    from explain import figures as F
+
+    c = ch.circles(TOKS, 0, 16, 10000.0, 1, 5, 2, 6, 12, "both")
+    pairs = c.q_xy.shape[1]
+    fig = F.rotation_circles(c.q_xy, c.k_xy, "Rotation <circles>", panel_titles=[f"pair {p}" for p in range(pairs)],
+                             notes=np.full(c.q_xy.shape[:2], "note"), frame_titles=[f"t={k}" for k in range(12)],
+                             frame_labels=[str(k) for k in range(12)], cols=4)
+    fast = fig.to_dict()
+    checked = go.Figure(fast).to_dict()  # every attribute validated (raises on an invalid one)
+    assert len(fast["frames"]) == 12 and len(fast["frames"][0]["data"]) == 4
+    assert json.dumps(fast, sort_keys=True, default=str) == json.dumps(checked, sort_keys=True, default=str)

@@ -1,0 +1,82 @@
+"""explain/figures.py builds each figure in one constructor call (see _figure): the shapes and labels
+plotly's add_vline / add_hline / add_vrect would add are written out by hand there. These tests pin
+them to what plotly itself makes, so a plotly upgrade that moves them shows up here, and check that
+a figure's look does not depend on whether streamlit or this module was imported last."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import plotly.graph_objects as go
+import plotly.io as pio
+import pytest
+
+from explain import figures as F
+
+
+def _spec(fig: go.Figure) -> dict:
+    return json.loads(pio.to_json(fig, validate=False))
+
+
+def _plain(**layout) -> go.Figure:
+    return go.Figure(layout=dict(template="pe_atlas", **layout))
+
+
+@pytest.mark.parametrize("position", ["top right", "bottom right"])
+def test_vline_and_its_label_match_plotly(position):
+    ref = _plain()
+    ref.add_vline(x=3.5, line=dict(color="red", width=2), annotation=dict(text="here"), annotation_position=position)
+    ours = _plain(shapes=[F._vline(3.5, dict(color="red", width=2))],
+                  annotations=[F._vline_note(3.5, position.replace(" ", "_"), text="here")])
+    assert _spec(ours) == _spec(ref)
+
+
+@pytest.mark.parametrize("position", ["bottom left", "top left"])
+def test_hline_and_its_label_match_plotly(position):
+    ref = _plain()
+    ref.add_hline(y=-2.0, line=dict(dash="dash"), annotation=dict(text="there"), annotation_position=position)
+    ours = _plain(shapes=[F._hline(-2.0, dict(dash="dash"))],
+                  annotations=[F._hline_note(-2.0, position.replace(" ", "_"), text="there")])
+    assert _spec(ours) == _spec(ref)
+
+
+@pytest.mark.parametrize("position", ["top left", "bottom left"])
+def test_vrect_and_its_label_match_plotly(position):
+    ref = _plain()
+    ref.add_vrect(x0=4, x1=-1, fillcolor="grey", line_width=0, layer="below", annotation=dict(text="band"),
+                  annotation_position=position)
+    ours = _plain(shapes=[F._vrect(4, -1, fillcolor="grey", line=dict(width=0), layer="below")],
+                  annotations=[F._vrect_note(4, -1, position.replace(" ", "_"), text="band")])
+    assert _spec(ours) == _spec(ref)
+
+
+def test_mark_lines_changes_the_figure_in_place_and_keeps_what_was_there():
+    fig = F.lines([1, 10, 100], {"a": [1.0, 2.0, 3.0]}, "t", x_title="x", y_title="y", log_x=True)
+    fig.add_hline(y=0.5)  # an earlier shape must survive
+    same = F.mark_lines(fig, x={"<b>mark</b>": 10.0}, y={"level": 2.0})
+    assert same is fig  # pages/contextual/cope.py relies on this
+    shapes, notes = fig.layout.shapes, fig.layout.annotations
+    assert [s.y0 for s in shapes] == [0.5, 0, 2.0] and shapes[1].x0 == 10.0
+    # On a log x axis the label sits at log10(x) (plotly.js places annotations there), the line at x.
+    assert notes[0].x == pytest.approx(1.0) and notes[0].text == "&lt;b&gt;mark&lt;/b&gt;"
+    assert notes[1].y == 2.0 and notes[1].xref == "x domain"
+
+
+def test_mark_lines_without_marks_leaves_the_figure_alone():
+    fig = F.lines([0, 1], {"a": [0.0, 1.0]}, "t", x_title="x", y_title="y")
+    before = _spec(fig)
+    assert F.mark_lines(fig, x={}, y=None) is fig and _spec(fig) == before
+
+
+def test_figures_get_the_atlas_template_whatever_was_imported_last():
+    import streamlit  # noqa: F401  (its import sets plotly's default template to "streamlit")
+
+    old = pio.templates.default
+    try:
+        pio.templates.default = "streamlit"
+        fig = F.matrix_heatmap(np.eye(3), "t", x_title="x", y_title="y")
+        assert fig.layout.template == pio.templates["pe_atlas"]
+        assert fig.layout.template != pio.templates["streamlit"]
+    finally:
+        pio.templates.default = old
