@@ -108,9 +108,12 @@ def test_numbers_under_a_chart_download_as_csv(fresh):
     wait_rendered(page)
     numbers = page.locator(".st-key-pe_matrix__numbers")
     expect(numbers).to_be_visible()
-    rerun(page, lambda: numbers.get_by_text("Numbers").click())
+    # Opening the panel reruns the page; wait for what it draws, not for a counted run: a busy CI
+    # machine once opened it while the tab's 10 ms run-state poller missed the short rerun.
+    numbers.get_by_text("Numbers").click()
     button = page.locator(".st-key-pe_matrix__csv button")
     expect(button).to_be_visible()
+    wait_rendered(page)
     expect(numbers.locator('[data-testid="stDataFrame"]')).to_be_visible()
     with page.expect_download() as info:
         button.click()
