@@ -80,3 +80,18 @@ def test_figures_get_the_atlas_template_whatever_was_imported_last():
         assert fig.layout.template != pio.templates["streamlit"]
     finally:
         pio.templates.default = old
+
+
+@pytest.mark.parametrize("array", [
+    np.array([0.5, np.nan, -2.25]), np.arange(6, dtype=np.float32).reshape(2, 3), np.array([1, 2, 300]),
+    np.array([-5, 70_000]), np.array([2**40, 1]), np.array(["circle", "arrow"]), np.array([True, False]),
+    np.array([], dtype=float), np.array([7, 20, 0, 7, 20, 0]),
+], ids=["f8-nan", "f4-2d", "int16", "int32", "int64-wide", "str", "bool", "empty", "int8"])
+def test_typed_arrays_match_plotlys_own_encoding(array):
+    """The animation frames carry arrays pre-encoded by _typed_arrays: the JSON must be exactly what
+    plotly's encoder makes of the numpy array itself."""
+    def sent(x):  # what Streamlit sends: the figure's to_dict (where plotly encodes arrays), as JSON
+        fig = go.Figure(data=[{"type": "scatter", "x": x}], _validate=False)
+        return json.loads(pio.to_json(fig.to_dict(), validate=False))["data"][0]["x"]
+
+    assert sent(F._typed_arrays(array)) == sent(array)
