@@ -62,18 +62,32 @@ def stop_server(proc: subprocess.Popen) -> None:
 
 
 # Streamlit marks the app root with the script's run state: "initial", "running", "rerunRequested",
-# "notRunning", … A poller installed before the page's own scripts (an init script) counts the runs
-# that have started and finished, so a wait never mistakes the idle state *before* a run (or before
-# the first run) for its end. (A MutationObserver misses these changes: React replaces the node.)
+# "notRunning", … An init script (installed before the page's own scripts) counts the runs that have
+# started and finished, so a wait never mistakes the idle state *before* a run (or before the first
+# run) for its end. Two watchers feed one state machine: a MutationObserver sees every change of the
+# attribute, including a run shorter than a timer tick (each record's oldValue is the state before
+# it), and a 10 ms poller catches the changes the observer cannot see, when React replaces the node.
 TRACK_RUNS_JS = """(() => {
   window.__peDone = 0;
   let busy = false;
-  setInterval(() => {
-    const app = document.querySelector('[data-testid="stApp"]');
-    const s = app && app.getAttribute('data-test-script-state');
+  const see = s => {
     if (s === 'running' || s === 'rerunRequested') busy = true;
     else if (s === 'notRunning' && busy) { busy = false; window.__peDone += 1; }
-  }, 10);
+  };
+  const now = () => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    return app && app.getAttribute('data-test-script-state');
+  };
+  setInterval(() => see(now()), 10);
+  const observe = () => new MutationObserver(records => {
+    for (const r of records) {
+      if (r.type === 'attributes' && r.attributeName === 'data-test-script-state') see(r.oldValue);
+    }
+    see(now());
+  }).observe(document.documentElement, {subtree: true, childList: true, attributes: true,
+                                         attributeOldValue: true, attributeFilter: ['data-test-script-state']});
+  // An init script can run before the document has its root element.
+  if (document.documentElement) observe(); else document.addEventListener('readystatechange', observe, {once: true});
 })();"""
 
 
