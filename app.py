@@ -22,8 +22,9 @@ torch.set_num_threads(1)
 
 # The favicon is a file of ours: a ":material/…:" page icon makes the browser fetch an SVG from
 # fonts.gstatic.com, a request that leaves the machine (and fails offline).
-st.set_page_config(page_title=t("common.app_title"),
-                   page_icon=str(Path(__file__).parent / "assets" / "icon.png"), layout="wide")
+st.set_page_config(
+    page_title=t("common.app_title"), page_icon=str(Path(__file__).parent / "assets" / "icon.png"), layout="wide"
+)
 
 # The language comes first: page titles, part names and every word below follow it.
 activate()

@@ -10,16 +10,16 @@ import torch
 
 from .alibi import Alibi
 from .base import PositionalEncoding, derived_seed
+from .cope import CoPE
+from .deberta import DeBERTa
 from .learned import LearnedAbsolute
 from .nope import NoPositionalEncoding
-from .sinusoidal import Sinusoidal
 from .rope import RoPE
 from .rope_scaling import DynamicNTKRoPE, NTKAwareRoPE, PositionInterpolationRoPE, XPos, YaRNRoPE
 from .shaw import ShawRelative
+from .sinusoidal import Sinusoidal
 from .t5 import T5Bias
 from .transformer_xl import TransformerXL
-from .deberta import DeBERTa
-from .cope import CoPE
 
 REGISTRY: dict[str, type[PositionalEncoding]] = {
     cls.name: cls
@@ -50,4 +50,3 @@ def build(name: str, d_model: int, n_heads: int, seed: int = 0, config=None) -> 
     except KeyError:
         raise KeyError(f"no encoder named {name!r}; registered: {sorted(REGISTRY)}") from None
     return cls(d_model, n_heads, config=config, generator=torch.Generator().manual_seed(derived_seed(seed, name)))
-

@@ -10,8 +10,8 @@ Axis legend: b batch, h heads, i query, j key, n length, d head dim, D model dim
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 import torch
 from torch import Tensor, nn
@@ -120,9 +120,7 @@ class SelfAttention(nn.Module):
         q = split_heads(inputs @ self.w_q, self.n_heads)  # (b, h, n, d)
         k = split_heads(inputs @ self.w_k, self.n_heads)  # (b, h, n, d)
         v = split_heads(inputs @ self.w_v, self.n_heads)  # (b, h, n, d)
-        parts, logits, weights, heads = attend(
-            self.encoder, q, k, v, positions, positions, causal, term_scales
-        )
+        parts, logits, weights, heads = attend(self.encoder, q, k, v, positions, positions, causal, term_scales)
         output = merge_heads(heads) @ self.w_o  # (b, n, D)
         return AttentionResult(inputs, q, k, v, parts.terms, logits, weights, output, parts.extras)
 
@@ -165,8 +163,9 @@ class TransformerBlock(nn.Module):
         term_scales: Mapping[str, float] | None = None,
     ) -> tuple[Tensor, AttentionResult]:
         """x (b, n, D) → (x', the attention result for pictures: weights, terms, extras)."""
-        r = self.attn(self.norm1(x), positions=positions, causal=causal, term_scales=term_scales,
-                      add_input_encoding=False)
+        r = self.attn(
+            self.norm1(x), positions=positions, causal=causal, term_scales=term_scales, add_input_encoding=False
+        )
         x = x + r.output  # (b, n, D)
         x = x + self.mlp(self.norm2(x))  # (b, n, D)
         return x, r

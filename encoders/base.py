@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import ClassVar, Literal, Mapping
+from typing import ClassVar, Literal
 
 import torch
 from torch import Tensor, nn

@@ -157,19 +157,19 @@ class DeBERTa(PositionalEncoding):
         """Eq. 4 with the reference's indexing; q: (b, h, i, d), k: (b, h, j, d)."""
         scale = 1.0 / math.sqrt(self.d_head * self.scale_factor)
         idx = self.table_index(q_positions, k_positions).to(q.device)  # (i, j)
-        B, H, I, J = q.shape[0], q.shape[1], q.shape[-2], k.shape[-2]
+        B, H, n_q, n_k = q.shape[0], q.shape[1], q.shape[-2], k.shape[-2]
         c2c = q @ k.transpose(-1, -2)  # (b, h, i, j)
         zeros = torch.zeros_like(c2c)
         c2p = p2c = zeros
         if "c2p" in self.config.pos_att_type:
             k_r = self._project(self.w_kr, q.dtype)[None]  # (1, h, 2k, d)
             every_row = q @ k_r.transpose(-1, -2)  # (b, h, i, 2k): query i against every table row
-            c2p = torch.gather(every_row, -1, idx.expand(B, H, I, J))  # (b, h, i, j)
+            c2p = torch.gather(every_row, -1, idx.expand(B, H, n_q, n_k))  # (b, h, i, j)
         if "p2c" in self.config.pos_att_type:
             q_r = self._project(self.w_qr, q.dtype)[None]  # (1, h, 2k, d)
             every_row = k @ q_r.transpose(-1, -2)  # (b, h, j, 2k): key j against every table row
             # Deviation from paper: Eq. 4 reads Q^r at δ(j, i); the reference code (HF and official)
             # gathers at (j, i) with index idx(i, j) and transposes, i.e. Q^r at δ(i, j), like c2p.
-            p2c = torch.gather(every_row, -1, idx.T.expand(B, H, J, I)).transpose(-1, -2)  # (b, h, i, j)
+            p2c = torch.gather(every_row, -1, idx.T.expand(B, H, n_k, n_q)).transpose(-1, -2)  # (b, h, i, j)
         terms = {"c2c": c2c * scale, "c2p": c2p * scale, "p2c": p2c * scale}
         return AttentionTerms(terms, {"table_index": idx})

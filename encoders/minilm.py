@@ -83,9 +83,14 @@ def _is_cjk(cp: int) -> bool:
     """The CJK Unified Ideograph blocks BERT splits into single characters (Hangul and kana are
     not among them: they go through WordPiece like any other script)."""
     return (
-        0x4E00 <= cp <= 0x9FFF or 0x3400 <= cp <= 0x4DBF or 0x20000 <= cp <= 0x2A6DF
-        or 0x2A700 <= cp <= 0x2B73F or 0x2B740 <= cp <= 0x2B81F or 0x2B820 <= cp <= 0x2CEAF
-        or 0xF900 <= cp <= 0xFAFF or 0x2F800 <= cp <= 0x2FA1F
+        0x4E00 <= cp <= 0x9FFF
+        or 0x3400 <= cp <= 0x4DBF
+        or 0x20000 <= cp <= 0x2A6DF
+        or 0x2A700 <= cp <= 0x2B73F
+        or 0x2B740 <= cp <= 0x2B81F
+        or 0x2B820 <= cp <= 0x2CEAF
+        or 0xF900 <= cp <= 0xFAFF
+        or 0x2F800 <= cp <= 0x2FA1F
     )
 
 
@@ -118,8 +123,13 @@ class WordPiece:
     "follow do_lower_case", so accents are stripped ("café" → "cafe").
     """
 
-    def __init__(self, vocab: dict[str, int], lower_case: bool = True, strip_accents: bool | None = None,
-                 max_chars_per_word: int = 100):
+    def __init__(
+        self,
+        vocab: dict[str, int],
+        lower_case: bool = True,
+        strip_accents: bool | None = None,
+        max_chars_per_word: int = 100,
+    ):
         self.vocab = vocab
         self.inverse = {i: t for t, i in vocab.items()}
         self.lower_case = lower_case
@@ -127,7 +137,7 @@ class WordPiece:
         self.max_chars_per_word = max_chars_per_word
 
     @classmethod
-    def from_dir(cls, path: Path) -> "WordPiece":
+    def from_dir(cls, path: Path) -> WordPiece:
         lines = (path / "vocab.txt").read_text(encoding="utf-8").split("\n")
         if lines and lines[-1] == "":
             lines = lines[:-1]
@@ -230,7 +240,7 @@ class BertConfig:
     layer_norm_eps: float = 1e-12
 
     @classmethod
-    def from_dir(cls, path: Path) -> "BertConfig":
+    def from_dir(cls, path: Path) -> BertConfig:
         raw = json.loads((path / "config.json").read_text(encoding="utf-8"))
         if raw.get("position_embedding_type", "absolute") != "absolute" or raw.get("hidden_act") != "gelu":
             raise ValueError("this reader implements BERT with absolute positions and exact GELU only")
@@ -304,9 +314,13 @@ class MiniLM(nn.Module):
         position_ids = position_ids.expand_as(ids)  # (b, n)
         if n > self.cfg.max_position_embeddings:
             raise ValueError(f"{n} word pieces; the model has positions for {self.cfg.max_position_embeddings}")
-        if position_ids.numel() and (int(position_ids.min()) < 0 or int(position_ids.max()) >= self.cfg.max_position_embeddings):
-            raise ValueError(f"position ids must lie in 0…{self.cfg.max_position_embeddings - 1}: "
-                             "the trained table has no other rows")
+        if position_ids.numel() and (
+            int(position_ids.min()) < 0 or int(position_ids.max()) >= self.cfg.max_position_embeddings
+        ):
+            raise ValueError(
+                f"position ids must lie in 0…{self.cfg.max_position_embeddings - 1}: "
+                "the trained table has no other rows"
+            )
         x = self.embed(ids, position_ids)
         attentions = []
         for layer in self.layers:

@@ -229,7 +229,7 @@ class RoPE(PositionalEncoding):
         """q (b, h, i, d), k (b, h, j, d) → content and position terms (b, h, i, j)."""
         # One length for both sides, as HF computes max(position_ids) + 1 for the whole call.
         lo, hi = _position_range(q_positions, k_positions)
-        seq_len = int(math.floor(hi)) + 1
+        seq_len = math.floor(hi) + 1
         # xPos centres the positions so that its factors ζ^(±pos/γ) stay near 1. Any common centre
         # cancels in q·k; the midpoint of the positions in play keeps the exponents smallest even
         # when all positions are shifted far from 0.

@@ -287,7 +287,7 @@ def scaled_frequencies(
     if scheme == "ntk":
         return Scaled(ntk_frequencies(d, base, scale), 1.0)
     if scheme == "dynamic":
-        length = int(round(scale * original_length)) if seq_len is None else int(seq_len)
+        length = round(scale * original_length) if seq_len is None else int(seq_len)
         return Scaled(dynamic_ntk_frequencies(d, base, scale, original_length, length), 1.0)
     if scheme == "yarn":
         inv = yarn_frequencies(d, base, scale, original_length, beta_fast, beta_slow, truncate)

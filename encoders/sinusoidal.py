@@ -42,9 +42,7 @@ def sinusoidal_frequencies(d: int, base: float = 10000.0, dtype=torch.float64) -
     return (float(base) ** (-2.0 * f / d)).to(dtype)
 
 
-def sinusoidal_table(
-    n_positions: int, d: int, base: float = 10000.0, dtype=torch.float32, offset: int = 0
-) -> Tensor:
+def sinusoidal_table(n_positions: int, d: int, base: float = 10000.0, dtype=torch.float32, offset: int = 0) -> Tensor:
     """The PE matrix (n_positions, d) for positions offset … offset+n_positions−1, interleaved layout.
 
     Channel 2f is sin(pos·ω_f), channel 2f+1 is cos(pos·ω_f). Odd d: the last channel is a lone sin.
@@ -120,4 +118,3 @@ class Sinusoidal(PositionalEncoding):
         # unit-scale entries, which is what that multiplication achieves, so we add PE directly.
         pe = sinusoidal_rows(positions, self.d_model, self.config.base).to(x.dtype)  # (n, D)
         return x + pe[None]  # (b, n, D)
-

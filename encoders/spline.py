@@ -39,8 +39,9 @@ def clamped_knots(n_ctrl: int, degree: int) -> Tensor:
     _check(n_ctrl, degree)
     n_interior = n_ctrl - degree - 1
     interior = torch.arange(1, n_interior + 1, dtype=torch.float64) / (n_interior + 1)
-    return torch.cat([torch.zeros(degree + 1, dtype=torch.float64), interior,
-                      torch.ones(degree + 1, dtype=torch.float64)])  # (K + p + 1,)
+    return torch.cat(
+        [torch.zeros(degree + 1, dtype=torch.float64), interior, torch.ones(degree + 1, dtype=torch.float64)]
+    )  # (K + p + 1,)
 
 
 def uniform_knots(n_ctrl: int, degree: int) -> Tensor:
@@ -95,10 +96,10 @@ def bspline_basis(t: Tensor, knots: Tensor, degree: int) -> Tensor:
     for p in range(1, degree + 1):
         count = knots.numel() - p - 1  # functions of degree p
         # t_i, t_{i+p}, t_{i+1}, t_{i+p+1} for every i = 0 … count − 1 at once
-        ti, tip, ti1, tip1 = knots[:count], knots[p:p + count], knots[1:count + 1], knots[p + 1:p + 1 + count]
+        ti, tip, ti1, tip1 = knots[:count], knots[p : p + count], knots[1 : count + 1], knots[p + 1 : p + 1 + count]
         left = _safe_div(t[:, None] - ti[None], (tip - ti)[None])  # (n, count)
         right = _safe_div(tip1[None] - t[:, None], (tip1 - ti1)[None])  # (n, count)
-        N = left * N[:, :count] + right * N[:, 1:count + 1]  # (n, count)
+        N = left * N[:, :count] + right * N[:, 1 : count + 1]  # (n, count)
     return N  # (n, n_basis)
 
 
@@ -119,10 +120,14 @@ def bspline_basis_derivative(t: Tensor, knots: Tensor, degree: int, order: int =
     knots = torch.as_tensor(knots, dtype=torch.float64).reshape(-1)
     lower = bspline_basis_derivative(t, knots, degree - 1, order - 1)  # (n, n_basis + 1)
     count = knots.numel() - degree - 1
-    a = _safe_div(torch.full((count,), float(degree), dtype=torch.float64), knots[degree:degree + count] - knots[:count])
-    c = _safe_div(torch.full((count,), float(degree), dtype=torch.float64),
-                  knots[degree + 1:degree + 1 + count] - knots[1:count + 1])
-    return a[None] * lower[:, :count] - c[None] * lower[:, 1:count + 1]  # (n, n_basis)
+    a = _safe_div(
+        torch.full((count,), float(degree), dtype=torch.float64), knots[degree : degree + count] - knots[:count]
+    )
+    c = _safe_div(
+        torch.full((count,), float(degree), dtype=torch.float64),
+        knots[degree + 1 : degree + 1 + count] - knots[1 : count + 1],
+    )
+    return a[None] * lower[:, :count] - c[None] * lower[:, 1 : count + 1]  # (n, n_basis)
 
 
 def bspline_curve(control_points: Tensor, t: Tensor, knots: Tensor, degree: int) -> Tensor:

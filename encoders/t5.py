@@ -43,7 +43,7 @@ def check_bucket_config(bidirectional: bool, num_buckets: int, max_distance: int
     E = 0 divides by zero inside log(a/E); max_distance ≤ E makes log(D/E) ≤ 0, so the log region
     would run backwards (HF computes garbage there rather than raising).
     """
-    per_side, exact = bucket_layout(bidirectional, num_buckets)
+    _per_side, exact = bucket_layout(bidirectional, num_buckets)
     if exact < 1:
         raise ValueError(f"num_buckets={num_buckets} leaves no exact bucket (need ≥ {4 if bidirectional else 2})")
     if max_distance <= exact:
@@ -62,10 +62,8 @@ def relative_position_bucket(
     check_bucket_config(bidirectional, num_buckets, max_distance)
     r = relative_position.long()
     per_side, exact = bucket_layout(bidirectional, num_buckets)
-    if bidirectional:
-        a = r.abs()
-    else:
-        a = (-r).clamp(min=0)  # future keys (r > 0) fold into a = 0, i.e. bucket 0
+    # Causal: future keys (r > 0) fold into a = 0, i.e. bucket 0.
+    a = r.abs() if bidirectional else (-r).clamp(min=0)
     # Same float32 arithmetic and operation order as HF: at a bucket boundary, float64 could round to
     # the other side (the tests compare with HF over thousands of distances).
     # clamp(min=1) only keeps log() finite for a = 0, which takes the exact branch anyway.
@@ -113,7 +111,9 @@ class T5Bias(PositionalEncoding):
         """Bucket id per pair (i, j) from the positions, so a shifted sentence gets the same ids."""
         relative = k_positions.long()[None, :] - q_positions.long()[:, None]  # (i, j)  key − query
         return relative_position_bucket(
-            relative, bidirectional=not causal, num_buckets=self.config.num_buckets,
+            relative,
+            bidirectional=not causal,
+            num_buckets=self.config.num_buckets,
             max_distance=self.config.max_distance,
         )  # (i, j)
 

@@ -96,7 +96,7 @@ def token_vector(key: str, d: int, seed: int) -> np.ndarray:
 
     Derived from SHA-256 of (seed, d, key), never Python's hash(), which changes between processes.
     """
-    digest = hashlib.sha256(f"pe-atlas|{seed}|{d}|{key}".encode("utf-8")).digest()
+    digest = hashlib.sha256(f"pe-atlas|{seed}|{d}|{key}".encode()).digest()
     rng = np.random.default_rng(int.from_bytes(digest[:8], "little"))
     return rng.standard_normal(d)
 

@@ -192,6 +192,5 @@ def _check_positions(q_positions: Tensor, k_positions: Tensor, mlen: int) -> Non
     steps = k_positions[1:] - k_positions[:-1]
     if (steps != 1).any() or not torch.equal(q_positions, k_positions[mlen:]):
         raise ValueError(
-            "Transformer-XL's rel-shift needs keys at consecutive positions with the queries at the "
-            "last qlen of them"
+            "Transformer-XL's rel-shift needs keys at consecutive positions with the queries at the last qlen of them"
         )

@@ -32,8 +32,9 @@ Pure sympy: no streamlit, no torch.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable, NamedTuple
+from typing import NamedTuple
 
 import sympy as sp
 from sympy.core.symbol import Str
@@ -148,7 +149,7 @@ class Rot(_Atom):
         return sp.ImmutableMatrix([[sp.cos(a), -sp.sin(a)], [sp.sin(a), sp.cos(a)]])
 
     def _latex(self, printer):
-        return r"R\left(%s\right)" % printer._print(self.angle)
+        return rf"R\left({printer._print(self.angle)}\right)"
 
 
 class RopeMatrix(_Atom):
@@ -175,7 +176,7 @@ class RopeMatrix(_Atom):
         return sp.ImmutableMatrix(sp.diag(*blocks))
 
     def _latex(self, printer):
-        return r"R^{%d}_{\Theta,\,%s}" % (2 * len(self.thetas), printer._print(self.position))
+        return rf"R^{{{2 * len(self.thetas)}}}_{{\Theta,\,{printer._print(self.position)}}}"
 
 
 class _Printer(LatexPrinter):
@@ -184,8 +185,8 @@ class _Printer(LatexPrinter):
     def _print_Transpose(self, expr):
         arg = expr.arg
         if isinstance(arg, (Named, Rot, RopeMatrix)):
-            return r"{%s}^{\top}" % self._print(arg)
-        return r"\left(%s\right)^{\top}" % self._print(arg)
+            return rf"{{{self._print(arg)}}}^{{\top}}"
+        return rf"\left({self._print(arg)}\right)^{{\top}}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -470,9 +471,13 @@ def _scalar_equal(a, b) -> str | None:
         return "structural"
     # Two sums over the same range are equal if their summands are: this proves the identity
     # for a symbolic index f, i.e. for every pair, not just for the concrete range shown.
-    if isinstance(a, sp.Sum) and isinstance(b, sp.Sum) and a.limits == b.limits:
-        if _scalar_equal(a.function, b.function) is not None:
-            return "per-term"
+    if (
+        isinstance(a, sp.Sum)
+        and isinstance(b, sp.Sum)
+        and a.limits == b.limits
+        and _scalar_equal(a.function, b.function) is not None
+    ):
+        return "per-term"
     if diff.has(sp.Sum):
         a2, b2 = a.doit(), b.doit()
         if a2.has(sp.Sum) or b2.has(sp.Sum):
@@ -487,9 +492,8 @@ def _scalar_equal(a, b) -> str | None:
         return "expand"
     if sp.expand(diff, trig=True) == 0:
         return "expand_trig"
-    if diff.has(sp.I, sp.re, sp.im, sp.conjugate, sp.exp):
-        if sp.expand(sp.expand_complex(diff), trig=True) == 0:
-            return "complex"
+    if diff.has(sp.I, sp.re, sp.im, sp.conjugate, sp.exp) and sp.expand(sp.expand_complex(diff), trig=True) == 0:
+        return "complex"
     # The remaining tests are slow. A false step is refuted fast by one exact point where the
     # difference is clearly nonzero; this can only reject, never accept, a step.
     if _nonzero_somewhere(diff):
@@ -558,7 +562,7 @@ def _replace(e, old, new) -> tuple[sp.Basic, int]:
         replacement = list(new.args) if isinstance(new, MatMul) else [new]
         out, count, i = [], 0, 0
         while i < len(args):
-            if tuple(args[i:i + k]) == pattern:
+            if tuple(args[i : i + k]) == pattern:
                 out.extend(replacement)
                 count += 1
                 i += k
@@ -603,7 +607,9 @@ def _check_step(derivation: Derivation, index: int) -> StepCheck:
         method, reason = _equal(applied, cur.expr, derivation.where)
         if method is None:
             return _failed(index, cur.rule, _reason("not_this_step") + reason)
-        return StepCheck(index, cur.rule, True, "substitution" if method == "structural" else f"substitution + {method}")
+        return StepCheck(
+            index, cur.rule, True, "substitution" if method == "structural" else f"substitution + {method}"
+        )
     method, reason = _equal(prev.expr, cur.expr, derivation.where)
     if method is None:
         return _failed(index, cur.rule, reason)
@@ -649,7 +655,8 @@ def _symbols_of(e) -> set:
     # Sum over f) as free; neither is a number a learner could type.
     labels = {x.base.label for x in free if isinstance(x, sp.Indexed)}
     return {
-        x for x in free
+        x
+        for x in free
         if x not in labels and not (isinstance(x, sp.Indexed) and not all(k.is_number for k in x.indices))
     }
 
@@ -744,7 +751,7 @@ def to_latex(obj, highlight: bool = False, color: str = HIGHLIGHT_COLOR) -> str:
     if highlight and isinstance(obj, Step) and obj.changed is not None:
         part = printer.doprint(obj.changed)
         if part and part in tex:
-            tex = tex.replace(part, r"\textcolor{%s}{%s}" % (color, part), 1)
+            tex = tex.replace(part, rf"\textcolor{{{color}}}{{{part}}}", 1)
     return tex
 
 
@@ -870,7 +877,7 @@ def _sinusoid(position, pairs: int) -> sp.ImmutableMatrix:
 
 
 def _pe(position, pairs: int) -> Named:
-    return Named(r"\mathrm{PE}(%s)" % sp.latex(position, order="none"), _sinusoid(position, pairs))
+    return Named(r"\mathrm{{PE}}({})".format(sp.latex(position, order="none")), _sinusoid(position, pairs))
 
 
 def sinusoidal_dot_product(pairs: int = 3, lang: str = i18n.DEFAULT) -> Derivation:
@@ -955,11 +962,11 @@ def rope_complex_2d(lang: str = i18n.DEFAULT) -> Derivation:
     q = q1 + i q2 and k = k1 + i k2 are the 2-vectors read as complex numbers; the real inner
     product of two 2-vectors a, b is Re a·Re b + Im a·Im b = Re(a b̄).
     """
-    I = sp.I
-    zq, zk = sp.Add(q1, I * q2), sp.Add(k1, I * k2)
-    zk_bar = sp.Add(k1, -I * k2)
-    rq = sp.Mul(zq, sp.exp(I * m * theta), evaluate=False)
-    rk = sp.Mul(zk, sp.exp(I * n * theta), evaluate=False)
+    iu = sp.I  # the imaginary unit
+    zq, zk = sp.Add(q1, iu * q2), sp.Add(k1, iu * k2)
+    zk_bar = sp.Add(k1, -iu * k2)
+    rq = sp.Mul(zq, sp.exp(iu * m * theta), evaluate=False)
+    rk = sp.Mul(zk, sp.exp(iu * n * theta), evaluate=False)
     angle = _times(_minus(m, n), theta)
 
     def re(x):
@@ -969,8 +976,8 @@ def rope_complex_2d(lang: str = i18n.DEFAULT) -> Derivation:
         return sp.im(x, evaluate=False)
 
     # Built unevaluated so the page shows the paper's order, e.g. e^{i(m−n)θ}, not e^{iθ(m−n)}.
-    phase = sp.exp(sp.Mul(I, angle, evaluate=False), evaluate=False)
-    euler = sp.Add(sp.cos(angle), sp.Mul(I, sp.sin(angle), evaluate=False), evaluate=False)
+    phase = sp.exp(sp.Mul(iu, angle, evaluate=False), evaluate=False)
+    euler = sp.Add(sp.cos(angle), sp.Mul(iu, sp.sin(angle), evaluate=False), evaluate=False)
     inner = sp.Add(sp.Mul(re(rq), re(rk), evaluate=False), sp.Mul(im(rq), im(rk), evaluate=False), evaluate=False)
     steps = (
         start(inner, _w(lang, "rope-complex-2d.step0")),
@@ -1051,7 +1058,10 @@ def rope_block_diagonal(d: int = 4, lang: str = i18n.DEFAULT) -> Derivation:
         claim_expr=sp.Eq(steps[0].expr, RopeMatrix(rel, thetas), evaluate=False),
         parameters=tuple(
             _position_params(lang, "m", "n")
-            + [Parameter(str(t), _w(lang, "param.theta_f", f=f), 10000 ** (-2 * (f - 1) / d)) for f, t in enumerate(thetas, 1)]
+            + [
+                Parameter(str(t), _w(lang, "param.theta_f", f=f), 10000 ** (-2 * (f - 1) / d))
+                for f, t in enumerate(thetas, 1)
+            ]
         ),
         **(words | {"title": _w(lang, "rope-relative-d.title", d=d), "claim": _w(lang, "rope-relative-d.claim", d=d)}),
     )
@@ -1071,7 +1081,9 @@ def rope_relative_block(lang: str = i18n.DEFAULT) -> Derivation:
         id="rope-relative-block",
         steps=steps,
         claim_expr=Rot(rel),
-        parameters=tuple(_position_params(lang, "m", "n") + [Parameter("theta_f", _w(lang, "param.theta_f", f="f"), 0.1)]),
+        parameters=tuple(
+            [*_position_params(lang, "m", "n"), Parameter("theta_f", _w(lang, "param.theta_f", f="f"), 0.1)]
+        ),
         **_texts(lang, "rope-relative-block"),
     )
 
@@ -1122,18 +1134,21 @@ def absolute_pe_attention(lang: str = i18n.DEFAULT) -> Derivation:
     term_b = MatMul(_T(xm), _T(wq), wkr, r_rel)
     after_key = MatAdd(term_a, term_b, MatMul(_T(pm), _T(wq), wke, xn), MatMul(_T(pm), _T(wq), wkr, r_rel))
     final = MatAdd(term_a, term_b, MatMul(_T(u), wke, xn), MatMul(_T(v), wkr, r_rel))
-    steps = expansion + (
+    steps = (
+        *expansion,
         substitute(
-            MatAdd(MatMul(_T(xm), _T(wq), wk, xn), MatMul(_T(xm), _T(wq), wkr, r_rel), MatMul(_T(pm), _T(wq), wk, xn), MatMul(_T(pm), _T(wq), wkr, r_rel)),
+            MatAdd(
+                MatMul(_T(xm), _T(wq), wk, xn),
+                MatMul(_T(xm), _T(wq), wkr, r_rel),
+                MatMul(_T(pm), _T(wq), wk, xn),
+                MatMul(_T(pm), _T(wq), wkr, r_rel),
+            ),
             _w(lang, "absolute-pe-attention.step3"),
             [(MatMul(wk, pn), MatMul(wkr, r_rel))],
             changed=r_rel,
         ),
         substitute(
-            after_key,
-            _w(lang, "absolute-pe-attention.step4"),
-            [(MatMul(wk, xn), MatMul(wke, xn))],
-            changed=wke,
+            after_key, _w(lang, "absolute-pe-attention.step4"), [(MatMul(wk, xn), MatMul(wke, xn))], changed=wke
         ),
         substitute(
             final,
@@ -1145,7 +1160,22 @@ def absolute_pe_attention(lang: str = i18n.DEFAULT) -> Derivation:
         id="absolute-pe-attention",
         steps=steps,
         claim_expr=final,
-        parameters=tuple(_position_params(lang, "m", "n") + [Parameter("omega_0", _w(lang, "param.omega_R"), 1.0)] + pw + pk_ + px + ppm + pxn + ppn + pwe + pwr + pu + pv),
+        parameters=tuple(
+            [
+                *_position_params(lang, "m", "n"),
+                Parameter("omega_0", _w(lang, "param.omega_R"), 1.0),
+                *pw,
+                *pk_,
+                *px,
+                *ppm,
+                *pxn,
+                *ppn,
+                *pwe,
+                *pwr,
+                *pu,
+                *pv,
+            ]
+        ),
         **_texts(lang, "absolute-pe-attention", notes=2),
     )
 
@@ -1178,7 +1208,8 @@ def deberta_three_terms(lang: str = i18n.DEFAULT) -> Derivation:
     kr = Named(r"\mathbf{K}^{r}_{\delta(i,j)}", wkr.as_explicit() * prel.as_explicit())
     qr = Named(r"\mathbf{Q}^{r}_{\delta(i,j)}", wqr.as_explicit() * prel.as_explicit())
     named = MatAdd(MatMul(_T(qc), kc), MatMul(_T(qc), kr), MatMul(_T(qr), kc))
-    steps = expansion + (
+    steps = (
+        *expansion,
         substitute(
             MatAdd(MatMul(_T(xi), _T(wq), wk, xj), MatMul(_T(xi), _T(wq), wk, pj), MatMul(_T(pi), _T(wq), wk, xj)),
             _w(lang, "deberta-three-terms.step3"),
@@ -1245,7 +1276,10 @@ def _t5_bucket(r, num_buckets: int = 32, max_distance: int = 128):
     exact = half // 2
     a = sp.Abs(r)
     # Max(a, exact) keeps log finite at r = 0: sympy evaluates every Piecewise branch.
-    log_part = sp.Min(exact + sp.floor(sp.log(sp.Max(a, exact) / exact) / sp.log(sp.Rational(max_distance, exact)) * (half - exact)), half - 1)
+    log_part = sp.Min(
+        exact + sp.floor(sp.log(sp.Max(a, exact) / exact) / sp.log(sp.Rational(max_distance, exact)) * (half - exact)),
+        half - 1,
+    )
     return sp.Piecewise((half, r > 0), (0, True)) + sp.Piecewise((a, a < exact), (log_part, True))
 
 
@@ -1301,6 +1335,7 @@ def cope_all_gates_open(lang: str = i18n.DEFAULT) -> Derivation:
 # ---------------------------------------------------------------------------------------------
 # Registry
 # ---------------------------------------------------------------------------------------------
+
 
 def _build_all(lang: str) -> tuple[Derivation, ...]:
     return (

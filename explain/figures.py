@@ -12,7 +12,7 @@ their own rows; hover text always shows position, token and the exact number.
 from __future__ import annotations
 
 import base64
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas  # noqa: F401  (see below)
@@ -35,8 +35,10 @@ INDEX = "Cividis"
 LINES = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000"]
 # Hangul is not in Inter or Noto Sans: the browser takes it from the first Korean font installed
 # (Linux: Noto Sans CJK KR, macOS: Apple SD Gothic Neo, Windows: Malgun Gothic).
-FONT = dict(family="Inter, 'Noto Sans', 'Noto Sans KR', 'Noto Sans CJK KR', 'Apple SD Gothic Neo', "
-                   "'Malgun Gothic', sans-serif", size=13)
+FONT = dict(
+    family="Inter, 'Noto Sans', 'Noto Sans KR', 'Noto Sans CJK KR', 'Apple SD Gothic Neo', 'Malgun Gothic', sans-serif",
+    size=13,
+)
 MAX_TICKS = 40  # beyond this many tokens, label every k-th one; hover still names every cell
 HOVER_NAMES_MAX_CELLS = 100 * 100  # token_heatmap: larger maps name positions, not tokens, on hover
 
@@ -106,8 +108,7 @@ def _hline_note(y: float, position: str, **note) -> dict:
 
 def _vrect_note(x0: float, x1: float, position: str, **note) -> dict:
     yanchor, y = dict(top_left=("top", 1), bottom_left=("bottom", 0))[position]
-    return dict(note, x=min(x0, x1), y=y, xref="x", yref="y domain", xanchor="left", yanchor=yanchor,
-                showarrow=False)
+    return dict(note, x=min(x0, x1), y=y, xref="x", yref="y domain", xanchor="left", yanchor=yanchor, showarrow=False)
 
 
 def _tick_positions(n: int, max_ticks: int = MAX_TICKS) -> list[int]:
@@ -127,9 +128,11 @@ def _short(token: str, max_chars: int) -> str:
 
 def _words(row_title: str | None, col_title: str | None, value_label: str | None) -> tuple[str, str, str]:
     """The default axis and value words of a token map, in the current language."""
-    return (_t("figures.query_i") if row_title is None else row_title,
-            _t("figures.key_j") if col_title is None else col_title,
-            _t("figures.value") if value_label is None else value_label)
+    return (
+        _t("figures.query_i") if row_title is None else row_title,
+        _t("figures.key_j") if col_title is None else col_title,
+        _t("figures.value") if value_label is None else value_label,
+    )
 
 
 def _escape(token: str) -> str:
@@ -172,15 +175,40 @@ def token_heatmap(
 
     kind: "signed" (diverging, symmetric around 0), "weights" (0…1) or "index" (sequential).
     """
-    traces, layout = _token_heatmap_parts(z, row_tokens, col_tokens, title, kind=kind, row_title=row_title,
-                                          col_title=col_title, value_label=value_label, zmin=zmin, zmax=zmax,
-                                          show_values=show_values, height=height, max_ticks=max_ticks)
+    traces, layout = _token_heatmap_parts(
+        z,
+        row_tokens,
+        col_tokens,
+        title,
+        kind=kind,
+        row_title=row_title,
+        col_title=col_title,
+        value_label=value_label,
+        zmin=zmin,
+        zmax=zmax,
+        show_values=show_values,
+        height=height,
+        max_ticks=max_ticks,
+    )
     return _figure(traces, **layout)
 
 
-def _token_heatmap_parts(z, row_tokens, col_tokens, title, *, kind="signed", row_title=None, col_title=None,
-                         value_label=None, zmin=None, zmax=None, show_values=None, height=None,
-                         max_ticks=MAX_TICKS) -> tuple[list, dict]:
+def _token_heatmap_parts(
+    z,
+    row_tokens,
+    col_tokens,
+    title,
+    *,
+    kind="signed",
+    row_title=None,
+    col_title=None,
+    value_label=None,
+    zmin=None,
+    zmax=None,
+    show_values=None,
+    height=None,
+    max_ticks=MAX_TICKS,
+) -> tuple[list, dict]:
     """token_heatmap's traces and layout (title and height included), for builders that add to it
     before the figure is made."""
     row_title, col_title, value_label = _words(row_title, col_title, value_label)
@@ -217,8 +245,7 @@ def _token_heatmap_parts(z, row_tokens, col_tokens, title, *, kind="signed", row
         zmax=zmax,
         customdata=custom,
         hovertemplate=(
-            f"{row_title}: {where[0]}<br>{col_title}: {where[1]}"
-            f"<br>{value_label}: %{{z:.6g}}<extra></extra>"
+            f"{row_title}: {where[0]}<br>{col_title}: {where[1]}<br>{value_label}: %{{z:.6g}}<extra></extra>"
         ),
         colorbar=dict(title=dict(text=value_label, side="right"), thickness=12),
         hoverongaps=False,
@@ -226,14 +253,21 @@ def _token_heatmap_parts(z, row_tokens, col_tokens, title, *, kind="signed", row
         textfont=dict(size=10),
     )
     if col_tokens:
-        xaxis = dict(title=col_title, side="bottom", tickangle=-45, zeroline=False, **_token_axis(col_tokens, max_ticks=max_ticks))
+        xaxis = dict(
+            title=col_title,
+            side="bottom",
+            tickangle=-45,
+            zeroline=False,
+            **_token_axis(col_tokens, max_ticks=max_ticks),
+        )
     else:
         xaxis = dict(title=col_title, side="bottom", showgrid=False)
     # No zero lines: they would cross the blank (NaN, masked) cells of row 0 / column 0.
     yaxis = dict(title=row_title, autorange="reversed", zeroline=False, **_token_axis(row_tokens, max_ticks=max_ticks))
     side = max(n_rows, 4)
-    return [heat], dict(title=title, height=height or int(min(720, max(340, 130 + 22 * side))), xaxis=xaxis,
-                        yaxis=yaxis)
+    return [heat], dict(
+        title=title, height=height or int(min(720, max(340, 130 + 22 * side))), xaxis=xaxis, yaxis=yaxis
+    )
 
 
 def matrix_heatmap(
@@ -265,8 +299,13 @@ def matrix_heatmap(
         hovertemplate=f"{y_title}: %{{y}}<br>{x_title}: %{{x}}<br>{value_label}: %{{z:.6g}}<extra></extra>",
         colorbar=dict(title=dict(text=value_label, side="right"), thickness=12),
     )
-    return _figure([heat], title, height, xaxis=dict(title=x_title, showgrid=False),
-                   yaxis=dict(title=y_title, autorange="reversed", showgrid=False))
+    return _figure(
+        [heat],
+        title,
+        height,
+        xaxis=dict(title=x_title, showgrid=False),
+        yaxis=dict(title=y_title, autorange="reversed", showgrid=False),
+    )
 
 
 def lines(
@@ -296,11 +335,15 @@ def lines(
                 hovertemplate=f"{x_title}: %{{x}}<br>{y_title}: %{{y:.6g}}<extra>{_escape(name)}</extra>",
             )
         )
-    return _figure(traces, title, height + 40,
-                   xaxis=dict(title=x_title, type="log" if log_x else None, zeroline=True),
-                   yaxis=dict(title=y_title, type="log" if log_y else None, zeroline=True),
-                   # Legend under the plot: above it, it collides with the title on narrow columns.
-                   legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0))
+    return _figure(
+        traces,
+        title,
+        height + 40,
+        xaxis=dict(title=x_title, type="log" if log_x else None, zeroline=True),
+        yaxis=dict(title=y_title, type="log" if log_y else None, zeroline=True),
+        # Legend under the plot: above it, it collides with the title on narrow columns.
+        legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0),
+    )
 
 
 def bars(
@@ -325,8 +368,9 @@ def bars(
         customdata=names,
         hovertemplate=f"%{{customdata}}<br>{y_title}: %{{y:.6g}}<extra></extra>",
     )
-    return _figure([bar], title, height, xaxis=dict(title=x_title, tickangle=-45, **_token_axis(labels)),
-                   yaxis=dict(title=y_title))
+    return _figure(
+        [bar], title, height, xaxis=dict(title=x_title, tickangle=-45, **_token_axis(labels)), yaxis=dict(title=y_title)
+    )
 
 
 def mark_lines(
@@ -347,12 +391,26 @@ def mark_lines(
     shapes, notes = list(fig.layout.shapes), list(fig.layout.annotations)
     for label, value in (x or {}).items():
         shapes.append(_vline(value, line))
-        notes.append(_vline_note(float(np.log10(value)) if log_x and value > 0 else value, "top_right",
-                                 text=_escape(label), font=dict(size=12), bgcolor="rgba(255,255,255,0.8)"))
+        notes.append(
+            _vline_note(
+                float(np.log10(value)) if log_x and value > 0 else value,
+                "top_right",
+                text=_escape(label),
+                font=dict(size=12),
+                bgcolor="rgba(255,255,255,0.8)",
+            )
+        )
     for label, value in (y or {}).items():
         shapes.append(_hline(value, line))
-        notes.append(_hline_note(float(np.log10(value)) if log_y and value > 0 else value, "bottom_left",
-                                 text=_escape(label), font=dict(size=12), bgcolor="rgba(255,255,255,0.8)"))
+        notes.append(
+            _hline_note(
+                float(np.log10(value)) if log_y and value > 0 else value,
+                "bottom_left",
+                text=_escape(label),
+                font=dict(size=12),
+                bgcolor="rgba(255,255,255,0.8)",
+            )
+        )
     # One relayout for all the lines (each add_vline / add_hline would be one, at 3–6 ms apiece); the
     # figure is changed in place, as callers expect.
     fig.update_layout(shapes=shapes, annotations=notes)
@@ -408,14 +466,23 @@ def staircase(
     marker per x coloured by its region (region[k] indexes `regions`, Okabe–Ito colours).
     `band` (lo, hi) shades an x range with a label (e.g. the distances a sentence reaches)."""
     x, y, region = np.asarray(x), np.asarray(y), np.asarray(region)
-    traces = [dict(type="scatter", x=x, y=y, mode="lines", line=dict(shape="hv", color="#9a9a9a", width=1),
-                   hoverinfo="skip", showlegend=False)]
+    traces = [
+        dict(
+            type="scatter",
+            x=x,
+            y=y,
+            mode="lines",
+            line=dict(shape="hv", color="#9a9a9a", width=1),
+            hoverinfo="skip",
+            showlegend=False,
+        )
+    ]
     bands = {}
     if band is not None:
-        bands = dict(shapes=[_vrect(band[0], band[1], fillcolor="rgba(120, 120, 120, 0.13)", line=dict(width=0),
-                                    layer="below")],
-                     annotations=[_vrect_note(band[0], band[1], "top_left", text=_escape(band_label),
-                                              font=dict(size=12))])
+        bands = dict(
+            shapes=[_vrect(band[0], band[1], fillcolor="rgba(120, 120, 120, 0.13)", line=dict(width=0), layer="below")],
+            annotations=[_vrect_note(band[0], band[1], "top_left", text=_escape(band_label), font=dict(size=12))],
+        )
     for k, name in enumerate(regions):
         sel = region == k
         if not sel.any():
@@ -431,9 +498,15 @@ def staircase(
                 hovertemplate=f"{x_title}: %{{x}}<br>{y_title}: %{{y}}<extra>{_escape(name)}</extra>",
             )
         )
-    return _figure(traces, title, height, xaxis=dict(title=x_title, zeroline=True),
-                   yaxis=dict(title=y_title, zeroline=False, rangemode="tozero"),
-                   legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0), **bands)
+    return _figure(
+        traces,
+        title,
+        height,
+        xaxis=dict(title=x_title, zeroline=True),
+        yaxis=dict(title=y_title, zeroline=False, rangemode="tozero"),
+        legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0),
+        **bands,
+    )
 
 
 def token_bars(
@@ -460,9 +533,16 @@ def token_bars(
                 hovertemplate=f"%{{customdata}}<br>{y_title}: %{{y:.6g}}<extra>{_escape(name)}</extra>",
             )
         )
-    return _figure(traces, title, height + 40, xaxis=dict(title=x_title, tickangle=-45, **_token_axis(labels)),
-                   yaxis=dict(title=y_title), barmode="group", bargap=0.15,
-                   legend=dict(orientation="h", yanchor="top", y=-0.3, xanchor="left", x=0))
+    return _figure(
+        traces,
+        title,
+        height + 40,
+        xaxis=dict(title=x_title, tickangle=-45, **_token_axis(labels)),
+        yaxis=dict(title=y_title),
+        barmode="group",
+        bargap=0.15,
+        legend=dict(orientation="h", yanchor="top", y=-0.3, xanchor="left", x=0),
+    )
 
 
 def lookup_table(
@@ -507,8 +587,10 @@ def lookup_table(
         zmin=-r,
         zmax=r,
         customdata=custom,
-        hovertemplate=(f"{_t('figures.position')}: %{{customdata}}<br>{col_title}: %{{x}}"
-                       f"<br>{value_label}: %{{z:.4g}}<extra></extra>"),
+        hovertemplate=(
+            f"{_t('figures.position')}: %{{customdata}}<br>{col_title}: %{{x}}"
+            f"<br>{value_label}: %{{z:.4g}}<extra></extra>"
+        ),
         hoverongaps=False,
         colorbar=dict(title=dict(text=value_label, side="right"), thickness=12),
     )
@@ -519,25 +601,66 @@ def lookup_table(
     text = [f"{p} {_escape(_short(tokens[p], 10))}" if p < n else str(p) for p in ticks]
     shapes, notes = [], []
     if n_fit:
-        shapes.append(dict(type="rect", x0=-0.5, x1=d - 0.5, y0=-0.5, y1=n_fit - 0.5,
-                           line=dict(color=LINES[7], width=3)))
-        notes.append(dict(x=d - 0.5, y=-0.5, xanchor="right", yanchor="bottom", showarrow=False,
-                          text=_t("figures.lookup.uses_rows", last=n_fit - 1), bgcolor="white",
-                          font=dict(size=12, color=LINES[7])))
+        shapes.append(
+            dict(type="rect", x0=-0.5, x1=d - 0.5, y0=-0.5, y1=n_fit - 0.5, line=dict(color=LINES[7], width=3))
+        )
+        notes.append(
+            dict(
+                x=d - 0.5,
+                y=-0.5,
+                xanchor="right",
+                yanchor="bottom",
+                showarrow=False,
+                text=_t("figures.lookup.uses_rows", last=n_fit - 1),
+                bgcolor="white",
+                font=dict(size=12, color=LINES[7]),
+            )
+        )
     if n > max_len:
-        shapes.append(dict(type="rect", x0=-0.5, x1=d - 0.5, y0=max_len - 0.5, y1=n - 0.5,
-                           fillcolor="rgba(120,120,120,0.22)", line=dict(color=LINES[1], width=2, dash="dash")))
-        notes.append(dict(
-            x=(d - 1) / 2, y=(max_len + n - 1) / 2, showarrow=False, bgcolor="white",
-            bordercolor=LINES[1], font=dict(size=13, color=LINES[1]),
-            text=(_t("figures.lookup.no_row_one", p=max_len) if n - max_len == 1 else
-                  _t("figures.lookup.no_row_many", first=max_len, last=n - 1))
-            + "<br>" + _t("figures.lookup.cannot_encode", k=n - max_len),
-        ))
-    return _figure([heat], title, height, xaxis=dict(title=col_title, showgrid=False, range=[-0.5, d - 0.5]),
-                   yaxis=dict(title=_t("figures.lookup.row_axis"), autorange="reversed", showgrid=False,
-                              tickmode="array", tickvals=ticks, ticktext=text),
-                   shapes=shapes, annotations=notes)
+        shapes.append(
+            dict(
+                type="rect",
+                x0=-0.5,
+                x1=d - 0.5,
+                y0=max_len - 0.5,
+                y1=n - 0.5,
+                fillcolor="rgba(120,120,120,0.22)",
+                line=dict(color=LINES[1], width=2, dash="dash"),
+            )
+        )
+        notes.append(
+            dict(
+                x=(d - 1) / 2,
+                y=(max_len + n - 1) / 2,
+                showarrow=False,
+                bgcolor="white",
+                bordercolor=LINES[1],
+                font=dict(size=13, color=LINES[1]),
+                text=(
+                    _t("figures.lookup.no_row_one", p=max_len)
+                    if n - max_len == 1
+                    else _t("figures.lookup.no_row_many", first=max_len, last=n - 1)
+                )
+                + "<br>"
+                + _t("figures.lookup.cannot_encode", k=n - max_len),
+            )
+        )
+    return _figure(
+        [heat],
+        title,
+        height,
+        xaxis=dict(title=col_title, showgrid=False, range=[-0.5, d - 0.5]),
+        yaxis=dict(
+            title=_t("figures.lookup.row_axis"),
+            autorange="reversed",
+            showgrid=False,
+            tickmode="array",
+            tickvals=ticks,
+            ticktext=text,
+        ),
+        shapes=shapes,
+        annotations=notes,
+    )
 
 
 def token_heatmap_cut(
@@ -559,11 +682,21 @@ def token_heatmap_cut(
     n = len(tokens)
     if n_fit < n:
         band = dict(fillcolor="rgba(120,120,120,0.22)", line=dict(width=0), layer="above")
-        layout["shapes"] = [dict(type="rect", x0=n_fit - 0.5, x1=n - 0.5, y0=-0.5, y1=n - 0.5, **band),
-                            dict(type="rect", x0=-0.5, x1=n_fit - 0.5, y0=n_fit - 0.5, y1=n - 0.5, **band)]
-        layout["annotations"] = [dict(x=(n - 1) / 2, y=(n_fit + n - 1) / 2,  # the middle of the grey L's foot
-                                      text=note, showarrow=False, bgcolor="white", bordercolor=LINES[1],
-                                      font=dict(size=12, color=LINES[1]))]
+        layout["shapes"] = [
+            dict(type="rect", x0=n_fit - 0.5, x1=n - 0.5, y0=-0.5, y1=n - 0.5, **band),
+            dict(type="rect", x0=-0.5, x1=n_fit - 0.5, y0=n_fit - 0.5, y1=n - 0.5, **band),
+        ]
+        layout["annotations"] = [
+            dict(
+                x=(n - 1) / 2,
+                y=(n_fit + n - 1) / 2,  # the middle of the grey L's foot
+                text=note,
+                showarrow=False,
+                bgcolor="white",
+                bordercolor=LINES[1],
+                font=dict(size=12, color=LINES[1]),
+            )
+        ]
     return _figure(traces, **layout)
 
 
@@ -588,14 +721,25 @@ def path_2d(
         y=np.asarray(y),
         mode="lines+markers",
         line=dict(color="rgba(120,120,120,0.45)", width=1),
-        marker=dict(color=order, colorscale=INDEX, size=6, showscale=True,
-                    colorbar=dict(title=dict(text=order_title, side="right"), thickness=12)),
+        marker=dict(
+            color=order,
+            colorscale=INDEX,
+            size=6,
+            showscale=True,
+            colorbar=dict(title=dict(text=order_title, side="right"), thickness=12),
+        ),
         customdata=order,
-        hovertemplate=(f"{order_title}: %{{customdata}}<br>{x_title}: %{{x:.4g}}"
-                       f"<br>{y_title}: %{{y:.4g}}<extra></extra>"),
+        hovertemplate=(
+            f"{order_title}: %{{customdata}}<br>{x_title}: %{{x:.4g}}<br>{y_title}: %{{y:.4g}}<extra></extra>"
+        ),
     )
-    return _figure([path], title, height, xaxis=dict(title=x_title, zeroline=True),
-                   yaxis=dict(title=y_title, zeroline=True, scaleanchor="x", scaleratio=1))
+    return _figure(
+        [path],
+        title,
+        height,
+        xaxis=dict(title=x_title, zeroline=True),
+        yaxis=dict(title=y_title, zeroline=True, scaleanchor="x", scaleratio=1),
+    )
 
 
 def head_colors(slopes: Sequence[float] | np.ndarray, steepest: float = 1.0, flattest: float = 2.0**-8) -> list[str]:
@@ -637,9 +781,13 @@ def head_bars(
         customdata=list(hover) if hover is not None else [""] * values.size,
         hovertemplate=f"{_t('figures.head_hover')}<br>{y_title}: %{{y:.6g}}<br>%{{customdata}}<extra></extra>",
     )
-    return _figure([bar], title, height,
-                   xaxis=dict(title=_t("figures.head"), tickmode="array", tickvals=heads, showgrid=False),
-                   yaxis=dict(title=y_title, type="log" if log_y else None))
+    return _figure(
+        [bar],
+        title,
+        height,
+        xaxis=dict(title=_t("figures.head"), tickmode="array", tickvals=heads, showgrid=False),
+        yaxis=dict(title=y_title, type="log" if log_y else None),
+    )
 
 
 def token_heatmap_grid(
@@ -674,9 +822,15 @@ def token_heatmap_grid(
     # itself sits in a narrow page column (max_ticks).
     step = max(1, int(np.ceil(len(names) / (max_ticks or {1: MAX_TICKS, 2: 24}.get(cols, 8)))))
     tick_idx = list(range(0, len(names), step))
-    ticks = dict(type="category", tickmode="array", tickvals=[names[k] for k in tick_idx],
-                 ticktext=[_escape(_short(tokens[k], 8)) for k in tick_idx], showgrid=False,
-                 zeroline=False, tickfont=dict(size=10))
+    ticks = dict(
+        type="category",
+        tickmode="array",
+        tickvals=[names[k] for k in tick_idx],
+        ticktext=[_escape(_short(tokens[k], 8)) for k in tick_idx],
+        showgrid=False,
+        zeroline=False,
+        tickfont=dict(size=10),
+    )
     scale = dict(signed=SIGNED, weights=WEIGHTS, index=INDEX)[kind]
     if kind == "signed":
         r = _signed_range(zs, zmax)
@@ -693,15 +847,34 @@ def token_heatmap_grid(
         x0, y1 = col * (width + h_gap), 1 - row * (height + v_gap)
         last_row = p + cols >= n_panels
         layout[f"xaxis{suffix}"] = dict(
-            ticks, domain=[max(0.0, x0), min(1.0, x0 + width)], anchor=f"y{suffix}", showticklabels=last_row, tickangle=-45,
+            ticks,
+            domain=[max(0.0, x0), min(1.0, x0 + width)],
+            anchor=f"y{suffix}",
+            showticklabels=last_row,
+            tickangle=-45,
             title=dict(text=col_title) if last_row and col == 0 else None,
         )
         layout[f"yaxis{suffix}"] = dict(
-            ticks, domain=[max(0.0, y1 - height), min(1.0, y1)], anchor=f"x{suffix}", autorange="reversed",
-            showticklabels=col == 0, title=dict(text=row_title) if col == 0 and row == 0 else None,
+            ticks,
+            domain=[max(0.0, y1 - height), min(1.0, y1)],
+            anchor=f"x{suffix}",
+            autorange="reversed",
+            showticklabels=col == 0,
+            title=dict(text=row_title) if col == 0 and row == 0 else None,
         )
-        notes.append(dict(text=_escape(panel_titles[p]), x=x0 + width / 2, y=y1, xref="paper", yref="paper",
-                          xanchor="center", yanchor="bottom", showarrow=False, font=dict(size=12)))
+        notes.append(
+            dict(
+                text=_escape(panel_titles[p]),
+                x=x0 + width / 2,
+                y=y1,
+                xref="paper",
+                yref="paper",
+                xanchor="center",
+                yanchor="bottom",
+                showarrow=False,
+                font=dict(size=12),
+            )
+        )
         traces.append(
             dict(
                 type="heatmap",
@@ -718,8 +891,9 @@ def token_heatmap_grid(
                 ),
             )
         )
-    layout["coloraxis"] = dict(colorscale=scale, cmin=zmin, cmax=zmax,
-                               colorbar=dict(title=dict(text=value_label, side="right"), thickness=12))
+    layout["coloraxis"] = dict(
+        colorscale=scale, cmin=zmin, cmax=zmax, colorbar=dict(title=dict(text=value_label, side="right"), thickness=12)
+    )
     layout["annotations"] = notes
     return _figure(traces, title, rows * panel_height + 110, **layout)
 
@@ -752,7 +926,11 @@ def head_lines(
         traces.append(
             dict(
                 type="scatter",
-                x=x[h], y=ys[h], name=names[h], mode="lines", legendgroup=str(h),
+                x=x[h],
+                y=ys[h],
+                name=names[h],
+                mode="lines",
+                legendgroup=str(h),
                 line=dict(color=colors[h], width=2),
                 hovertemplate=f"{x_title}: %{{x}}<br>{y_title}: %{{y:.4g}}<extra>{_escape(names[h])}</extra>",
             )
@@ -762,8 +940,13 @@ def head_lines(
             traces.append(
                 dict(
                     type="scatter",
-                    x=x[h], y=np.asarray(dashed_ys[h], dtype=float), name=label, mode="lines",
-                    legendgroup=str(h), showlegend=False, line=dict(color=colors[h], width=1.5, dash="dot"),
+                    x=x[h],
+                    y=np.asarray(dashed_ys[h], dtype=float),
+                    name=label,
+                    mode="lines",
+                    legendgroup=str(h),
+                    showlegend=False,
+                    line=dict(color=colors[h], width=1.5, dash="dot"),
                     hovertemplate=f"{x_title}: %{{x}}<br>{y_title}: %{{y:.4g}}<extra>{_escape(label)}</extra>",
                 )
             )
@@ -773,15 +956,26 @@ def head_lines(
         traces.append(
             dict(
                 type="scatter",
-                x=[value, value], y=[lo, hi], mode="lines+text", name=label, showlegend=False,
-                line=dict(color=LINES[7], width=2, dash="dash"), text=["", _escape(label)],
-                textposition="top right", hoverinfo="skip", cliponaxis=False,
+                x=[value, value],
+                y=[lo, hi],
+                mode="lines+text",
+                name=label,
+                showlegend=False,
+                line=dict(color=LINES[7], width=2, dash="dash"),
+                text=["", _escape(label)],
+                textposition="top right",
+                hoverinfo="skip",
+                cliponaxis=False,
             )
         )
-    return _figure(traces, title, height + 40,
-                   xaxis=dict(title=x_title, type="log" if log_x else None, zeroline=True),
-                   yaxis=dict(title=y_title, type="log" if log_y else None, zeroline=True),
-                   legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0))
+    return _figure(
+        traces,
+        title,
+        height + 40,
+        xaxis=dict(title=x_title, type="log" if log_x else None, zeroline=True),
+        yaxis=dict(title=y_title, type="log" if log_y else None, zeroline=True),
+        legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0),
+    )
 
 
 def rotation_circles(
@@ -823,12 +1017,16 @@ def rotation_circles(
     radius = np.maximum(np.linalg.norm(q_xy[0], axis=-1), np.linalg.norm(k_xy[0], axis=-1))  # (pairs,)
     radius = np.where(radius > 0, radius, 1.0)
     q_color, k_color, arc_color = LINES[0], LINES[1], "#555555"
-    key_line = (f"<span style='color:{q_color}'>━▶ {_escape(q_name)}</span>   "
-                f"<span style='color:{k_color}'>━▶ {_escape(k_name)}</span>   ")
+    key_line = (
+        f"<span style='color:{q_color}'>━▶ {_escape(q_name)}</span>   "
+        f"<span style='color:{k_color}'>━▶ {_escape(k_name)}</span>   "
+    )
 
     def heading(t):  # the fixed title; under it the colour key and what this frame shows
-        return (f"<b>{_escape(title)}</b><br><span style='font-size:15px;font-weight:normal'>{key_line}"
-                f"{_escape(frame_titles[t])}</span>")
+        return (
+            f"<b>{_escape(title)}</b><br><span style='font-size:15px;font-weight:normal'>{key_line}"
+            f"{_escape(frame_titles[t])}</span>"
+        )
 
     def gaps(parts):  # segments joined into one float array, separated by NaN (a gap in the line)
         return np.concatenate([np.append(np.asarray(seg, dtype=float), np.nan) for seg in parts])
@@ -837,12 +1035,27 @@ def rotation_circles(
         tips = xy / radius[:, None]
         xs = gaps([[cx[p], cx[p] + tips[p, 0]] for p in range(n_pairs)])
         ys = gaps([[cy[p], cy[p] + tips[p, 1]] for p in range(n_pairs)])
-        hover = [h for p in range(n_pairs) for h in ("", f"{_escape(name)} · {_t('figures.pair', p=p)}: ({xy[p, 0]:.3f}, {xy[p, 1]:.3f})", "")]
-        return dict(type="scatter", x=xs, y=ys, mode="lines+markers", showlegend=False,
-                    line=dict(color=color, width=5),
-                    marker=dict(symbol=np.array(["circle", "arrow", "circle"] * n_pairs), size=np.tile([7, 20, 0], n_pairs),
-                                angleref="previous", color=color),
-                    text=hover, hovertemplate="%{text}<extra></extra>")
+        hover = [
+            h
+            for p in range(n_pairs)
+            for h in ("", f"{_escape(name)} · {_t('figures.pair', p=p)}: ({xy[p, 0]:.3f}, {xy[p, 1]:.3f})", "")
+        ]
+        return dict(
+            type="scatter",
+            x=xs,
+            y=ys,
+            mode="lines+markers",
+            showlegend=False,
+            line=dict(color=color, width=5),
+            marker=dict(
+                symbol=np.array(["circle", "arrow", "circle"] * n_pairs),
+                size=np.tile([7, 20, 0], n_pairs),
+                angleref="previous",
+                color=color,
+            ),
+            text=hover,
+            hovertemplate="%{text}<extra></extra>",
+        )
 
     def arcs(q, k):  # the shortest way round from the query arrow to the key arrow, radius 0.36
         parts_x, parts_y = [], []
@@ -852,23 +1065,48 @@ def rotation_circles(
             t = a0 + np.linspace(0.0, delta, 30)
             parts_x.append(cx[p] + 0.36 * np.cos(t))
             parts_y.append(cy[p] + 0.36 * np.sin(t))
-        return dict(type="scatter", x=gaps(parts_x), y=gaps(parts_y), mode="lines",
-                    line=dict(color=arc_color, width=3), hoverinfo="skip", showlegend=False)
+        return dict(
+            type="scatter",
+            x=gaps(parts_x),
+            y=gaps(parts_y),
+            mode="lines",
+            line=dict(color=arc_color, width=3),
+            hoverinfo="skip",
+            showlegend=False,
+        )
 
     def texts(ys, labels, size, color):
-        return dict(type="scatter", x=cx, y=np.asarray(ys, dtype=float), mode="text", text=[_escape(str(v)) for v in labels],
-                    textposition="middle center", textfont=dict(size=size, color=color),
-                    hoverinfo="skip", showlegend=False)
+        return dict(
+            type="scatter",
+            x=cx,
+            y=np.asarray(ys, dtype=float),
+            mode="text",
+            text=[_escape(str(v)) for v in labels],
+            textposition="middle center",
+            textfont=dict(size=size, color=color),
+            hoverinfo="skip",
+            showlegend=False,
+        )
 
     def frame_traces(t):
-        return [arcs(q_xy[t], k_xy[t]), arrows(q_xy[t], q_color, q_name), arrows(k_xy[t], k_color, k_name),
-                texts(cy - 1.36, notes[t], 16, "#222222")]
+        return [
+            arcs(q_xy[t], k_xy[t]),
+            arrows(q_xy[t], q_color, q_name),
+            arrows(k_xy[t], k_color, k_name),
+            texts(cy - 1.36, notes[t], 16, "#222222"),
+        ]
 
     ring = np.linspace(0, 2 * np.pi, 121)
     static = [
-        dict(type="scatter", x=gaps([cx[p] + np.cos(ring) for p in range(n_pairs)]),
-             y=gaps([cy[p] + np.sin(ring) for p in range(n_pairs)]), mode="lines",
-             line=dict(color="#c8c8c8", width=2), hoverinfo="skip", showlegend=False),
+        dict(
+            type="scatter",
+            x=gaps([cx[p] + np.cos(ring) for p in range(n_pairs)]),
+            y=gaps([cy[p] + np.sin(ring) for p in range(n_pairs)]),
+            mode="lines",
+            line=dict(color="#c8c8c8", width=2),
+            hoverinfo="skip",
+            showlegend=False,
+        ),
         texts(cy + 1.3, panel_titles, 15, "#333333"),
     ]
     animated = list(range(len(static), len(static) + 4))  # the traces frames replace
@@ -877,33 +1115,76 @@ def rotation_circles(
     layout = dict(
         xaxis=dict(range=[-1.45, (cols - 1) * step_x + 1.45], **axis),
         yaxis=dict(range=[-(rows - 1) * step_y - 1.7, 1.55], scaleanchor="x", scaleratio=1, **axis),
-        updatemenus=[dict(
-            type="buttons", direction="left", x=0, y=0, xanchor="left", yanchor="top", pad=dict(t=10, r=10),
-            showactive=False, font=dict(size=15),
-            buttons=[
-                dict(label=_t("figures.play"), method="animate",
-                     args=[None, {"frame": {"duration": frame_ms, "redraw": True}, "fromcurrent": True,
-                                  "transition": {"duration": 0}, "mode": "immediate"}]),
-                dict(label=_t("figures.pause"), method="animate", args=[[None], still]),
-            ],
-        )],
-        sliders=[dict(
-            active=0, x=0.2, len=0.8, y=0, yanchor="top", pad=dict(t=10),
-            currentvalue=dict(prefix=_escape(slider_prefix), font=dict(size=15)), font=dict(size=11),
-            steps=[dict(label=_escape(frame_labels[t]), method="animate", args=[[str(t)], still])
-                   for t in range(n_frames)],
-        )] if n_frames > 1 else [],
+        updatemenus=[
+            dict(
+                type="buttons",
+                direction="left",
+                x=0,
+                y=0,
+                xanchor="left",
+                yanchor="top",
+                pad=dict(t=10, r=10),
+                showactive=False,
+                font=dict(size=15),
+                buttons=[
+                    dict(
+                        label=_t("figures.play"),
+                        method="animate",
+                        args=[
+                            None,
+                            {
+                                "frame": {"duration": frame_ms, "redraw": True},
+                                "fromcurrent": True,
+                                "transition": {"duration": 0},
+                                "mode": "immediate",
+                            },
+                        ],
+                    ),
+                    dict(label=_t("figures.pause"), method="animate", args=[[None], still]),
+                ],
+            )
+        ],
+        sliders=[
+            dict(
+                active=0,
+                x=0.2,
+                len=0.8,
+                y=0,
+                yanchor="top",
+                pad=dict(t=10),
+                currentvalue=dict(prefix=_escape(slider_prefix), font=dict(size=15)),
+                font=dict(size=11),
+                steps=[
+                    dict(label=_escape(frame_labels[t]), method="animate", args=[[str(t)], still])
+                    for t in range(n_frames)
+                ],
+            )
+        ]
+        if n_frames > 1
+        else [],
     )
     # The whole title object in every frame: an animated layout replaces it, so a bare text would
     # lose its font and place.
-    frames = [dict(data=frame_traces(t), traces=animated, name=str(t),
-                   layout=dict(title=dict(text=heading(t), x=0, xanchor="left", font=dict(size=15))))
-              for t in range(n_frames)]
+    frames = [
+        dict(
+            data=frame_traces(t),
+            traces=animated,
+            name=str(t),
+            layout=dict(title=dict(text=heading(t), x=0, xanchor="left", font=dict(size=15))),
+        )
+        for t in range(n_frames)
+    ]
     # Built from plain dicts without validation: the frames hold thousands of points, and checking
     # each trace again costs seconds; every key above is a standard plotly attribute
     # (tests/test_rope.py rebuilds the figure with full validation and compares).
-    fig = _figure(static + frame_traces(0), heading(0), rows * panel_height + 160, _validate=False,
-                  **layout, margin=dict(l=10, r=10, t=100, b=100))
+    fig = _figure(
+        static + frame_traces(0),
+        heading(0),
+        rows * panel_height + 160,
+        _validate=False,
+        **layout,
+        margin=dict(l=10, r=10, t=100, b=100),
+    )
     # go.Figure(frames=…) validates every frame even with _validate=False (its frames validator
     # copies each Frame through the validating constructor): ~150 ms for 41 frames, a third of the
     # RoPE page's rerun. Frames made unvalidated and attached directly cost ~20 ms. _frame_objs is
@@ -911,9 +1192,18 @@ def rotation_circles(
     fig._frame_objs = [go.Frame(**_typed_arrays(f), _validate=False) for f in frames]
     return fig
 
+
 # plotly.js typed-array names of the numpy dtypes plotly's JSON encoder sends as binary.
-_TYPED = {"int8": "i1", "uint8": "u1", "int16": "i2", "uint16": "u2", "int32": "i4", "uint32": "u4",
-          "float32": "f4", "float64": "f8"}
+_TYPED = {
+    "int8": "i1",
+    "uint8": "u1",
+    "int16": "i2",
+    "uint16": "u2",
+    "int32": "i4",
+    "uint32": "u4",
+    "float32": "f4",
+    "float64": "f8",
+}
 
 
 def _typed_arrays(obj):
@@ -931,8 +1221,14 @@ def _typed_arrays(obj):
     v = obj
     if v.dtype == np.int64 and v.size:
         lo, hi = int(v.min()), int(v.max())
-        v = next((v.astype(t) for t, (a, b) in (("int8", (-128, 127)), ("int16", (-32768, 32767)),
-                                                 ("int32", (-2**31, 2**31 - 1))) if a <= lo and hi <= b), v)
+        v = next(
+            (
+                v.astype(t)
+                for t, (a, b) in (("int8", (-128, 127)), ("int16", (-32768, 32767)), ("int32", (-(2**31), 2**31 - 1)))
+                if a <= lo and hi <= b
+            ),
+            v,
+        )
     kind = _TYPED.get(str(v.dtype))
     if kind is None or v.size == 0:
         return v.tolist()
@@ -970,27 +1266,44 @@ def labelled_grid(
     lo = float(finite.min()) if zmin is None and finite.size else (zmin if zmin is not None else 0.0)
     hi = float(finite.max()) if zmax is None and finite.size else (zmax if zmax is not None else 1.0)
     hi = hi if hi > lo else lo + 1.0
-    traces = [dict(
-        type="heatmap",
-        z=z,
-        x=list(range(n_cols)),
-        y=list(range(n_rows)),
-        colorscale=INDEX,
-        zmin=lo,
-        zmax=hi,
-        xgap=2,
-        ygap=2,
-        customdata=text,
-        hovertemplate=(f"{y_title}: %{{y}}<br>{x_title}: %{{x}}<br>{_t('figures.cell')}: %{{customdata}}"
-                       f"<br>{value_label}: %{{z}}<extra></extra>"),
-        hoverongaps=False,
-        colorbar=dict(title=dict(text=value_label, side="right"), thickness=12),
-    )]
+    traces = [
+        dict(
+            type="heatmap",
+            z=z,
+            x=list(range(n_cols)),
+            y=list(range(n_rows)),
+            colorscale=INDEX,
+            zmin=lo,
+            zmax=hi,
+            xgap=2,
+            ygap=2,
+            customdata=text,
+            hovertemplate=(
+                f"{y_title}: %{{y}}<br>{x_title}: %{{x}}<br>{_t('figures.cell')}: %{{customdata}}"
+                f"<br>{value_label}: %{{z}}<extra></extra>"
+            ),
+            hoverongaps=False,
+            colorbar=dict(title=dict(text=value_label, side="right"), thickness=12),
+        )
+    ]
     if veiled.any():
         grey = "rgba(60, 60, 60, 0.55)"
-        traces.append(dict(type="heatmap", z=np.where(veiled, 1.0, np.nan), x=list(range(n_cols)), y=list(range(n_rows)),
-                           colorscale=[[0, grey], [1, grey]], zmin=0, zmax=1, showscale=False, xgap=2,
-                           ygap=2, hoverinfo="skip", hoverongaps=False))
+        traces.append(
+            dict(
+                type="heatmap",
+                z=np.where(veiled, 1.0, np.nan),
+                x=list(range(n_cols)),
+                y=list(range(n_rows)),
+                colorscale=[[0, grey], [1, grey]],
+                zmin=0,
+                zmax=1,
+                showscale=False,
+                xgap=2,
+                ygap=2,
+                hoverinfo="skip",
+                hoverongaps=False,
+            )
+        )
     rr, cc = np.meshgrid(np.arange(n_rows), np.arange(n_cols), indexing="ij")
     shade = np.where(np.isfinite(z), (np.nan_to_num(z) - lo) / (hi - lo), 1.0)
     colors = np.where(veiled | (shade < 0.5), "white", "black")
@@ -998,16 +1311,24 @@ def labelled_grid(
     traces.append(
         dict(
             type="scatter",
-            x=cc.ravel(), y=rr.ravel(), mode="text", text=list(shown.ravel()),
+            x=cc.ravel(),
+            y=rr.ravel(),
+            mode="text",
+            text=list(shown.ravel()),
             textfont=dict(color=list(colors.ravel()), size=12 if n_cols <= 6 else 10),
-            hoverinfo="skip", showlegend=False,
+            hoverinfo="skip",
+            showlegend=False,
         )
     )
     xt = dict(tickmode="array", tickvals=list(range(n_cols)), ticktext=[_escape(t) for t in x_ticks]) if x_ticks else {}
     yt = dict(tickmode="array", tickvals=list(range(n_rows)), ticktext=[_escape(t) for t in y_ticks]) if y_ticks else {}
-    return _figure(traces, title, height or int(min(600, 190 + 52 * n_rows)),
-                   xaxis=dict(title=x_title, showgrid=False, zeroline=False, **xt),
-                   yaxis=dict(title=y_title, autorange="reversed", showgrid=False, zeroline=False, **yt))
+    return _figure(
+        traces,
+        title,
+        height or int(min(600, 190 + 52 * n_rows)),
+        xaxis=dict(title=x_title, showgrid=False, zeroline=False, **xt),
+        yaxis=dict(title=y_title, autorange="reversed", showgrid=False, zeroline=False, **yt),
+    )
 
 
 def step_lines(
@@ -1036,36 +1357,68 @@ def step_lines(
                 hovertemplate=f"{x_title}: %{{x}}<br>{y_title}: %{{y:.4g}}<extra>{_escape(name)}</extra>",
             )
         )
-    return _figure(traces, title, height + 40, xaxis=dict(title=x_title, zeroline=True),
-                   yaxis=dict(title=y_title, zeroline=True),
-                   legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0))
+    return _figure(
+        traces,
+        title,
+        height + 40,
+        xaxis=dict(title=x_title, zeroline=True),
+        yaxis=dict(title=y_title, zeroline=True),
+        legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0),
+    )
 
 
-def token_map(z: np.ndarray, tokens: Sequence[str], title: str, *, kind: str = "signed",
-              value_label: str | None = None) -> go.Figure:
+def token_map(
+    z: np.ndarray, tokens: Sequence[str], title: str, *, kind: str = "signed", value_label: str | None = None
+) -> go.Figure:
     """A token × token map that stays light at any length: token_heatmap (numbers in the cells,
     per-cell hover) up to 64 tokens, one panel of the categorical token_heatmap_grid beyond (a
     256 × 256 map with per-cell hover labels would be megabytes)."""
     if len(tokens) <= 64:
         return token_heatmap(z, tokens, tokens, title, kind=kind, value_label=value_label)
-    return token_heatmap_grid(np.asarray(z)[None], tokens, title, panel_titles=[""], kind=kind,
-                              value_label=value_label, cols=1, panel_height=560)
+    return token_heatmap_grid(
+        np.asarray(z)[None],
+        tokens,
+        title,
+        panel_titles=[""],
+        kind=kind,
+        value_label=value_label,
+        cols=1,
+        panel_height=560,
+    )
 
 
-def lab_map(z: np.ndarray, tokens: Sequence[str], title: str, *, kind: str = "weights",
-            value_label: str | None = None, zmax: float | None = None, height: int | None = None,
-            max_ticks: int = MAX_TICKS) -> go.Figure:
+def lab_map(
+    z: np.ndarray,
+    tokens: Sequence[str],
+    title: str,
+    *,
+    kind: str = "weights",
+    value_label: str | None = None,
+    zmax: float | None = None,
+    height: int | None = None,
+    max_ticks: int = MAX_TICKS,
+) -> go.Figure:
     """token_map with a colour range the caller may fix (the attention lab shares one signed range
     across its panels, so "bigger" means the same in every encoding): token_heatmap up to 64 tokens,
     one categorical panel of token_heatmap_grid beyond. max_ticks: token labels per axis at most
     (fewer for a map drawn in half a page's width, where 40 rotated labels run into each other)."""
     value_label = _t("figures.weight") if value_label is None else value_label
     if len(tokens) <= 64:
-        return token_heatmap(z, tokens, tokens, title, kind=kind, value_label=value_label, zmax=zmax,
-                             height=height, max_ticks=max_ticks)
-    return token_heatmap_grid(np.asarray(z)[None], tokens, title, panel_titles=[""], kind=kind,
-                              value_label=value_label, zmax=zmax, cols=1, panel_height=(height or 560) - 110,
-                              max_ticks=max_ticks)
+        return token_heatmap(
+            z, tokens, tokens, title, kind=kind, value_label=value_label, zmax=zmax, height=height, max_ticks=max_ticks
+        )
+    return token_heatmap_grid(
+        np.asarray(z)[None],
+        tokens,
+        title,
+        panel_titles=[""],
+        kind=kind,
+        value_label=value_label,
+        zmax=zmax,
+        cols=1,
+        panel_height=(height or 560) - 110,
+        max_ticks=max_ticks,
+    )
 
 
 def labelled_bars(
@@ -1098,9 +1451,14 @@ def labelled_bars(
         customdata=values,
         hovertemplate=f"%{{x}}<br>{y_title}: %{{customdata:.3g}}<extra></extra>",
     )
-    return _figure([bar], title, height, xaxis=dict(tickangle=0 if len(labels) <= 4 else -30, automargin=True),
-                   # Powers of ten, not SI prefixes: "1f" and "1µ" mean nothing to a learner reading a weight.
-                   yaxis=dict(title=y_title, type="log" if log_y else None, exponentformat="power"))
+    return _figure(
+        [bar],
+        title,
+        height,
+        xaxis=dict(tickangle=0 if len(labels) <= 4 else -30, automargin=True),
+        # Powers of ten, not SI prefixes: "1f" and "1µ" mean nothing to a learner reading a weight.
+        yaxis=dict(title=y_title, type="log" if log_y else None, exponentformat="power"),
+    )
 
 
 def layer_head_maps(
@@ -1135,25 +1493,63 @@ def layer_head_maps(
         row, col = p // cols, p % cols
         suffix = "" if p == 0 else str(p + 1)
         x0, y1 = col * (width + h_gap), 1 - row * (height + v_gap)
-        layout[f"xaxis{suffix}"] = dict(domain=[x0, min(1.0, x0 + width)], anchor=f"y{suffix}", tickmode="array",
-                                        tickvals=heads, showgrid=False, zeroline=False, tickfont=dict(size=10),
-                                        title=dict(text=_t("figures.head"), font=dict(size=11)) if p + cols >= n_panels else None)
-        layout[f"yaxis{suffix}"] = dict(domain=[max(0.0, y1 - height), y1], anchor=f"x{suffix}", tickmode="array",
-                                        tickvals=layers, autorange="reversed", showgrid=False, zeroline=False,
-                                        tickfont=dict(size=10),
-                                        title=dict(text=_t("figures.layer"), font=dict(size=11)) if col == 0 else None)
-        notes.append(dict(text=_escape(panel_titles[p]), x=x0 + width / 2, y=y1, xref="paper", yref="paper",
-                          xanchor="center", yanchor="bottom", showarrow=False, font=dict(size=12)))
+        layout[f"xaxis{suffix}"] = dict(
+            domain=[x0, min(1.0, x0 + width)],
+            anchor=f"y{suffix}",
+            tickmode="array",
+            tickvals=heads,
+            showgrid=False,
+            zeroline=False,
+            tickfont=dict(size=10),
+            title=dict(text=_t("figures.head"), font=dict(size=11)) if p + cols >= n_panels else None,
+        )
+        layout[f"yaxis{suffix}"] = dict(
+            domain=[max(0.0, y1 - height), y1],
+            anchor=f"x{suffix}",
+            tickmode="array",
+            tickvals=layers,
+            autorange="reversed",
+            showgrid=False,
+            zeroline=False,
+            tickfont=dict(size=10),
+            title=dict(text=_t("figures.layer"), font=dict(size=11)) if col == 0 else None,
+        )
+        notes.append(
+            dict(
+                text=_escape(panel_titles[p]),
+                x=x0 + width / 2,
+                y=y1,
+                xref="paper",
+                yref="paper",
+                xanchor="center",
+                yanchor="bottom",
+                showarrow=False,
+                font=dict(size=12),
+            )
+        )
         z = zs[p]
-        traces.append(dict(
-            type="heatmap",
-            z=z, x=heads, y=layers, xaxis=f"x{suffix}", yaxis=f"y{suffix}", coloraxis="coloraxis",
-            xgap=1, ygap=1, texttemplate="%{z:.2f}", textfont=dict(size=10 if cols <= 2 else 8),
-            hovertemplate=(f"{_escape(panel_titles[p])}<br>{_t('figures.layer_head_hover')}"
-                           f"<br>{value_label}: %{{z:.3f}}<extra></extra>"),
-        ))
-    layout["coloraxis"] = dict(colorscale=scale, cmin=zmin, cmax=zmax,
-                               colorbar=dict(title=dict(text=value_label, side="right"), thickness=12))
+        traces.append(
+            dict(
+                type="heatmap",
+                z=z,
+                x=heads,
+                y=layers,
+                xaxis=f"x{suffix}",
+                yaxis=f"y{suffix}",
+                coloraxis="coloraxis",
+                xgap=1,
+                ygap=1,
+                texttemplate="%{z:.2f}",
+                textfont=dict(size=10 if cols <= 2 else 8),
+                hovertemplate=(
+                    f"{_escape(panel_titles[p])}<br>{_t('figures.layer_head_hover')}"
+                    f"<br>{value_label}: %{{z:.3f}}<extra></extra>"
+                ),
+            )
+        )
+    layout["coloraxis"] = dict(
+        colorscale=scale, cmin=zmin, cmax=zmax, colorbar=dict(title=dict(text=value_label, side="right"), thickness=12)
+    )
     layout["annotations"] = notes
     return _figure(traces, title, rows * panel_height + 90, **layout)
 
@@ -1182,34 +1578,95 @@ def attention_thumbnails(
             p = layer * n_heads + head
             suffix = "" if p == 0 else str(p + 1)
             x0, y1 = head * (width + h_gap), 1 - layer * (height + v_gap)
-            layout[f"xaxis{suffix}"] = dict(domain=[x0, min(1.0, x0 + width)], anchor=f"y{suffix}", showticklabels=False,
-                                            showgrid=False, zeroline=False, ticks="", constrain="domain")
-            layout[f"yaxis{suffix}"] = dict(domain=[max(0.0, y1 - height), y1], anchor=f"x{suffix}", showticklabels=False,
-                                            showgrid=False, zeroline=False, ticks="", autorange="reversed")
+            layout[f"xaxis{suffix}"] = dict(
+                domain=[x0, min(1.0, x0 + width)],
+                anchor=f"y{suffix}",
+                showticklabels=False,
+                showgrid=False,
+                zeroline=False,
+                ticks="",
+                constrain="domain",
+            )
+            layout[f"yaxis{suffix}"] = dict(
+                domain=[max(0.0, y1 - height), y1],
+                anchor=f"x{suffix}",
+                showticklabels=False,
+                showgrid=False,
+                zeroline=False,
+                ticks="",
+                autorange="reversed",
+            )
             label = marks.get((layer, head), "")
-            traces.append(dict(
-                type="heatmap",
-                z=w[layer, head], x=idx, y=idx, xaxis=f"x{suffix}", yaxis=f"y{suffix}", coloraxis="coloraxis",
-                hovertemplate=(f"{_t('figures.layer_head', layer=layer + 1, head=head + 1)}"
-                               f"<br>{_t('figures.query_i')}: %{{y}}<br>{_t('figures.key_j')}: %{{x}}"
-                               f"<br>{_t('figures.weight')}: %{{z:.3f}}<extra></extra>"),
-            ))
+            traces.append(
+                dict(
+                    type="heatmap",
+                    z=w[layer, head],
+                    x=idx,
+                    y=idx,
+                    xaxis=f"x{suffix}",
+                    yaxis=f"y{suffix}",
+                    coloraxis="coloraxis",
+                    hovertemplate=(
+                        f"{_t('figures.layer_head', layer=layer + 1, head=head + 1)}"
+                        f"<br>{_t('figures.query_i')}: %{{y}}<br>{_t('figures.key_j')}: %{{x}}"
+                        f"<br>{_t('figures.weight')}: %{{z:.3f}}<extra></extra>"
+                    ),
+                )
+            )
             if label:
-                notes.append(dict(text=_escape(label), x=x0 + width / 2, y=y1, xref="paper", yref="paper",
-                                  xanchor="center", yanchor="bottom", showarrow=False,
-                                  font=dict(size=10, color=LINES[1])))
-        notes.append(dict(text=f"L{layer + 1}", x=-0.005, y=1 - layer * (height + v_gap) - height / 2, xref="paper",
-                          yref="paper", xanchor="right", yanchor="middle", showarrow=False, font=dict(size=11)))
+                notes.append(
+                    dict(
+                        text=_escape(label),
+                        x=x0 + width / 2,
+                        y=y1,
+                        xref="paper",
+                        yref="paper",
+                        xanchor="center",
+                        yanchor="bottom",
+                        showarrow=False,
+                        font=dict(size=10, color=LINES[1]),
+                    )
+                )
+        notes.append(
+            dict(
+                text=f"L{layer + 1}",
+                x=-0.005,
+                y=1 - layer * (height + v_gap) - height / 2,
+                xref="paper",
+                yref="paper",
+                xanchor="right",
+                yanchor="middle",
+                showarrow=False,
+                font=dict(size=11),
+            )
+        )
     for head in range(n_heads):
-        notes.append(dict(text=f"H{head + 1}", x=head * (width + h_gap) + width / 2, y=0, xref="paper", yref="paper",
-                          xanchor="center", yanchor="top", yshift=-4, showarrow=False, font=dict(size=11)))
-    layout["coloraxis"] = dict(colorscale=WEIGHTS, cmin=0.0, cmax=1.0,
-                               colorbar=dict(title=dict(text=_t("figures.weight"), side="right"), thickness=12))
+        notes.append(
+            dict(
+                text=f"H{head + 1}",
+                x=head * (width + h_gap) + width / 2,
+                y=0,
+                xref="paper",
+                yref="paper",
+                xanchor="center",
+                yanchor="top",
+                yshift=-4,
+                showarrow=False,
+                font=dict(size=11),
+            )
+        )
+    layout["coloraxis"] = dict(
+        colorscale=WEIGHTS,
+        cmin=0.0,
+        cmax=1.0,
+        colorbar=dict(title=dict(text=_t("figures.weight"), side="right"), thickness=12),
+    )
     layout["annotations"] = notes
     return _figure(traces, title, n_layers * panel_height + 110, **layout, margin=dict(l=40, r=10, t=60, b=30))
 
 
 # --- Spline-based Transformers ------------------------------------------------------------------------
+
 
 def spline_basis(
     t: np.ndarray,
@@ -1231,15 +1688,38 @@ def spline_basis(
         if count > 1:
             notes.append(dict(x=float(k), y=1.08, text=f"×{count}", showarrow=False, font=dict(size=11)))
     for i in range(N.shape[1]):
-        traces.append(dict(type="scatter", x=t, y=N[:, i], mode="lines", name=f"N{i}",
-                           line=dict(color=LINES[i % (len(LINES) - 1)], width=2),
-                           hovertemplate=f"t: %{{x:.3f}}<br>N{i}(t): %{{y:.4f}}<extra></extra>"))
-    traces.append(dict(type="scatter", x=t, y=N.sum(axis=1), mode="lines", name="Σ N_i",
-                       line=dict(color=LINES[7], width=2, dash="dash"),
-                       hovertemplate=f"t: %{{x:.3f}}<br>{_t('figures.sum')}: %{{y:.4f}}<extra></extra>"))
-    return _figure(traces, title, height + 40, xaxis=dict(title=_t("figures.spline.parameter")),
-                   yaxis=dict(title="N_i(t)", range=[-0.05, 1.15]), shapes=shapes, annotations=notes,
-                   legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0))
+        traces.append(
+            dict(
+                type="scatter",
+                x=t,
+                y=N[:, i],
+                mode="lines",
+                name=f"N{i}",
+                line=dict(color=LINES[i % (len(LINES) - 1)], width=2),
+                hovertemplate=f"t: %{{x:.3f}}<br>N{i}(t): %{{y:.4f}}<extra></extra>",
+            )
+        )
+    traces.append(
+        dict(
+            type="scatter",
+            x=t,
+            y=N.sum(axis=1),
+            mode="lines",
+            name="Σ N_i",
+            line=dict(color=LINES[7], width=2, dash="dash"),
+            hovertemplate=f"t: %{{x:.3f}}<br>{_t('figures.sum')}: %{{y:.4f}}<extra></extra>",
+        )
+    )
+    return _figure(
+        traces,
+        title,
+        height + 40,
+        xaxis=dict(title=_t("figures.spline.parameter")),
+        yaxis=dict(title="N_i(t)", range=[-0.05, 1.15]),
+        shapes=shapes,
+        annotations=notes,
+        legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0),
+    )
 
 
 def curve_edit(
@@ -1263,41 +1743,105 @@ def curve_edit(
     traces = []
     mode = "lines+markers" if markers else "lines"
     if reference is not None:
-        traces.append(dict(type="scatter", x=reference[:, 0], y=reference[:, 1], mode="lines+markers",
-                           name=_t("figures.spline.input"),
-                           line=dict(color=LINES[7], width=1, dash="dot"), marker=dict(size=4, color=LINES[7]),
-                           hovertemplate=(f"{_t('figures.spline.input')} %{{customdata}}<br>x: %{{x:.3f}}"
-                                          "<br>y: %{y:.3f}<extra></extra>"),
-                           customdata=np.arange(len(reference))))
+        traces.append(
+            dict(
+                type="scatter",
+                x=reference[:, 0],
+                y=reference[:, 1],
+                mode="lines+markers",
+                name=_t("figures.spline.input"),
+                line=dict(color=LINES[7], width=1, dash="dot"),
+                marker=dict(size=4, color=LINES[7]),
+                hovertemplate=(
+                    f"{_t('figures.spline.input')} %{{customdata}}<br>x: %{{x:.3f}}<br>y: %{{y:.3f}}<extra></extra>"
+                ),
+                customdata=np.arange(len(reference)),
+            )
+        )
     if ctrl_before is not None:
-        traces.append(dict(type="scatter", x=ctrl_before[:, 0], y=ctrl_before[:, 1], mode="lines+markers",
-                           name=_t("figures.control_points_before"), line=dict(color="rgba(120,120,120,0.6)", dash="dash"),
-                           marker=dict(size=8, symbol="square-open", color="rgba(120,120,120,0.9)"),
-                           hovertemplate=(_t("figures.spline.point_before", k="%{customdata}")
-                                          + "<br>(%{x:.3f}, %{y:.3f})<extra></extra>"),
-                           customdata=np.arange(len(ctrl_before))))
+        traces.append(
+            dict(
+                type="scatter",
+                x=ctrl_before[:, 0],
+                y=ctrl_before[:, 1],
+                mode="lines+markers",
+                name=_t("figures.control_points_before"),
+                line=dict(color="rgba(120,120,120,0.6)", dash="dash"),
+                marker=dict(size=8, symbol="square-open", color="rgba(120,120,120,0.9)"),
+                hovertemplate=(
+                    _t("figures.spline.point_before", k="%{customdata}") + "<br>(%{x:.3f}, %{y:.3f})<extra></extra>"
+                ),
+                customdata=np.arange(len(ctrl_before)),
+            )
+        )
     if ctrl_after is not None:
-        traces.append(dict(type="scatter", x=ctrl_after[:, 0], y=ctrl_after[:, 1], mode="lines+markers+text",
-                           name=_t("figures.control_points"), line=dict(color=LINES[2], width=1, dash="dash"),
-                           marker=dict(size=10, color=LINES[2]), text=[f"P{i}" for i in range(len(ctrl_after))],
-                           textposition="top center",
-                           hovertemplate="%{text}<br>(%{x:.3f}, %{y:.3f})<extra></extra>"))
+        traces.append(
+            dict(
+                type="scatter",
+                x=ctrl_after[:, 0],
+                y=ctrl_after[:, 1],
+                mode="lines+markers+text",
+                name=_t("figures.control_points"),
+                line=dict(color=LINES[2], width=1, dash="dash"),
+                marker=dict(size=10, color=LINES[2]),
+                text=[f"P{i}" for i in range(len(ctrl_after))],
+                textposition="top center",
+                hovertemplate="%{text}<br>(%{x:.3f}, %{y:.3f})<extra></extra>",
+            )
+        )
     idx = np.arange(len(before))
-    traces.append(dict(type="scatter", x=before[:, 0], y=before[:, 1], mode=mode, name=names[0],
-                       line=dict(color="rgba(120,120,120,0.8)", width=2), marker=dict(size=5),
-                       customdata=idx, hovertemplate="%{customdata}<br>x: %{x:.3f}<br>y: %{y:.3f}<extra></extra>"))
-    traces.append(dict(type="scatter", x=after[:, 0], y=after[:, 1], mode=mode, name=names[1],
-                       line=dict(color=LINES[0], width=2), marker=dict(size=5),
-                       customdata=idx, hovertemplate="%{customdata}<br>x: %{x:.3f}<br>y: %{y:.3f}<extra></extra>"))
+    traces.append(
+        dict(
+            type="scatter",
+            x=before[:, 0],
+            y=before[:, 1],
+            mode=mode,
+            name=names[0],
+            line=dict(color="rgba(120,120,120,0.8)", width=2),
+            marker=dict(size=5),
+            customdata=idx,
+            hovertemplate="%{customdata}<br>x: %{x:.3f}<br>y: %{y:.3f}<extra></extra>",
+        )
+    )
+    traces.append(
+        dict(
+            type="scatter",
+            x=after[:, 0],
+            y=after[:, 1],
+            mode=mode,
+            name=names[1],
+            line=dict(color=LINES[0], width=2),
+            marker=dict(size=5),
+            customdata=idx,
+            hovertemplate="%{customdata}<br>x: %{x:.3f}<br>y: %{y:.3f}<extra></extra>",
+        )
+    )
     hot = np.where(np.asarray(changed, dtype=bool)[:, None], after, np.nan)  # gaps where nothing changed
-    traces.append(dict(type="scatter", x=hot[:, 0], y=hot[:, 1], mode=mode, name=names[2],
-                       line=dict(color=LINES[1], width=6), marker=dict(size=7, color=LINES[1]),
-                       opacity=0.75, connectgaps=False, customdata=idx,
-                       hovertemplate=(_t("figures.spline.changed", name="%{customdata}")
-                                      + "<br>x: %{x:.3f}<br>y: %{y:.3f}<extra></extra>")))
-    return _figure(traces, title, height + 40, xaxis=dict(title="x", zeroline=False),
-                   yaxis=dict(title="y", zeroline=False, scaleanchor="x", scaleratio=1),
-                   legend=dict(orientation="h", yanchor="top", y=-0.15, xanchor="left", x=0))
+    traces.append(
+        dict(
+            type="scatter",
+            x=hot[:, 0],
+            y=hot[:, 1],
+            mode=mode,
+            name=names[2],
+            line=dict(color=LINES[1], width=6),
+            marker=dict(size=7, color=LINES[1]),
+            opacity=0.75,
+            connectgaps=False,
+            customdata=idx,
+            hovertemplate=(
+                _t("figures.spline.changed", name="%{customdata}") + "<br>x: %{x:.3f}<br>y: %{y:.3f}<extra></extra>"
+            ),
+        )
+    )
+    return _figure(
+        traces,
+        title,
+        height + 40,
+        xaxis=dict(title="x", zeroline=False),
+        yaxis=dict(title="y", zeroline=False, scaleanchor="x", scaleratio=1),
+        legend=dict(orientation="h", yanchor="top", y=-0.15, xanchor="left", x=0),
+    )
 
 
 def latent_trajectory(
@@ -1316,33 +1860,80 @@ def latent_trajectory(
     control polygon with numbered points; optionally the edited trajectory (orange) and moved point."""
     n = len(traj)
     traces = []
-    traces.append(dict(type="scatter", x=ctrl[:, 0], y=ctrl[:, 1], mode="lines+markers+text",
-                       name=_t("figures.control_points"), line=dict(color=LINES[2], width=1, dash="dash"), marker=dict(size=11, color=LINES[2]),
-                       text=[f"P{i}" for i in range(len(ctrl))], textposition="top center",
-                       hovertemplate="%{text}<br>PC 1: %{x:.3f}<br>PC 2: %{y:.3f}<extra></extra>"))
-    hover = _t("figures.position") + " %{customdata[0]}<br>t = %{customdata[1]:.3f}<br>PC 1: %{x:.3f}<br>PC 2: %{y:.3f}<extra></extra>"
+    traces.append(
+        dict(
+            type="scatter",
+            x=ctrl[:, 0],
+            y=ctrl[:, 1],
+            mode="lines+markers+text",
+            name=_t("figures.control_points"),
+            line=dict(color=LINES[2], width=1, dash="dash"),
+            marker=dict(size=11, color=LINES[2]),
+            text=[f"P{i}" for i in range(len(ctrl))],
+            textposition="top center",
+            hovertemplate="%{text}<br>PC 1: %{x:.3f}<br>PC 2: %{y:.3f}<extra></extra>",
+        )
+    )
+    hover = (
+        _t("figures.position")
+        + " %{customdata[0]}<br>t = %{customdata[1]:.3f}<br>PC 1: %{x:.3f}<br>PC 2: %{y:.3f}<extra></extra>"
+    )
     tt = np.linspace(0, 1, n) if t is None else np.asarray(t)
     if traj_after is not None:  # drawn before the original, so under it: visible only where it moved away
-        traces.append(dict(type="scatter", x=traj_after[:, 0], y=traj_after[:, 1], mode="lines+markers",
-                           name=_t("figures.after_edit"),
-                           line=dict(color=LINES[1], width=3), marker=dict(size=5, color=LINES[1]), opacity=0.8,
-                           customdata=np.stack([np.arange(n), tt], axis=1), hovertemplate=hover))
-    traces.append(dict(type="scatter", x=traj[:, 0], y=traj[:, 1], mode="lines+markers",
-                       name=_t("figures.trajectory"),
-                       line=dict(color="rgba(120,120,120,0.6)", width=1),
-                       marker=dict(color=np.arange(n), colorscale=INDEX, size=7, showscale=True,
-                                   colorbar=dict(title=dict(text=_t("figures.position_j"), side="right"),
-                                                 thickness=12)),
-                       customdata=np.stack([np.arange(n), tt], axis=1), hovertemplate=hover))
+        traces.append(
+            dict(
+                type="scatter",
+                x=traj_after[:, 0],
+                y=traj_after[:, 1],
+                mode="lines+markers",
+                name=_t("figures.after_edit"),
+                line=dict(color=LINES[1], width=3),
+                marker=dict(size=5, color=LINES[1]),
+                opacity=0.8,
+                customdata=np.stack([np.arange(n), tt], axis=1),
+                hovertemplate=hover,
+            )
+        )
+    traces.append(
+        dict(
+            type="scatter",
+            x=traj[:, 0],
+            y=traj[:, 1],
+            mode="lines+markers",
+            name=_t("figures.trajectory"),
+            line=dict(color="rgba(120,120,120,0.6)", width=1),
+            marker=dict(
+                color=np.arange(n),
+                colorscale=INDEX,
+                size=7,
+                showscale=True,
+                colorbar=dict(title=dict(text=_t("figures.position_j"), side="right"), thickness=12),
+            ),
+            customdata=np.stack([np.arange(n), tt], axis=1),
+            hovertemplate=hover,
+        )
+    )
     if ctrl_after is not None and moved is not None:
-        traces.append(dict(type="scatter", x=[ctrl[moved, 0], ctrl_after[moved, 0]], y=[ctrl[moved, 1], ctrl_after[moved, 1]],
-                           mode="lines+markers", name=_t("figures.moved", k=moved),
-                           line=dict(color=LINES[1], width=2, dash="dot"),
-                           marker=dict(size=[8, 14], color=LINES[1], symbol=["circle-open", "star"]),
-                           hovertemplate="PC 1: %{x:.3f}<br>PC 2: %{y:.3f}<extra></extra>"))
-    return _figure(traces, title, height + 40, xaxis=dict(title=axis_titles[0], zeroline=False),
-                   yaxis=dict(title=axis_titles[1], zeroline=False, scaleanchor="x", scaleratio=1),
-                   legend=dict(orientation="h", yanchor="top", y=-0.15, xanchor="left", x=0))
+        traces.append(
+            dict(
+                type="scatter",
+                x=[ctrl[moved, 0], ctrl_after[moved, 0]],
+                y=[ctrl[moved, 1], ctrl_after[moved, 1]],
+                mode="lines+markers",
+                name=_t("figures.moved", k=moved),
+                line=dict(color=LINES[1], width=2, dash="dot"),
+                marker=dict(size=[8, 14], color=LINES[1], symbol=["circle-open", "star"]),
+                hovertemplate="PC 1: %{x:.3f}<br>PC 2: %{y:.3f}<extra></extra>",
+            )
+        )
+    return _figure(
+        traces,
+        title,
+        height + 40,
+        xaxis=dict(title=axis_titles[0], zeroline=False),
+        yaxis=dict(title=axis_titles[1], zeroline=False, scaleanchor="x", scaleratio=1),
+        legend=dict(orientation="h", yanchor="top", y=-0.15, xanchor="left", x=0),
+    )
 
 
 def curves_2d(
@@ -1362,17 +1953,30 @@ def curves_2d(
         color = LINES[k % (len(LINES) - 1)]
         sizes = np.full(len(pts), 4 if ref else 6)
         sizes[0] = 11
-        traces.append(dict(
-            type="scatter",
-            x=pts[:, 0], y=pts[:, 1], mode="lines+markers", name=_escape(name),
-            line=dict(color=color, width=1.5 if ref else 2, dash="dot" if ref else None),
-            marker=dict(size=sizes, color=color), customdata=np.arange(len(pts)),
-            hovertemplate=(f"{_escape(name)}<br>{_t('figures.position')} %{{customdata}}<br>x: %{{x:.3f}}"
-                           "<br>y: %{y:.3f}<extra></extra>"),
-        ))
-    return _figure(traces, title, height + 40, xaxis=dict(title="x", zeroline=False),
-                   yaxis=dict(title="y", zeroline=False, scaleanchor="x", scaleratio=1),
-                   legend=dict(orientation="h", yanchor="top", y=-0.15, xanchor="left", x=0))
+        traces.append(
+            dict(
+                type="scatter",
+                x=pts[:, 0],
+                y=pts[:, 1],
+                mode="lines+markers",
+                name=_escape(name),
+                line=dict(color=color, width=1.5 if ref else 2, dash="dot" if ref else None),
+                marker=dict(size=sizes, color=color),
+                customdata=np.arange(len(pts)),
+                hovertemplate=(
+                    f"{_escape(name)}<br>{_t('figures.position')} %{{customdata}}<br>x: %{{x:.3f}}"
+                    "<br>y: %{y:.3f}<extra></extra>"
+                ),
+            )
+        )
+    return _figure(
+        traces,
+        title,
+        height + 40,
+        xaxis=dict(title="x", zeroline=False),
+        yaxis=dict(title="y", zeroline=False, scaleanchor="x", scaleratio=1),
+        legend=dict(orientation="h", yanchor="top", y=-0.15, xanchor="left", x=0),
+    )
 
 
 def grouped_bars(
@@ -1403,7 +2007,12 @@ def grouped_bars(
                 hovertemplate=f"{x_title}: %{{customdata}}<br>{y_title}: %{{y:.3g}}<extra>{_escape(name)}</extra>",
             )
         )
-    return _figure(traces, title, height + 60,
-                   xaxis=dict(title=x_title, tickmode="array", tickvals=list(range(len(cats))), ticktext=ticks),
-                   yaxis=dict(title=y_title, zeroline=True, rangemode="tozero"),
-                   barmode="group", legend=dict(orientation="h", yanchor="top", y=-0.3, xanchor="left", x=0))
+    return _figure(
+        traces,
+        title,
+        height + 60,
+        xaxis=dict(title=x_title, tickmode="array", tickvals=list(range(len(cats))), ticktext=ticks),
+        yaxis=dict(title=y_title, zeroline=True, rangemode="tozero"),
+        barmode="group",
+        legend=dict(orientation="h", yanchor="top", y=-0.3, xanchor="left", x=0),
+    )

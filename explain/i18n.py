@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import tomllib
 from contextvars import ContextVar
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from string import Formatter
 
@@ -50,7 +50,7 @@ def _flatten(prefix: str, table: dict, out: dict[str, str]) -> None:
             out[key] = value
 
 
-@lru_cache(maxsize=None)  # part of the source tree: read once per process
+@cache  # part of the source tree: read once per process
 def catalogue(lang: str) -> dict[str, str]:
     """All short strings of one language: {"file.name": text}."""
     out: dict[str, str] = {}

@@ -7,7 +7,7 @@ the words live in one file per chapter and language, never in the page code.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from explain.i18n import language
@@ -16,7 +16,7 @@ TEXT_DIR = Path(__file__).resolve().parent / "text"
 _SECTION = re.compile(r"^## +([\w-]+) *$", re.MULTILINE)
 
 
-@lru_cache(maxsize=None)  # the files are part of the source tree: read once per process
+@cache  # the files are part of the source tree: read once per process
 def sections(chapter: str, lang: str = "en") -> dict[str, str]:
     path = TEXT_DIR / lang / f"{chapter}.md"
     if not path.exists() and lang != "en":
@@ -26,7 +26,7 @@ def sections(chapter: str, lang: str = "en") -> dict[str, str]:
     text = path.read_text(encoding="utf-8")
     parts = _SECTION.split(text)
     # parts = [preamble, key1, body1, key2, body2, …]
-    return {key: body.strip() for key, body in zip(parts[1::2], parts[2::2])}
+    return {key: body.strip() for key, body in zip(parts[1::2], parts[2::2], strict=False)}
 
 
 def section(chapter: str, key: str, lang: str | None = None) -> str:

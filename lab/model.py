@@ -76,8 +76,9 @@ class TinyTransformer(nn.Module):
         block_name = "none" if kind == "input" else cfg.encoding
         self.blocks = nn.ModuleList(
             TransformerBlock(
-                encoders.build(block_name, D, cfg.n_heads, derived_seed(seed, f"layer{layer}"),
-                               None if kind == "input" else conf),
+                encoders.build(
+                    block_name, D, cfg.n_heads, derived_seed(seed, f"layer{layer}"), None if kind == "input" else conf
+                ),
                 cfg.mlp_ratio,
                 generator=g,
             )

@@ -68,11 +68,19 @@ def regenerate_toy(args) -> None:
                 "train_cpu_seconds": r.metrics["train_cpu_seconds"],
                 "errors": {split: round(v["error"], 3) for split, v in res.items()},
             }
-            print("   ", {k: round(v["error"], 2) for k, v in res.items()}, f"{r.metrics['train_seconds']} s wall, {r.metrics['train_cpu_seconds']} s CPU", flush=True)
+            print(
+                "   ",
+                {k: round(v["error"], 2) for k, v in res.items()},
+                f"{r.metrics['train_seconds']} s wall, {r.metrics['train_cpu_seconds']} s CPU",
+                flush=True,
+            )
             # Written after every run, so an interrupted regeneration keeps what it finished.
             index.update(
-                torch=torch.__version__, machine=platform.machine(), threads=torch.get_num_threads(),
-                encodings=list(ENCODINGS), tasks=list(SHIPPED),
+                torch=torch.__version__,
+                machine=platform.machine(),
+                threads=torch.get_num_threads(),
+                encodings=list(ENCODINGS),
+                tasks=list(SHIPPED),
                 settings={t: {k: v for k, v in asdict(c).items() if k != "encoding"} for t, c in SHIPPED.items()},
             )
             index_path.write_text(json.dumps(index, indent=1) + "\n")
@@ -109,8 +117,10 @@ def write_toy_readme() -> None:
     ]
     for r in runs.values():
         errs = ", ".join(f"{k} {v:.1f}" for k, v in r["errors"].items())
-        lines.append(f"| {r['task']} | {r['encoding']} | {r.get('train_cpu_seconds', float('nan')):.1f} | "
-                     f"{r['train_seconds']:.1f} | {errs} |")
+        lines.append(
+            f"| {r['task']} | {r['encoding']} | {r.get('train_cpu_seconds', float('nan')):.1f} | "
+            f"{r['train_seconds']:.1f} | {errs} |"
+        )
     cpu = sum(r.get("train_cpu_seconds", 0.0) for r in runs.values())
     wall = index.get("total_wall_seconds")
     lines += [

@@ -18,8 +18,8 @@ import itertools
 import threading
 import time
 from collections import OrderedDict, deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import torch
 
@@ -177,7 +177,7 @@ class TrainingService:
             start = time.monotonic()
             reason = {}
 
-            def callback(p: Progress, job=job) -> bool:
+            def callback(p: Progress, job: Job = job, start: float = start, reason: dict = reason) -> bool:
                 job.progress = p
                 now = time.monotonic()
                 if job.stop.is_set():
@@ -198,7 +198,7 @@ class TrainingService:
                         self._cache[cache_key(job.config)] = metrics
                         while len(self._cache) > self.max_cache:
                             self._cache.popitem(last=False)
-            except Exception as exc:  # noqa: BLE001 — a failed job must never kill the worker
+            except Exception as exc:
                 with self._lock:
                     job.state, job.error = "failed", f"{type(exc).__name__}: {exc}"
             finally:

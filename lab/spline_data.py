@@ -40,8 +40,7 @@ def _rotate(p: np.ndarray, angle: float) -> np.ndarray:
     return p @ np.array([[c, s], [-s, c]])  # (n, 2)
 
 
-def curve(kind: str, n: int = 32, *, a: float = 0.5, b: float = 0.5, c: float = 0.0,
-          letter: str = "L") -> np.ndarray:
+def curve(kind: str, n: int = 32, *, a: float = 0.5, b: float = 0.5, c: float = 0.0, letter: str = "L") -> np.ndarray:
     """One curve (n, 2). The three shape parameters a, b, c ∈ [0, 1] mean, per family:
     sine   — a: amplitude, b: number of half-waves (1–4), c: phase;
     arc    — a: radius, b: sweep (180°–330°), c: start angle;

@@ -67,12 +67,14 @@ class SplineAutoencoder(nn.Module):
         # The control tokens must differ from each other: with no positional encoding, identical
         # tokens would get identical outputs (and identical gradients) forever.
         self.control_tokens = nn.Parameter(torch.randn(c.n_ctrl, D, generator=g))  # (K, D)
-        self.enc = nn.ModuleList(TransformerBlock(build(pe, D, c.n_heads, c.seed + k), generator=g)
-                                 for k in range(c.n_enc))
+        self.enc = nn.ModuleList(
+            TransformerBlock(build(pe, D, c.n_heads, c.seed + k), generator=g) for k in range(c.n_enc)
+        )
         self.enc_norm = nn.LayerNorm(D)
         self.to_ctrl = nn.Linear(D, D)
-        self.dec = nn.ModuleList(TransformerBlock(build(pe, D, c.n_heads, c.seed + 100 + k), generator=g)
-                                 for k in range(c.n_dec))
+        self.dec = nn.ModuleList(
+            TransformerBlock(build(pe, D, c.n_heads, c.seed + 100 + k), generator=g) for k in range(c.n_dec)
+        )
         self.dec_norm = nn.LayerNorm(D)
         self.out = nn.Linear(D, c.point_dim)
         if c.kind == "spline":

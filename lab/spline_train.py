@@ -114,8 +114,9 @@ def train(mc: SplineAEConfig, tc: TrainConfig) -> tuple[SplineAutoencoder, dict]
         "schedule": f"Adam, linear warm-up {tc.warmup} steps, cosine decay to 10 % of peak, clip {tc.clip}",
         "test_set": {"seed": TEST_SEED, "size": TEST_SIZE, "n": tc.n},
         "test_mse": test_mse,
-        "test_mse_by_family": ({k: float(per_point[kinds == i].mean()) for i, k in enumerate(KINDS)}
-                               if finite else None),
+        "test_mse_by_family": (
+            {k: float(per_point[kinds == i].mean()) for i, k in enumerate(KINDS)} if finite else None
+        ),
         "mean_prediction_mse": mean_mse,
         "diverged_at_step": diverged_at,
         "curve": curve,
@@ -158,15 +159,30 @@ def lr_sweep(out_dir: Path) -> dict:
         for lr in SWEEP_LRS:
             _, m = train(SplineAEConfig(kind=kind), replace(SWEEP_RECIPE, lr=lr))
             unstable = m["diverged_at_step"] is not None or not (m["test_mse"] < m["mean_prediction_mse"])
-            runs.append({"kind": kind, "lr": lr, "test_mse": m["test_mse"], "unstable": unstable,
-                         "diverged_at_step": m["diverged_at_step"], "mean_prediction_mse": m["mean_prediction_mse"],
-                         "curve": m["curve"], "wall_seconds": m["wall_seconds"],
-                         "cpu_seconds": m.get("cpu_seconds")})
+            runs.append(
+                {
+                    "kind": kind,
+                    "lr": lr,
+                    "test_mse": m["test_mse"],
+                    "unstable": unstable,
+                    "diverged_at_step": m["diverged_at_step"],
+                    "mean_prediction_mse": m["mean_prediction_mse"],
+                    "curve": m["curve"],
+                    "wall_seconds": m["wall_seconds"],
+                    "cpu_seconds": m.get("cpu_seconds"),
+                }
+            )
             print(f"sweep {kind:7s} lr={lr:g}: test MSE {m['test_mse']:.5f} ({m['wall_seconds']} s)", flush=True)
-    result = {"lrs": list(SWEEP_LRS), "steps": SWEEP_STEPS, "recipe": asdict(SWEEP_RECIPE),
-              "unstable_rule": "loss became non-finite, or final test MSE ≥ MSE of predicting the mean point",
-              "runs": runs, "torch": torch.__version__, "threads": torch.get_num_threads(),
-              "wall_seconds": round(time.perf_counter() - t0, 1)}
+    result = {
+        "lrs": list(SWEEP_LRS),
+        "steps": SWEEP_STEPS,
+        "recipe": asdict(SWEEP_RECIPE),
+        "unstable_rule": "loss became non-finite, or final test MSE ≥ MSE of predicting the mean point",
+        "runs": runs,
+        "torch": torch.__version__,
+        "threads": torch.get_num_threads(),
+        "wall_seconds": round(time.perf_counter() - t0, 1),
+    }
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "lr_sweep.json").write_text(json.dumps(result, indent=1) + "\n")
     return result

@@ -20,8 +20,8 @@ statements since the variable last changed), for the error-against-distance plot
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Callable
 
 import numpy as np
 
@@ -48,7 +48,7 @@ def _pack(seqs: list[list[int]], answers: list[list[int]], dists: list[list[int]
     tokens = np.full((b, n), pad, dtype=np.int64)
     answer = np.zeros((b, n), dtype=bool)
     distance = np.full((b, n), -1, dtype=np.int64)
-    for r, (s, a, d) in enumerate(zip(seqs, answers, dists)):
+    for r, (s, a, d) in enumerate(zip(seqs, answers, dists, strict=False)):
         tokens[r, : len(s)] = s
         answer[r, a] = True
         distance[r, a] = d
@@ -118,11 +118,11 @@ def selective_copy_sample(cfg: SelectiveCopyConfig, rng: np.random.Generator, ba
     tokens = np.zeros((batch, L + 1 + k), dtype=np.int64)
     np.put_along_axis(tokens, where, syms, axis=1)
     tokens[:, L] = 1
-    tokens[:, L + 1:] = syms
+    tokens[:, L + 1 :] = syms
     answer = np.zeros_like(tokens, dtype=bool)
-    answer[:, L + 1:] = True
+    answer[:, L + 1 :] = True
     distance = np.full_like(tokens, -1)
-    distance[:, L + 1:] = (L + 1 + np.arange(k))[None, :] - where  # from the source token to its copy
+    distance[:, L + 1 :] = (L + 1 + np.arange(k))[None, :] - where  # from the source token to its copy
     return Batch(tokens, answer, distance, np.zeros(batch, dtype=np.int64))
 
 
@@ -160,7 +160,7 @@ def counting_sample(cfg: CountingConfig, rng: np.random.Generator, batch: int) -
     max_value (otherwise the statement is resampled); the question asks about a variable that has
     been set. The first statement sets a variable so that every program has one to ask about.
     """
-    vocab = {t: i for i, t in enumerate(("<pad>",) + counting_vocab())}
+    vocab = {t: i for i, t in enumerate(("<pad>", *counting_vocab()))}
     w = np.array([cfg.w_set, cfg.w_pass, cfg.w_inc], dtype=float)
     w /= w.sum()
     seqs, answers, dists, groups = [], [], [], []
@@ -251,7 +251,10 @@ def _max_len(task: str, cfg) -> int:
 
 TASKS: dict[str, Task] = {
     "flipflop": Task(
-        "flipflop", "Flip-Flop", ("w", "r", "i", "0", "1"), flipflop_sample,
+        "flipflop",
+        "Flip-Flop",
+        ("w", "r", "i", "0", "1"),
+        flipflop_sample,
         (
             Split("id", "in-distribution: FFL(0.8), 64 tokens", FlipFlopConfig(32, 0.8)),
             Split("ood", "OOD: FFL(0.98), 128 tokens (sparser and 2× longer)", FlipFlopConfig(64, 0.98)),
@@ -261,7 +264,10 @@ TASKS: dict[str, Task] = {
         example="w1 i0 i1 w0 i1 i1 r? i0 w1 i0 r?",
     ),
     "selective_copy": Task(
-        "selective_copy", "Selective Copy", ("_", "|") + SC_SYMBOLS[:8], selective_copy_sample,
+        "selective_copy",
+        "Selective Copy",
+        ("_", "|", *SC_SYMBOLS[:8]),
+        selective_copy_sample,
         (
             Split("id", "in-distribution: 8 symbols among 24 blanks", SelectiveCopyConfig(8, 24)),
             Split("ood_dense", "OOD dense: 8 symbols among 8 blanks", SelectiveCopyConfig(8, 8)),
@@ -272,11 +278,17 @@ TASKS: dict[str, Task] = {
         example="C__A_B___D|????",
     ),
     "counting": Task(
-        "counting", "Counting", ("<pad>",) + counting_vocab(), counting_sample,
+        "counting",
+        "Counting",
+        ("<pad>", *counting_vocab()),
+        counting_sample,
         (
             Split("id", "in-distribution: 1–3 variables, 3–48 statements", CountingConfig()),
-            Split("ood", "OOD: 1–3 variables, 49–96 statements (longer programs)",
-                  CountingConfig(min_steps=49, max_steps=96)),
+            Split(
+                "ood",
+                "OOD: 1–3 variables, 49–96 statements (longer programs)",
+                CountingConfig(min_steps=49, max_steps=96),
+            ),
         ),
         "statements since the variable last changed",
         char_tokens=False,
@@ -308,7 +320,7 @@ def to_text(task: Task, ids) -> str:
     """Token ids → the string a learner would type (padding dropped)."""
     toks = [task.vocab[int(t)] for t in ids if task.vocab[int(t)] != PAD]
     if task.name == "flipflop":
-        return " ".join(a + b for a, b in zip(toks[0::2], toks[1::2]))  # "w1 i0 r1"
+        return " ".join(a + b for a, b in zip(toks[0::2], toks[1::2], strict=False))  # "w1 i0 r1"
     return ("" if task.char_tokens else " ").join(toks)
 
 
@@ -344,26 +356,41 @@ def parse(task: Task, text: str, max_tokens: int = MAX_TEXT_TOKENS) -> list[str]
     if not toks:
         raise ParseError("The string is empty. Example: " + task.example, code="empty", example=task.example)
     if len(toks) > max_tokens:
-        raise ParseError(f"The string has {len(toks)} tokens; at most {max_tokens} are accepted.",
-                         code="too_long", n=len(toks), max=max_tokens)
+        raise ParseError(
+            f"The string has {len(toks)} tokens; at most {max_tokens} are accepted.",
+            code="too_long",
+            n=len(toks),
+            max=max_tokens,
+        )
     valid = [t for t in task.vocab if t != PAD]
     for k, t in enumerate(toks):
         if t != PLACEHOLDER and t not in valid:
             raise ParseError(
                 f"Token {k + 1} is not part of {task.label}. Valid tokens: "
-                + " ".join(valid) + f", and {PLACEHOLDER} where the model should answer.",
-                token=t[:40], code="bad_token", k=k + 1, task=task.label, valid=" ".join(valid),
+                + " ".join(valid)
+                + f", and {PLACEHOLDER} where the model should answer.",
+                token=t[:40],
+                code="bad_token",
+                k=k + 1,
+                task=task.label,
+                valid=" ".join(valid),
                 placeholder=PLACEHOLDER,
             )
     slots = answer_slots(task, toks)
     for k, t in enumerate(toks):
         if t == PLACEHOLDER and k not in slots:
-            raise ParseError(f"'?' at token {k + 1} is not an answer position. {_slot_rule(task)}",
-                             code="not_slot", k=k + 1, rule=task.name)
-    if task.name == "flipflop":
-        if len(toks) % 2 or any(t not in "wri" for t in toks[0::2]) or any(t not in "01?" for t in toks[1::2]):
-            raise ParseError("Flip-Flop alternates an instruction (w, r, i) and a bit (0, 1, or ? after r).",
-                             code="alternate")
+            raise ParseError(
+                f"'?' at token {k + 1} is not an answer position. {_slot_rule(task)}",
+                code="not_slot",
+                k=k + 1,
+                rule=task.name,
+            )
+    if task.name == "flipflop" and (
+        len(toks) % 2 or any(t not in "wri" for t in toks[0::2]) or any(t not in "01?" for t in toks[1::2])
+    ):
+        raise ParseError(
+            "Flip-Flop alternates an instruction (w, r, i) and a bit (0, 1, or ? after r).", code="alternate"
+        )
     if task.name == "selective_copy" and toks.count("|") != 1:
         raise ParseError("Selective Copy needs exactly one '|' between the input and the copy.", code="one_bar")
     if not slots:

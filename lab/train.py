@@ -17,13 +17,14 @@ on the float16 weights, so loading a shipped checkpoint reproduces its recorded 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import math
 import platform
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import torch
@@ -104,8 +105,8 @@ def predict(model: TinyTransformer, batch: T.Batch, chunk: int = 100) -> np.ndar
     model.eval()
     out = np.full(batch.tokens.shape, -1, dtype=np.int64)
     for s in range(0, len(batch), chunk):
-        ids = torch.from_numpy(batch.tokens[s: s + chunk])
-        out[s: s + chunk, 1:] = model(ids[:, :-1]).argmax(-1).numpy()  # (c, n − 1)
+        ids = torch.from_numpy(batch.tokens[s : s + chunk])
+        out[s : s + chunk, 1:] = model(ids[:, :-1]).argmax(-1).numpy()  # (c, n − 1)
     return out
 
 
@@ -117,7 +118,7 @@ def evaluate(model: TinyTransformer, batch: T.Batch) -> dict:
     dist = batch.distance[batch.answer]
     bad = wrong[batch.answer]
     bins = []
-    for lo, hi in zip(DISTANCE_EDGES[:-1], DISTANCE_EDGES[1:]):
+    for lo, hi in itertools.pairwise(DISTANCE_EDGES):
         sel = (dist >= lo) & (dist < hi)
         if sel.any():
             bins.append({"lo": lo, "hi": hi, "n": int(sel.sum()), "errors": int(bad[sel].sum())})

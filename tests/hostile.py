@@ -127,7 +127,7 @@ MARKUP = {
 }
 INJECTION = {
     "sql-drop": "'; DROP TABLE students; --",
-    "sql-or": "\" OR 1=1 --",
+    "sql-or": '" OR 1=1 --',
     "shell-subst": "$(rm -rf /) `reboot`",
     "shell-pipe": "| cat /etc/passwd && echo hi",
     "path-traversal": "../../../../etc/passwd",
@@ -151,8 +151,14 @@ NUMBERS = {
 }
 
 FAMILIES = {
-    "empty": EMPTY, "short": SHORT, "long": LONG, "scripts": SCRIPTS, "control": CONTROL,
-    "markup": MARKUP, "injection": INJECTION, "numbers": NUMBERS,
+    "empty": EMPTY,
+    "short": SHORT,
+    "long": LONG,
+    "scripts": SCRIPTS,
+    "control": CONTROL,
+    "markup": MARKUP,
+    "injection": INJECTION,
+    "numbers": NUMBERS,
 }
 
 

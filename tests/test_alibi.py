@@ -17,7 +17,6 @@ from encoders.attention import causal_mask, toy_layer
 from encoders.nope import equal_logit_weights
 from explain.chapters import alibi as ch
 from explain.chapters.common import run_tokens
-
 from tests.helpers import errors, fig_array, figure, open_page
 
 SENTENCE = "The cat sat on the mat. The dog sat on the log."
@@ -106,7 +105,7 @@ def test_slopes_match_transformers_bloom():
     """HF BLOOM's ALiBi slopes (float32), an independent implementation of the same rule."""
     from transformers.models.bloom.modeling_bloom import _get_alibi_slopes
 
-    for H in list(range(1, 17)) + [20, 24, 32, 40, 48]:
+    for H in [*list(range(1, 17)), 20, 24, 32, 40, 48]:
         ours = alibi_slopes(H).numpy()
         theirs = _get_alibi_slopes(H, torch.device("cpu")).double().numpy()
         assert np.allclose(ours, theirs, rtol=1e-6, atol=0), H
@@ -524,6 +523,6 @@ def test_page_switches_to_korean_and_keeps_every_control():
     slopes = fig_array(figure(at, t("alibi.slopes.title", "ko", H=6))["data"][0]["y"])
     assert np.allclose(slopes, [1 / 4, 1 / 16, 1 / 64, 1 / 256, 1 / 2, 1 / 8])
     bias_ko = _grid_panels(figure(at, "헤드별 ALiBi 편향"))
-    assert all(np.array_equal(a, b, equal_nan=True) for a, b in zip(bias_en, bias_ko))
+    assert all(np.array_equal(a, b, equal_nan=True) for a, b in zip(bias_en, bias_ko, strict=False))
     assert any("2의 거듭제곱이 아닙니다" in i.value for i in at.info)
     assert at.selectbox(key="alibi_head").options[4] == "헤드 5 · m = 1/2"

@@ -117,7 +117,7 @@ def test_head_mean_and_single_head():
 
 
 def test_seed_example_top_key_at_dial_zero():
-    """"a a a a b a a a b b", causal, dial 0 (position only): ALiBi's last word attends most to
+    """ "a a a a b a a a b b", causal, dial 0 (position only): ALiBi's last word attends most to
     itself (distance 0), with the head-mean weight Σ_h [1 / Σ_{d=0..9} e^(−m_h d)] / 4."""
     w = lab.pick_head(lab.panel("a a a a b a a a b b", 0, "alibi", 4, True, 0.0, ()).weights, None)
     j, top = lab.top_key(w, 9)
@@ -129,8 +129,8 @@ def test_seed_example_top_key_at_dial_zero():
 
 
 def test_shift_test_relative_unchanged_absolute_changed():
-    st = lab.shift_test(S, 0, ("sinusoidal", "learned") + RELATIVE, "Well, you know,", 4, False, None)
-    got = dict(zip(st.methods, st.max_change))
+    st = lab.shift_test(S, 0, ("sinusoidal", "learned", *RELATIVE), "Well, you know,", 4, False, None)
+    got = dict(zip(st.methods, st.max_change, strict=False))
     for m in RELATIVE:
         assert got[m] < 1e-12, m
     assert got["sinusoidal"] > 1e-2 and got["learned"] > 1e-2
@@ -207,8 +207,9 @@ def test_page_default_and_controls():
 
     # One head, the position term, the dial at both ends, causal.
     at.selectbox(key="lab_head").set_value(1).run()
-    np.testing.assert_allclose(_z(at, _title("deberta")), lab.panel(S, 0, "deberta", 4, False, 1.0, ()).weights[1],
-                               atol=1e-5)
+    np.testing.assert_allclose(
+        _z(at, _title("deberta")), lab.panel(S, 0, "deberta", 4, False, 1.0, ()).weights[1], atol=1e-5
+    )
     at.radio(key="lab_show").set_value("position").run()
     assert not errors(at)
     pos = lab.panel(S, 0, "cope", 4, False, 1.0, ()).position[1]
@@ -243,8 +244,9 @@ def test_page_shift_and_length_tests():
     assert not errors(at)
 
 
-@pytest.mark.parametrize("sentence", [" ".join(f"w{k % 37}" for k in range(300)),
-                                      "I ❤️ 서울 and 東京 🇰🇷🇯🇵 — don't you? 👩‍💻"])
+@pytest.mark.parametrize(
+    "sentence", [" ".join(f"w{k % 37}" for k in range(300)), "I ❤️ 서울 and 東京 🇰🇷🇯🇵 — don't you? 👩‍💻"]
+)
 def test_page_long_and_mixed_scripts(sentence):
     at = open_page(PAGE, sentence=sentence)
     assert not errors(at)

@@ -33,8 +33,7 @@ def run_with_params(page: str, params: dict[str, str], sentence: str | None = No
 
 def value(at: AppTest, key: str):
     """The value of the widget with this key, whatever its kind."""
-    for kind in ("slider", "select_slider", "selectbox", "toggle", "checkbox", "radio", "number_input",
-                 "text_input"):
+    for kind in ("slider", "select_slider", "selectbox", "toggle", "checkbox", "radio", "number_input", "text_input"):
         found = [w for w in getattr(at, kind) if w.key == key]
         if found:
             return found[0].value
@@ -45,30 +44,62 @@ def value(at: AppTest, key: str):
 # A selectbox / radio with a format_func is written to the address by its shown label ("head 3").
 LINKS = {
     "why-order": ({"with_pe": "true"}, {"with_pe": True}),
-    "sinusoidal": ({"n": "100", "sin_d": "32", "base": "100", "p": "7", "delta": "-4"},
-                   {"n": 100, "d": 32, "base": 100, "p": 7, "delta": -4}),
+    "sinusoidal": (
+        {"n": "100", "sin_d": "32", "base": "100", "p": "7", "delta": "-4"},
+        {"n": 100, "d": 32, "base": 100, "p": 7, "delta": -4},
+    ),
     "learned": ({"max_len": "8"}, {"max_len": 8}),
-    "trouble": ({"trouble_base": "Your sentence from the sidebar", "trouble_prefix": "Oh well,",
-                 "trouble_l_train": "16", "trouble_l_test": "64"},
-                {"trouble_base": "sidebar", "trouble_prefix": "Oh well,",
-                 "trouble_l_train": 16, "trouble_l_test": 64}),
+    "trouble": (
+        {
+            "trouble_base": "Your sentence from the sidebar",
+            "trouble_prefix": "Oh well,",
+            "trouble_l_train": "16",
+            "trouble_l_test": "64",
+        },
+        {"trouble_base": "sidebar", "trouble_prefix": "Oh well,", "trouble_l_train": 16, "trouble_l_test": 64},
+    ),
     "shaw": ({"shaw_k": "9", "shaw_head": "2"}, {"shaw_k": 9, "shaw_head": 2}),
-    "transformer-xl": ({"xl_head": "head 3", "xl_causal": "false", "xl_on_b": "false", "xl_qlen": "5",
-                        "xl_step": "4 · slice"},
-                       {"xl_head": 2, "xl_causal": False, "xl_on_b": False, "xl_qlen": 5, "xl_step": "sliced"}),
-    "t5": ({"t5_buckets": "64", "t5_max_distance": "300", "t5_causal": "true", "t5_head": "3"},
-           {"t5_buckets": 64, "t5_max_distance": 300, "t5_causal": True, "t5_head": 3}),
-    "deberta": ({"deb_bucket_size": "32", "deb_max_position": "256", "deb_head": "head 2", "deb_on_c2p": "false"},
-                {"deb_bucket_size": 32, "deb_max_position": 256, "deb_head": 1, "deb_on_c2p": False}),
-    "rope": ({"rope_d": "8", "rope_base": "100", "rope_m": "10", "rope_n": "3", "rope_size": "16",
-              "rope_shift": "500", "rope_causal": "true"},
-             {"rope_d": 8, "rope_base": 100, "rope_m": 10, "rope_n": 3, "rope_size": 16, "rope_shift": 500,
-              "rope_causal": True}),
+    "transformer-xl": (
+        {"xl_head": "head 3", "xl_causal": "false", "xl_on_b": "false", "xl_qlen": "5", "xl_step": "4 · slice"},
+        {"xl_head": 2, "xl_causal": False, "xl_on_b": False, "xl_qlen": 5, "xl_step": "sliced"},
+    ),
+    "t5": (
+        {"t5_buckets": "64", "t5_max_distance": "300", "t5_causal": "true", "t5_head": "3"},
+        {"t5_buckets": 64, "t5_max_distance": 300, "t5_causal": True, "t5_head": 3},
+    ),
+    "deberta": (
+        {"deb_bucket_size": "32", "deb_max_position": "256", "deb_head": "head 2", "deb_on_c2p": "false"},
+        {"deb_bucket_size": 32, "deb_max_position": 256, "deb_head": 1, "deb_on_c2p": False},
+    ),
+    "rope": (
+        {
+            "rope_d": "8",
+            "rope_base": "100",
+            "rope_m": "10",
+            "rope_n": "3",
+            "rope_size": "16",
+            "rope_shift": "500",
+            "rope_causal": "true",
+        },
+        {
+            "rope_d": 8,
+            "rope_base": 100,
+            "rope_m": 10,
+            "rope_n": 3,
+            "rope_size": 16,
+            "rope_shift": 500,
+            "rope_causal": True,
+        },
+    ),
     "rope-scaling": ({"rs_d": "64", "rs_s": "8.0", "rs_L": "1024"}, {"rs_d": 64, "rs_s": 8.0, "rs_L": 1024}),
-    "alibi": ({"alibi_heads": "6", "alibi_causal": "false", "alibi_train_len": "64"},
-              {"alibi_heads": 6, "alibi_causal": False, "alibi_train_len": 64}),
-    "cope": ({"cope_unit": "every token", "cope_npos": "16", "cope_sharpness": "2.5"},
-             {"cope_unit": "every token", "cope_npos": 16, "cope_sharpness": 2.5}),
+    "alibi": (
+        {"alibi_heads": "6", "alibi_causal": "false", "alibi_train_len": "64"},
+        {"alibi_heads": 6, "alibi_causal": False, "alibi_train_len": 64},
+    ),
+    "cope": (
+        {"cope_unit": "every token", "cope_npos": "16", "cope_sharpness": "2.5"},
+        {"cope_unit": "every token", "cope_npos": 16, "cope_sharpness": 2.5},
+    ),
     "derivations": ({"d": "rope-matrix-2d", "derivations_all": "false"}, {"derivation": "rope-matrix-2d"}),
 }
 # What the figures must show for some of those links (the picture, not only the widget, follows).
@@ -81,8 +112,13 @@ TITLES = {
 
 
 def test_every_existing_chapter_has_a_link_case():
-    assert set(LINKS) == {c.key for c in CHAPTERS if c.path.startswith(
-        ("pages/absolute/", "pages/relative/", "pages/rotary/", "pages/contextual/cope", "pages/beyond/derivations"))}
+    assert set(LINKS) == {
+        c.key
+        for c in CHAPTERS
+        if c.path.startswith(
+            ("pages/absolute/", "pages/relative/", "pages/rotary/", "pages/contextual/cope", "pages/beyond/derivations")
+        )
+    }
 
 
 @pytest.mark.parametrize("key", list(LINKS))
@@ -109,17 +145,27 @@ def test_link_restores_controls_and_page_has_a_question(key):
 
 
 HOSTILE = {
-    "t5": ({"t5_buckets": "9999", "t5_max_distance": "<script>alert(1)</script>", "t5_causal": "maybe",
-            "t5_head": "-1"}, {"t5_buckets": 32, "t5_max_distance": 128, "t5_causal": False, "t5_head": 0}),
-    "sinusoidal": ({"n": "1e9", "sin_d": "7", "base": "12345", "p": "inf", "delta": "1" * 400},
-                   {"n": 64, "d": 64, "base": 10_000, "p": 5, "delta": 3}),
+    "t5": (
+        {"t5_buckets": "9999", "t5_max_distance": "<script>alert(1)</script>", "t5_causal": "maybe", "t5_head": "-1"},
+        {"t5_buckets": 32, "t5_max_distance": 128, "t5_causal": False, "t5_head": 0},
+    ),
+    "sinusoidal": (
+        {"n": "1e9", "sin_d": "7", "base": "12345", "p": "inf", "delta": "1" * 400},
+        {"n": 64, "d": 64, "base": 10_000, "p": 5, "delta": 3},
+    ),
     "rope-scaling": ({"rs_d": "nan", "rs_s": "inf", "rs_L": ""}, {"rs_d": 128, "rs_s": 4.0, "rs_L": 4096}),
-    "rope": ({"rope_shift": "1e400", "rope_offset": "-inf", "rope_d": "9", "rope_m": "-1"},
-             {"rope_shift": 1000, "rope_offset": 0, "rope_d": 16, "rope_m": 2}),
-    "trouble": ({"trouble_prefix": "x" * 5000, "trouble_l_train": "inf", "trouble_base": "nope"},
-                {"trouble_l_train": 32, "trouble_base": "classic"}),
-    "cope": ({"cope_unit": "🙂", "cope_npos": "-3", "cope_query": "99999", "cope_word": "'; DROP TABLE"},
-             {"cope_unit": "sentence ends", "cope_npos": 64}),
+    "rope": (
+        {"rope_shift": "1e400", "rope_offset": "-inf", "rope_d": "9", "rope_m": "-1"},
+        {"rope_shift": 1000, "rope_offset": 0, "rope_d": 16, "rope_m": 2},
+    ),
+    "trouble": (
+        {"trouble_prefix": "x" * 5000, "trouble_l_train": "inf", "trouble_base": "nope"},
+        {"trouble_l_train": 32, "trouble_base": "classic"},
+    ),
+    "cope": (
+        {"cope_unit": "🙂", "cope_npos": "-3", "cope_query": "99999", "cope_word": "'; DROP TABLE"},
+        {"cope_unit": "sentence ends", "cope_npos": 64},
+    ),
     "derivations": ({"d": "../../etc/passwd"}, {"derivation": "sinusoidal-dot-product"}),
 }
 
@@ -194,6 +240,7 @@ def test_predict_rejects_an_answer_that_is_not_an_option():
 
 def _bad_predict():
     from ui.classroom import predict
+
     predict("x", "?", [1, 2], 3, "")
 
 
@@ -244,10 +291,13 @@ def test_token_tables_name_repeated_tokens_uniquely():
     toks = ["the", "cat", "sat", "on", "the", "mat"]
     z = np.arange(36, dtype=float).reshape(6, 6)
     z[0, 5] = np.nan
-    for fig in (F.token_heatmap(z, toks, toks, "t"), F.token_map(z, toks, "t"),
-                F.token_heatmap_grid(np.stack([z, -z]), toks, "t", panel_titles=["a", "b"])):
+    for fig in (
+        F.token_heatmap(z, toks, toks, "t"),
+        F.token_map(z, toks, "t"),
+        F.token_heatmap_grid(np.stack([z, -z]), toks, "t", panel_titles=["a", "b"]),
+    ):
         tables = heatmap_tables(fig)
-        name, df = tables[0]
+        _name, df = tables[0]
         assert len(set(df.index)) == 6 and len(set(df.columns)) == 6
         assert df.index[4].endswith("the") and df.index[4] != df.index[0]
         np.testing.assert_array_equal(df.to_numpy(), z)
@@ -260,10 +310,10 @@ def test_token_tables_name_repeated_tokens_uniquely():
 
 def test_line_tables_have_one_column_per_curve():
     x = np.arange(5)
-    fig = F.lines(x, {"a": x ** 2, "b": -x}, "t", x_title="distance", y_title="y")
+    fig = F.lines(x, {"a": x**2, "b": -x}, "t", x_title="distance", y_title="y")
     df = trace_table(fig)
     assert list(df.columns) == ["distance", "a", "b"]
-    np.testing.assert_array_equal(df["a"].to_numpy(), x ** 2)
+    np.testing.assert_array_equal(df["a"].to_numpy(), x**2)
 
 
 @pytest.mark.parametrize("key", ["t5", "alibi", "shaw", "transformer-xl", "why-order"])

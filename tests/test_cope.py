@@ -27,6 +27,7 @@ def _causal_logits(n, seed=0, scale=2.0):
 
 # --- properties -----------------------------------------------------------------------------------
 
+
 def test_future_positions_are_zero_and_diagonal_is_own_gate():
     a = _causal_logits(7)
     p = contextual_positions(a)
@@ -85,7 +86,7 @@ def test_bidirectional_counts_both_ways_and_matches_causal_below_diagonal():
     for i in range(5):
         for j in range(5):
             lo, hi = min(i, j), max(i, j)
-            assert p[i, j].item() == pytest.approx(gates[i, lo:hi + 1].sum().item(), abs=1e-12)
+            assert p[i, j].item() == pytest.approx(gates[i, lo : hi + 1].sum().item(), abs=1e-12)
     future = torch.arange(5)[None, :] > torch.arange(5)[:, None]
     causal = contextual_positions(a.masked_fill(future, float("-inf")))
     assert torch.allclose(p[~future], causal[~future], atol=1e-14)
@@ -129,8 +130,8 @@ def _naive_cope_logits(q, k, table, npos, official=False):
                         continue
                     c = sum(q[bb, hh, i, x] * k[bb, hh, j, x] for x in range(d)) / math.sqrt(d)
                     p = 0.0
-                    for t in range(j, i + 1):
-                        a = sum(q[bb, hh, i, x] * k[bb, hh, t, x] for x in range(d)) / math.sqrt(d)
+                    for s in range(j, i + 1):
+                        a = sum(q[bb, hh, i, x] * k[bb, hh, s, x] for x in range(d)) / math.sqrt(d)
                         p += 1.0 / (1.0 + math.exp(-a))
                     p = min(p, npos - 1)
                     lo, hi = math.floor(p), math.ceil(p)
@@ -232,8 +233,9 @@ def test_count_view_matches_an_explicit_count():
 
 
 def test_last_sentence_count():
-    cv = ch.count_view("Alice saw Alice. Then Bob and Alice met Alice and Alice.", "sentence ends", "",
-                       math.inf, False, 64)
+    cv = ch.count_view(
+        "Alice saw Alice. Then Bob and Alice met Alice and Alice.", "sentence ends", "", math.inf, False, 64
+    )
     count, in_last = ch.last_sentence_count(cv, "alice")
     assert count == 3 and in_last.sum() == 9 and not in_last[:4].any()
 
@@ -286,9 +288,17 @@ def test_page_sliders_at_extremes():
     at.slider(key="cope_sharpness").set_value(0.0).run()
     g = _z(at, "Gates g_ij")
     assert np.allclose(g[np.tril_indices(16)], 0.5)
-    for key, value in [("cope_query", 0), ("cope_query", 15), ("cope_key", 15), ("cope_target", ch.MAX_TARGET),
-                       ("cope_strength", ch.MAX_PREFERENCE), ("cope_content", 2.0), ("cope_head", ch.N_HEADS),
-                       ("cope_npos", 2), ("cope_sharpness", ch.MAX_SHARPNESS)]:
+    for key, value in [
+        ("cope_query", 0),
+        ("cope_query", 15),
+        ("cope_key", 15),
+        ("cope_target", ch.MAX_TARGET),
+        ("cope_strength", ch.MAX_PREFERENCE),
+        ("cope_content", 2.0),
+        ("cope_head", ch.N_HEADS),
+        ("cope_npos", 2),
+        ("cope_sharpness", ch.MAX_SHARPNESS),
+    ]:
         at.slider(key=key).set_value(value).run()
         assert not errors(at), (key, value)
     at.radio(key="cope_variant").set_value("official").run()
@@ -298,8 +308,7 @@ def test_page_sliders_at_extremes():
 
 def test_page_alice_answer():
     at = open_page(PAGE, sentence="Alice saw Alice. Then Bob and Alice met Alice and Alice.")
-    assert any("appears **3** time(s) in the last sentence" in m.value and "5 time(s)" in m.value
-               for m in at.markdown)
+    assert any("appears **3** time(s) in the last sentence" in m.value and "5 time(s)" in m.value for m in at.markdown)
 
 
 def test_page_korean_emoji_and_long_text():

@@ -19,8 +19,21 @@ from tests.helpers import errors, fig_array, figure, figures, open_page
 PAGE = "pages/relative/deberta.py"
 D, H = 32, 4
 d = D // H
-SETTINGS = [(2, 5), (4, 9), (6, 11), (8, 64), (16, 128), (16, 1025), (32, 129), (64, 512), (98, 257),
-            (128, 513), (256, 512), (256, 130), (512, 1024)]
+SETTINGS = [
+    (2, 5),
+    (4, 9),
+    (6, 11),
+    (8, 64),
+    (16, 128),
+    (16, 1025),
+    (32, 129),
+    (64, 512),
+    (98, 257),
+    (128, 513),
+    (256, 512),
+    (256, 130),
+    (512, 1024),
+]
 
 
 def _loop_bucket(r: int, B: int, M: int) -> tuple[int, float]:
@@ -42,7 +55,7 @@ def _exact_bucket(r: int, B: int, M: int) -> int:
         return r
 
     def reached(t: int) -> bool:
-        return a ** (mid - 1) * mid ** t <= (M - 1) ** t * mid ** (mid - 1)
+        return a ** (mid - 1) * mid**t <= (M - 1) ** t * mid ** (mid - 1)
 
     # Start just below a float estimate (only for speed): the integer test decides every step.
     t = max(0, math.floor(math.log(a / mid) / math.log((M - 1) / mid) * (mid - 1)) - 2)
@@ -100,7 +113,7 @@ def test_buckets_against_float64_loops_and_exact_arithmetic(B, M):
     (up to float32 rounding): there ⌈·⌉ flips with the last bit, in either direction."""
     rs = range(-(M - 1), M)
     ours = log_bucket_position(torch.tensor(list(rs)), B, M).tolist()
-    for r, o in zip(rs, ours):
+    for r, o in zip(rs, ours, strict=False):
         loop, x = _loop_bucket(r, B, M)
         exact = _exact_bucket(r, B, M)
         for other in (loop, exact):
@@ -208,9 +221,17 @@ def test_attention_equals_the_transformers_oracle(pattern, B, M):
     x = _x(n)
     with torch.no_grad():
         r = layer(x)
-    cfg = DebertaV2Config(hidden_size=D, num_attention_heads=H, relative_attention=True, pos_att_type=list(pattern),
-                          position_buckets=B, max_relative_positions=M, share_att_key=False,
-                          attention_probs_dropout_prob=0.0, hidden_dropout_prob=0.0)
+    cfg = DebertaV2Config(
+        hidden_size=D,
+        num_attention_heads=H,
+        relative_attention=True,
+        pos_att_type=list(pattern),
+        position_buckets=B,
+        max_relative_positions=M,
+        share_att_key=False,
+        attention_probs_dropout_prob=0.0,
+        hidden_dropout_prob=0.0,
+    )
     att = DisentangledSelfAttention(cfg).double().eval()
     with torch.no_grad():
         for ours, theirs in [(layer.w_q, att.query_proj), (layer.w_k, att.key_proj), (layer.w_v, att.value_proj)]:

@@ -96,7 +96,7 @@ def test_every_derivation_verifies(derivation_id):
     assert [c.index for c in report.checks] == list(range(1, len(d.steps)))
     assert all(c.method for c in report.all_checks)
     # Substitution steps are checked by applying the substitution, never skipped.
-    for c, s in zip(report.checks, d.steps[1:]):
+    for c, s in zip(report.checks, d.steps[1:], strict=False):
         assert c.rule == s.rule
         assert c.method.startswith("substitution") == (s.kind == "substitution")
     if d.claim_expr is not None:
@@ -293,7 +293,9 @@ def test_rope_2d_matches_an_independent_numpy_rotation():
     assert last == pytest.approx(q @ rot((n - m) * theta) @ k, abs=1e-12)
     # The complex form gives the same number.
     cplx = D.get("rope-complex-2d")
-    assert D.numeric_check(cplx, {"m": m, "n": n, "theta": theta, "q1": 0.8, "q2": -0.5, "k1": 0.3, "k2": 1.1})[1] == pytest.approx(expected, abs=1e-12)
+    assert D.numeric_check(cplx, {"m": m, "n": n, "theta": theta, "q1": 0.8, "q2": -0.5, "k1": 0.3, "k2": 1.1})[
+        1
+    ] == pytest.approx(expected, abs=1e-12)
 
 
 def test_sinusoidal_dot_product_matches_numpy_with_paper_frequencies():
@@ -320,7 +322,7 @@ def test_rope_d6_matrix_matches_numpy():
         out = np.zeros((6, 6))
         for f, t in enumerate([1.0, 0.1, 0.01]):
             a = pos * t
-            out[2 * f:2 * f + 2, 2 * f:2 * f + 2] = [[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]]
+            out[2 * f : 2 * f + 2, 2 * f : 2 * f + 2] = [[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]]
         return out
 
     assert np.allclose(first, block_diag(2).T @ block_diag(5))

@@ -68,7 +68,7 @@ def test_catalogue_shows_a_verified_badge_for_every_identity(chapter):
     catalogue = next(m.value for m in chapter.markdown if m.value.startswith("| status |"))
     rows = catalogue.splitlines()[2:]
     assert len(rows) == len(IDS)
-    for d, row in zip(D.ALL_DERIVATIONS, rows):
+    for d, row in zip(D.ALL_DERIVATIONS, rows, strict=False):
         assert ":green-badge[:material/verified: verified]" in row
         assert UD.md_escape(d.title) in row
         # The chapter is named by its title from the table of contents, as the sidebar names it.
@@ -104,7 +104,7 @@ def test_every_derivation_is_rendered_from_the_engines_objects_with_its_badge(ch
         proven = [c for c in captions if c.startswith(":green[✓ proven]")]
         assert len(proven) == len(d.steps) - 1, d.id
         report = D.verify(d)
-        for c, text in zip(report.checks, proven):
+        for c, text in zip(report.checks, proven, strict=False):
             assert f"`{c.method}`" in text
         assert at.query_params["d"] == d.id
 
@@ -209,8 +209,10 @@ def test_random_and_default_buttons(chapter):
     at = chapter
     at.selectbox(key="derivation").set_value("alibi-shift-invariance").run()
     at.button(key="one:alibi-shift-invariance:#reset").click().run()
-    defaults = {p.name: at.number_input(key=f"one:alibi-shift-invariance:{p.name}").value
-                for p in D.get("alibi-shift-invariance").parameters}
+    defaults = {
+        p.name: at.number_input(key=f"one:alibi-shift-invariance:{p.name}").value
+        for p in D.get("alibi-shift-invariance").parameters
+    }
     assert defaults == D.get("alibi-shift-invariance").defaults
     at.button(key="one:alibi-shift-invariance:#random").click().run()
     drawn = {n: at.number_input(key=f"one:alibi-shift-invariance:{n}").value for n in defaults}
@@ -296,8 +298,13 @@ def test_catalogue_marks_a_failing_report_red():
 def test_lines_use_the_right_relation_signs():
     d = D.get("absolute-pe-attention")
     shown = UD.lines(d, D.verify(d))
-    assert [ln.latex.split(" ", 1)[0] for ln in shown[1:]] == ["=", "=", UD.SUBSTITUTION_ARROW, UD.SUBSTITUTION_ARROW,
-                                                              UD.SUBSTITUTION_ARROW]
+    assert [ln.latex.split(" ", 1)[0] for ln in shown[1:]] == [
+        "=",
+        "=",
+        UD.SUBSTITUTION_ARROW,
+        UD.SUBSTITUTION_ARROW,
+        UD.SUBSTITUTION_ARROW,
+    ]
     assert not shown[0].latex.startswith(("=", UD.SUBSTITUTION_ARROW))
     # A claim reached through modelling choices is not written as an equality with line 0.
     assert UD.SUBSTITUTION_ARROW in UD.claim_display(d)
@@ -417,22 +424,35 @@ def test_korean_derivations_are_the_same_sympy_objects_with_korean_words():
     for en in D.ALL_DERIVATIONS:
         ko = D.get(en.id, "ko")
         assert ko is D.get(en.id, "ko")  # built once per language
-        assert [(s.expr, s.changed, s.kind, s.substitution) for s in ko.steps] == \
-            [(s.expr, s.changed, s.kind, s.substitution) for s in en.steps]
+        assert [(s.expr, s.changed, s.kind, s.substitution) for s in ko.steps] == [
+            (s.expr, s.changed, s.kind, s.substitution) for s in en.steps
+        ]
         assert (ko.claim_expr, ko.where, ko.stand_ins) == (en.claim_expr, en.where, en.stand_ins)
         assert [(p.name, p.default) for p in ko.parameters] == [(p.name, p.default) for p in en.parameters]
         assert [UD.step_latex(s) for s in ko.steps] == [UD.step_latex(s) for s in en.steps]
         # Every word is Korean: no English outside math, code, names and glosses (as the scan reads it).
         assert ko.title != en.title and ko.intro != en.intro and ko.claim != en.claim, en.id
-        texts = [ko.title, ko.intro, ko.claim, ko.source, *ko.notes, *(s.rule for s in ko.steps),
-                 *(p.label for p in ko.parameters)]
+        texts = [
+            ko.title,
+            ko.intro,
+            ko.claim,
+            ko.source,
+            *ko.notes,
+            *(s.rule for s in ko.steps),
+            *(p.label for p in ko.parameters),
+        ]
         assert not [(t, english_words(t)) for t in texts if english_words(t)], en.id
         assert len(ko.notes) == len(en.notes)
         assert D.registered(ko) and D.registered(en)
         # Input specs follow the parameter names, not the words: same bounds in both languages.
-        for pk, pe in zip(ko.parameters, en.parameters):
+        for pk, pe in zip(ko.parameters, en.parameters, strict=False):
             a, b = UD.input_spec(pk), UD.input_spec(pe)
-            assert (a.integer, a.min_value, a.max_value, a.group != "") == (b.integer, b.min_value, b.max_value, b.group != "")
+            assert (a.integer, a.min_value, a.max_value, a.group != "") == (
+                b.integer,
+                b.min_value,
+                b.max_value,
+                b.group != "",
+            )
     assert not D.registered(_broken_rope())
 
 
@@ -457,7 +477,7 @@ def test_substitution_failures_are_explained_in_both_languages():
     d = D.get("absolute-pe-attention")
     s = d.steps[4]
     wrong = dataclasses.replace(s, expr=d.steps[3].expr)  # claims a replacement but changes nothing
-    broken = dataclasses.replace(d, steps=d.steps[:4] + (wrong,) + d.steps[5:])
+    broken = dataclasses.replace(d, steps=(*d.steps[:4], wrong, *d.steps[5:]))
     check = D.verify(broken).checks[3]
     assert not check.ok
     assert check.message.startswith("the previous step with the substitution applied is not this step: ")

@@ -27,8 +27,10 @@ def _plain(**layout) -> go.Figure:
 def test_vline_and_its_label_match_plotly(position):
     ref = _plain()
     ref.add_vline(x=3.5, line=dict(color="red", width=2), annotation=dict(text="here"), annotation_position=position)
-    ours = _plain(shapes=[F._vline(3.5, dict(color="red", width=2))],
-                  annotations=[F._vline_note(3.5, position.replace(" ", "_"), text="here")])
+    ours = _plain(
+        shapes=[F._vline(3.5, dict(color="red", width=2))],
+        annotations=[F._vline_note(3.5, position.replace(" ", "_"), text="here")],
+    )
     assert _spec(ours) == _spec(ref)
 
 
@@ -36,18 +38,29 @@ def test_vline_and_its_label_match_plotly(position):
 def test_hline_and_its_label_match_plotly(position):
     ref = _plain()
     ref.add_hline(y=-2.0, line=dict(dash="dash"), annotation=dict(text="there"), annotation_position=position)
-    ours = _plain(shapes=[F._hline(-2.0, dict(dash="dash"))],
-                  annotations=[F._hline_note(-2.0, position.replace(" ", "_"), text="there")])
+    ours = _plain(
+        shapes=[F._hline(-2.0, dict(dash="dash"))],
+        annotations=[F._hline_note(-2.0, position.replace(" ", "_"), text="there")],
+    )
     assert _spec(ours) == _spec(ref)
 
 
 @pytest.mark.parametrize("position", ["top left", "bottom left"])
 def test_vrect_and_its_label_match_plotly(position):
     ref = _plain()
-    ref.add_vrect(x0=4, x1=-1, fillcolor="grey", line_width=0, layer="below", annotation=dict(text="band"),
-                  annotation_position=position)
-    ours = _plain(shapes=[F._vrect(4, -1, fillcolor="grey", line=dict(width=0), layer="below")],
-                  annotations=[F._vrect_note(4, -1, position.replace(" ", "_"), text="band")])
+    ref.add_vrect(
+        x0=4,
+        x1=-1,
+        fillcolor="grey",
+        line_width=0,
+        layer="below",
+        annotation=dict(text="band"),
+        annotation_position=position,
+    )
+    ours = _plain(
+        shapes=[F._vrect(4, -1, fillcolor="grey", line=dict(width=0), layer="below")],
+        annotations=[F._vrect_note(4, -1, position.replace(" ", "_"), text="band")],
+    )
     assert _spec(ours) == _spec(ref)
 
 
@@ -82,14 +95,25 @@ def test_figures_get_the_atlas_template_whatever_was_imported_last():
         pio.templates.default = old
 
 
-@pytest.mark.parametrize("array", [
-    np.array([0.5, np.nan, -2.25]), np.arange(6, dtype=np.float32).reshape(2, 3), np.array([1, 2, 300]),
-    np.array([-5, 70_000]), np.array([2**40, 1]), np.array(["circle", "arrow"]), np.array([True, False]),
-    np.array([], dtype=float), np.array([7, 20, 0, 7, 20, 0]),
-], ids=["f8-nan", "f4-2d", "int16", "int32", "int64-wide", "str", "bool", "empty", "int8"])
+@pytest.mark.parametrize(
+    "array",
+    [
+        np.array([0.5, np.nan, -2.25]),
+        np.arange(6, dtype=np.float32).reshape(2, 3),
+        np.array([1, 2, 300]),
+        np.array([-5, 70_000]),
+        np.array([2**40, 1]),
+        np.array(["circle", "arrow"]),
+        np.array([True, False]),
+        np.array([], dtype=float),
+        np.array([7, 20, 0, 7, 20, 0]),
+    ],
+    ids=["f8-nan", "f4-2d", "int16", "int32", "int64-wide", "str", "bool", "empty", "int8"],
+)
 def test_typed_arrays_match_plotlys_own_encoding(array):
     """The animation frames carry arrays pre-encoded by _typed_arrays: the JSON must be exactly what
     plotly's encoder makes of the numpy array itself."""
+
     def sent(x):  # what Streamlit sends: the figure's to_dict (where plotly encodes arrays), as JSON
         fig = go.Figure(data=[{"type": "scatter", "x": x}], _validate=False)
         return json.loads(pio.to_json(fig.to_dict(), validate=False))["data"][0]["x"]

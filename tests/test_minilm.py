@@ -6,13 +6,13 @@ import os
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-import torch  # noqa: E402
+import numpy as np
+import pytest
+import torch
 
-from encoders.minilm import MAX_POSITIONS, WordPiece, load, model_dir  # noqa: E402
-from explain.chapters import minilm as ch  # noqa: E402
-from tests.helpers import errors, fig_array, figure, open_page  # noqa: E402
+from encoders.minilm import MAX_POSITIONS, WordPiece, load, model_dir
+from explain.chapters import minilm as ch
+from tests.helpers import errors, fig_array, figure, open_page
 
 PAGE = "pages/labs/minilm.py"
 S = "The cat sat on the mat. The dog sat on the log."
@@ -52,8 +52,19 @@ def test_token_ids_match_transformers(oracle):
 def test_wordpiece_examples():
     _, tok = load()
     assert tok.encode("Positional encodings let transformers understand word order.").tokens == (
-        "[CLS]", "position", "##al", "encoding", "##s", "let", "transformers", "understand", "word", "order", ".",
-        "[SEP]")
+        "[CLS]",
+        "position",
+        "##al",
+        "encoding",
+        "##s",
+        "let",
+        "transformers",
+        "understand",
+        "word",
+        "order",
+        ".",
+        "[SEP]",
+    )
     assert tok.word_pieces("x" * 101) == ["[UNK]"]
     assert tok.words("Café, naïve!") == ["cafe", ",", "naive", "!"]
     assert tok.words("東京x") == ["東", "京", "x"]
@@ -84,14 +95,17 @@ def test_truncation_is_reported():
 # -- the forward pass -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("sentence,positions", [
-    (S, None),
-    (SENTENCES[2], None),
-    (SENTENCES[1], "shift"),
-    (SENTENCES[1], "shuffle"),
-])
+@pytest.mark.parametrize(
+    "sentence,positions",
+    [
+        (S, None),
+        (SENTENCES[2], None),
+        (SENTENCES[1], "shift"),
+        (SENTENCES[1], "shuffle"),
+    ],
+)
 def test_attentions_and_hidden_state_match_transformers(oracle, sentence, positions):
-    ref_tok, ref = oracle
+    _ref_tok, ref = oracle
     model, tok = load()
     ids = torch.tensor(tok.encode(sentence).ids)[None]  # (1, n)
     n = ids.shape[1]
@@ -100,7 +114,7 @@ def test_attentions_and_hidden_state_match_transformers(oracle, sentence, positi
         want = ref(input_ids=ids, position_ids=pos, output_attentions=True)
         got = model(ids, pos)
     assert len(got.attentions) == 6
-    att = max(float((a - b).abs().max()) for a, b in zip(want.attentions, got.attentions))
+    att = max(float((a - b).abs().max()) for a, b in zip(want.attentions, got.attentions, strict=False))
     hid = float((want.last_hidden_state - got.hidden).abs().max())
     assert att < 1e-5 and hid < 1e-4, (att, hid)
 
@@ -153,8 +167,17 @@ def test_position_change_zero_shift_is_zero_and_shuffle_moves_the_previous_token
     # Independent: ½ Σ_j |Δw| by hand for one head and query.
     q = 5
     assert sh.change[1, 4] == pytest.approx(
-        np.mean([0.5 * sum(abs(float(sh.after[1, 4, i, j]) - float(sh.before[1, 4, i, j]))
-                           for j in range(sh.before.shape[-1])) for i in range(sh.before.shape[-2])]), abs=1e-6)
+        np.mean(
+            [
+                0.5
+                * sum(
+                    abs(float(sh.after[1, 4, i, j]) - float(sh.before[1, 4, i, j])) for j in range(sh.before.shape[-1])
+                )
+                for i in range(sh.before.shape[-2])
+            ]
+        ),
+        abs=1e-6,
+    )
     assert q  # the loop above covers every query
 
 
@@ -217,8 +240,9 @@ def test_page_runs_and_draws_real_attention():
     np.testing.assert_allclose(moved, ch.position_change(S, "shift", 496).change, atol=1e-6)
 
 
-@pytest.mark.parametrize("sentence", [" ".join(f"w{k % 37}" for k in range(300)),
-                                      "고양이가 매트 위에 앉았다. I ❤️ 서울 🇰🇷 👩‍💻"])
+@pytest.mark.parametrize(
+    "sentence", [" ".join(f"w{k % 37}" for k in range(300)), "고양이가 매트 위에 앉았다. I ❤️ 서울 🇰🇷 👩‍💻"]
+)
 def test_page_long_and_mixed_scripts(sentence):
     at = open_page(PAGE, sentence=sentence)
     assert not errors(at)

@@ -45,8 +45,7 @@ def reads_sentence(chapter) -> bool:
 def texts(at: AppTest) -> list[str]:
     """Every piece of Markdown-rendered text on the page (st.markdown, captions, alerts, titles…)."""
     out: list[str] = []
-    for kind in ("markdown", "caption", "info", "warning", "success", "error", "title", "header",
-                 "subheader", "latex"):
+    for kind in ("markdown", "caption", "info", "warning", "success", "error", "title", "header", "subheader", "latex"):
         out += [str(e.value) for e in getattr(at, kind)]
     return out
 
@@ -74,8 +73,9 @@ def shows(at: AppTest, token: str) -> bool:
     or a Markdown code span (ui.common.inline_tokens)? Prose that merely contains the letters
     ("category") does not count. Long texts get thinned tick labels, but position 0 always has
     one: ask for a sentence's first token."""
-    return (any(label == token or label.endswith(f" · {token}") for label in token_labels(at))
-            or any(f"`{token}`" in t for t in texts(at)))
+    return any(label == token or label.endswith(f" · {token}") for label in token_labels(at)) or any(
+        f"`{token}`" in t for t in texts(at)
+    )
 
 
 def notices(at: AppTest) -> tuple[list[str], list[str]]:
@@ -211,8 +211,12 @@ def test_url_restores_sentence_and_seed_on_every_page():
     problems = []
     for chapter in CHAPTERS:
         at.switch_page(chapter.path).run()
-        got = (at.text_area(key="sentence").value, at.number_input(key="seed").value,
-               at.query_params.get("s"), at.query_params.get("seed"))
+        got = (
+            at.text_area(key="sentence").value,
+            at.number_input(key="seed").value,
+            at.query_params.get("s"),
+            at.query_params.get("seed"),
+        )
         if got != ("hello world", 7, "hello world", "7"):
             problems.append(f"{chapter.key}: sentence, seed, ?s, ?seed = {got}")
         if errors(at):

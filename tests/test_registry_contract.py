@@ -8,7 +8,6 @@ import torch
 from encoders import REGISTRY, build
 from encoders.attention import causal_mask, toy_layer
 from encoders.base import PositionalEncoding
-
 from tests.helpers import ROOT
 
 NAMES = sorted(REGISTRY)

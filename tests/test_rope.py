@@ -131,14 +131,17 @@ def test_rotation_matrix_is_block_rotation_and_matches_apply_rotary(layout):
         assert abs(torch.linalg.det(R) - 1) < 1e-12
         assert torch.allclose(R @ x, apply_rotary(x[None], [m], layout=layout)[0], atol=1e-9)
     # R_mᵀ R_n = R_(n−m)
-    assert torch.allclose(rotation_matrix(3, d, layout=layout).T @ rotation_matrix(11, d, layout=layout),
-                          rotation_matrix(8, d, layout=layout), atol=1e-13)
+    assert torch.allclose(
+        rotation_matrix(3, d, layout=layout).T @ rotation_matrix(11, d, layout=layout),
+        rotation_matrix(8, d, layout=layout),
+        atol=1e-13,
+    )
     # block structure (interleaved): nothing outside the 2×2 diagonal blocks
     if layout == "interleaved":
         R = rotation_matrix(4, d)
         mask = torch.zeros(d, d, dtype=torch.bool)
         for f in range(d // 2):
-            mask[2 * f: 2 * f + 2, 2 * f: 2 * f + 2] = True
+            mask[2 * f : 2 * f + 2, 2 * f : 2 * f + 2] = True
         assert (R[~mask] == 0).all() and (R[mask] != 0).any()
 
 
@@ -214,8 +217,12 @@ def test_frequencies_equal_hf_llama_default_rope():
     from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
 
     for d, base in ((8, 10000.0), (64, 10000.0), (128, 500000.0), (32, 1000.0)):
-        cfg = LlamaConfig(hidden_size=d * 2, num_attention_heads=2, max_position_embeddings=256,
-                          rope_parameters={"rope_type": "default", "rope_theta": base})
+        cfg = LlamaConfig(
+            hidden_size=d * 2,
+            num_attention_heads=2,
+            max_position_embeddings=256,
+            rope_parameters={"rope_type": "default", "rope_theta": base},
+        )
         inv, factor = LlamaRotaryEmbedding.compute_default_rope_parameters(cfg)
         assert factor == 1.0
         assert torch.allclose(inv.double(), rope_frequencies(d, base), rtol=1e-6)
@@ -226,8 +233,12 @@ def test_half_split_equals_hf_llama_apply_rotary_pos_emb():
     from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding, apply_rotary_pos_emb
 
     d, h, n = 32, 2, 40
-    cfg = LlamaConfig(hidden_size=d * h, num_attention_heads=h, max_position_embeddings=512,
-                      rope_parameters={"rope_type": "default", "rope_theta": 10000.0})
+    cfg = LlamaConfig(
+        hidden_size=d * h,
+        num_attention_heads=h,
+        max_position_embeddings=512,
+        rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+    )
     rot = LlamaRotaryEmbedding(cfg)
     q, k = rand(1, h, n, d, seed=10, dtype=torch.float32), rand(1, h, n, d, seed=11, dtype=torch.float32)
     pos = torch.arange(n)[None] + 200
@@ -249,7 +260,7 @@ def test_interleaved_equals_hf_gptj_rotary():
 
     d, n = 16, 30
     table = create_sinusoidal_positions(n, d)  # (n, d): [sin | cos] per position
-    sin, cos = table[:, : d // 2][None], table[:, d // 2:][None]  # (1, n, d/2)
+    sin, cos = table[:, : d // 2][None], table[:, d // 2 :][None]  # (1, n, d/2)
     x = rand(1, n, 3, d, seed=12, dtype=torch.float32)  # GPT-J: (b, n, h, d)
     want = apply_rotary_pos_emb(x, sin, cos)
     got = apply_rotary(x.transpose(1, 2), torch.arange(n)).transpose(1, 2)
@@ -267,7 +278,7 @@ def naive_rope_logits(q: np.ndarray, k: np.ndarray, qpos, kpos, base=10000.0) ->
         qr = naive_rotate(list(q[i]), m, base)
         for j, n in enumerate(kpos):
             kr = naive_rotate(list(k[j]), n, base)
-            out[i, j] = sum(a * b for a, b in zip(qr, kr)) / math.sqrt(d)
+            out[i, j] = sum(a * b for a, b in zip(qr, kr, strict=False)) / math.sqrt(d)
     return out
 
 
@@ -470,9 +481,16 @@ def test_rotation_circles_unvalidated_build_is_valid_plotly():
 
     c = ch.circles(TOKS, 0, 16, 10000.0, 1, 5, 2, 6, 12, "both")
     pairs = c.q_xy.shape[1]
-    fig = F.rotation_circles(c.q_xy, c.k_xy, "Rotation <circles>", panel_titles=[f"pair {p}" for p in range(pairs)],
-                             notes=np.full(c.q_xy.shape[:2], "note"), frame_titles=[f"t={k}" for k in range(12)],
-                             frame_labels=[str(k) for k in range(12)], cols=4)
+    fig = F.rotation_circles(
+        c.q_xy,
+        c.k_xy,
+        "Rotation <circles>",
+        panel_titles=[f"pair {p}" for p in range(pairs)],
+        notes=np.full(c.q_xy.shape[:2], "note"),
+        frame_titles=[f"t={k}" for k in range(12)],
+        frame_labels=[str(k) for k in range(12)],
+        cols=4,
+    )
     fast = fig.to_dict()
     checked = go.Figure(fast).to_dict()  # every attribute validated (raises on an invalid one)
     assert len(fast["frames"]) == 12 and len(fast["frames"][0]["data"]) == 4

@@ -165,8 +165,16 @@ def test_pinned_values():
 # -- independent computations and the HF oracles ---------------------------------------------------------
 
 
-@pytest.mark.parametrize("d,base,s,L", [(16, 10000.0, 4.0, 64), (128, 10000.0, 8.0, 4096), (64, 500000.0, 2.0, 8192),
-                                        (32, 1000.0, 16.0, 100), (8, 10000.0, 1.5, 16)])
+@pytest.mark.parametrize(
+    "d,base,s,L",
+    [
+        (16, 10000.0, 4.0, 64),
+        (128, 10000.0, 8.0, 4096),
+        (64, 500000.0, 2.0, 8192),
+        (32, 1000.0, 16.0, 100),
+        (8, 10000.0, 1.5, 16),
+    ],
+)
 def test_schemes_equal_the_float64_formulas(d, base, s, L):
     assert np.allclose(pi_frequencies(d, base, s).numpy(), [t / s for t in naive_theta(d, base)], rtol=1e-14)
     assert np.allclose(ntk_frequencies(d, base, s).numpy(), naive_ntk(d, base, s), rtol=1e-13)
@@ -176,19 +184,30 @@ def test_schemes_equal_the_float64_formulas(d, base, s, L):
     for bf, bs, tr in ((32.0, 1.0, True), (32.0, 1.0, False), (16.0, 2.0, True), (64.0, 0.5, False)):
         want, mscale = naive_yarn(d, base, s, L, bf, bs, tr)
         assert np.allclose(yarn_frequencies(d, base, s, L, bf, bs, tr).numpy(), want, rtol=1e-13)
-        assert scaled_frequencies("yarn", d, base, s, L, beta_fast=bf, beta_slow=bs, truncate=tr).attention_factor \
-            == pytest.approx(mscale)
+        assert scaled_frequencies(
+            "yarn", d, base, s, L, beta_fast=bf, beta_slow=bs, truncate=tr
+        ).attention_factor == pytest.approx(mscale)
 
 
 def _llama(d, base, rope_parameters, max_pos, heads=2):
     from transformers import LlamaConfig
 
-    return LlamaConfig(hidden_size=d * heads, num_attention_heads=heads, max_position_embeddings=max_pos,
-                       rope_parameters={"rope_theta": base, **rope_parameters})
+    return LlamaConfig(
+        hidden_size=d * heads,
+        num_attention_heads=heads,
+        max_position_embeddings=max_pos,
+        rope_parameters={"rope_theta": base, **rope_parameters},
+    )
 
 
-CASES = [(16, 10000.0, 4.0, 64), (64, 10000.0, 8.0, 2048), (128, 10000.0, 4.0, 4096), (128, 500000.0, 16.0, 8192),
-         (32, 1000.0, 2.0, 100), (8, 10000.0, 1.0, 32)]
+CASES = [
+    (16, 10000.0, 4.0, 64),
+    (64, 10000.0, 8.0, 2048),
+    (128, 10000.0, 4.0, 4096),
+    (128, 500000.0, 16.0, 8192),
+    (32, 1000.0, 2.0, 100),
+    (8, 10000.0, 1.0, 32),
+]
 
 
 @pytest.mark.parametrize("d,base,s,L", CASES)
@@ -206,17 +225,21 @@ def test_frequencies_equal_hf_rope_init_functions(d, base, s, L):
     for extra in ({}, {"beta_fast": 16.0, "beta_slow": 2.0}, {"truncate": False}):
         params = {"rope_type": "yarn", "factor": s, "original_max_position_embeddings": L, **extra}
         inv, att = R.ROPE_INIT_FUNCTIONS["yarn"](_llama(d, base, params, int(s * L)), "cpu")
-        ours = yarn_frequencies(d, base, s, L, extra.get("beta_fast", 32.0), extra.get("beta_slow", 1.0),
-                                extra.get("truncate", True))
+        ours = yarn_frequencies(
+            d, base, s, L, extra.get("beta_fast", 32.0), extra.get("beta_slow", 1.0), extra.get("truncate", True)
+        )
         assert torch.allclose(inv.double(), ours, rtol=2e-6)
         assert att == pytest.approx(yarn_attention_factor(s), rel=1e-12)
 
 
-@pytest.mark.parametrize("rope_type,cls,config", [
-    ("linear", PositionInterpolationRoPE, ScaledRopeConfig(layout="half", scale=4.0, original_length=16)),
-    ("dynamic", DynamicNTKRoPE, ScaledRopeConfig(layout="half", scale=4.0, original_length=16)),
-    ("yarn", YaRNRoPE, YarnConfig(layout="half", scale=4.0, original_length=16)),
-])
+@pytest.mark.parametrize(
+    "rope_type,cls,config",
+    [
+        ("linear", PositionInterpolationRoPE, ScaledRopeConfig(layout="half", scale=4.0, original_length=16)),
+        ("dynamic", DynamicNTKRoPE, ScaledRopeConfig(layout="half", scale=4.0, original_length=16)),
+        ("yarn", YaRNRoPE, YarnConfig(layout="half", scale=4.0, original_length=16)),
+    ],
+)
 def test_encoders_equal_hf_llama_rotary_end_to_end(rope_type, cls, config):
     """Our encoder in the half-split layout against LlamaRotaryEmbedding + apply_rotary_pos_emb,
     positions past the trained length (dynamic NTK recomputes from max position + 1)."""
@@ -260,7 +283,9 @@ def torchscale_xpos_logits(q: np.ndarray, k: np.ndarray, gamma: float) -> np.nda
 
     Q = [rotate(q[i], i, +1) for i in range(n)]
     K = [rotate(k[j], j, -1) for j in range(n)]
-    return np.array([[sum(a * b for a, b in zip(Q[i], K[j])) / math.sqrt(d) for j in range(n)] for i in range(n)])
+    return np.array(
+        [[sum(a * b for a, b in zip(Q[i], K[j], strict=False)) / math.sqrt(d) for j in range(n)] for i in range(n)]
+    )
 
 
 @pytest.mark.parametrize("gamma", [512.0, 8.0])
@@ -279,8 +304,10 @@ def test_xpos_decays_with_distance_and_depends_only_on_it():
     # q = k = 1, key at 0, query at Δ: the score is Σ_f 2cos(Δθ_f)ζ_f^(Δ/γ) / √d
     for delta in (0, 1, 5, 40, 200):
         got = enc.logit_terms(ones, ones, torch.tensor([delta]), torch.tensor([0]), True).total().item()
-        want = sum(2 * math.cos(delta * t) * z ** (delta / 16.0)
-                   for t, z in zip(naive_theta(d, 10000.0), xpos_zeta(d).tolist())) / math.sqrt(d)
+        want = sum(
+            2 * math.cos(delta * t) * z ** (delta / 16.0)
+            for t, z in zip(naive_theta(d, 10000.0), xpos_zeta(d).tolist(), strict=False)
+        ) / math.sqrt(d)
         assert got == pytest.approx(want, abs=1e-12)
     far = enc.logit_terms(ones, ones, torch.tensor([400]), torch.tensor([0]), True).total().item()
     near = enc.logit_terms(ones, ones, torch.tensor([0]), torch.tensor([0]), True).total().item()
@@ -297,8 +324,13 @@ def test_xpos_decays_with_distance_and_depends_only_on_it():
 
 
 def test_all_scaled_encoders_are_registered_rotary_and_keep_the_relative_identity():
-    for name, cls in (("rope-pi", PositionInterpolationRoPE), ("rope-ntk", NTKAwareRoPE),
-                      ("rope-dynamic", DynamicNTKRoPE), ("rope-yarn", YaRNRoPE), ("xpos", XPos)):
+    for name, cls in (
+        ("rope-pi", PositionInterpolationRoPE),
+        ("rope-ntk", NTKAwareRoPE),
+        ("rope-dynamic", DynamicNTKRoPE),
+        ("rope-yarn", YaRNRoPE),
+        ("xpos", XPos),
+    ):
         assert REGISTRY[name] is cls and cls.kind == "rotary" and cls.term_names == ("content", "position")
         enc = build(name, 32, 2, seed=1)
         q, k = rand(1, 2, 5, 16, seed=8), rand(1, 2, 5, 16, seed=9)
@@ -331,7 +363,7 @@ def test_distance_curves_window_means_equal_brute_force_and_the_encoders():
     args = (32, 10000.0, 4.0, 64, 32.0)
     lv = ch.logit_vs_distance(*args)
     for k, curve in lv.curves.items():
-        brute = [ch.logit_exact(k, np.arange(a, b), *args).mean() for a, b in zip(lv.starts, lv.stops)]
+        brute = [ch.logit_exact(k, np.arange(a, b), *args).mean() for a, b in zip(lv.starts, lv.stops, strict=False)]
         assert np.allclose(curve, brute, atol=1e-12), k
     # logit_exact against the registered encoders' own logit_terms, q = k = 1, key at 0
     d, base, s, L, gamma = args
@@ -355,7 +387,7 @@ def test_distance_curves_window_means_equal_brute_force_and_the_encoders():
 
 
 def test_sentence_attention_shapes_and_scale():
-    toks = tuple("the cat sat on the mat and the dog sat on the log".split())
+    toks = tuple(["the", "cat", "sat", "on", "the", "mat", "and", "the", "dog", "sat", "on", "the", "log"])
     run = ch.sentence_attention(toks, 0, 4, True, scale_base=32.0)
     assert run.scale == pytest.approx(13 / 4)
     assert run.weights.shape == (6, 13, 13)
@@ -376,7 +408,7 @@ def test_page_runs_with_llama2_defaults():
     at = open_page(PAGE)
     assert not errors(at)
     ratio = figure(at, "Frequency change")
-    pi = [t for t in ratio["data"] if t["name"] == "Position Interpolation"][0]
+    pi = next(t for t in ratio["data"] if t["name"] == "Position Interpolation")
     assert np.allclose(fig_array(pi["y"]), 0.25)
     angles = figure(at, "Angle turned")
     assert len(fig_array(angles["data"][0]["y"])) == 64

@@ -112,7 +112,9 @@ def test_logit_terms_match_explicit_float64_loops():
             for i in range(n):
                 for j in range(n):
                     row = clip(j - i, 2) + 2
-                    content[bb, hh, i, j] = sum(float(q[bb, hh, i, c] * k[bb, hh, j, c]) for c in range(d)) / math.sqrt(d)
+                    content[bb, hh, i, j] = sum(float(q[bb, hh, i, c] * k[bb, hh, j, c]) for c in range(d)) / math.sqrt(
+                        d
+                    )
                     position[bb, hh, i, j] = sum(float(q[bb, hh, i, c] * a_k[row, c]) for c in range(d)) / math.sqrt(d)
     np.testing.assert_allclose(terms["content"].numpy(), content, rtol=0, atol=1e-12)
     np.testing.assert_allclose(terms["position"].numpy(), position, rtol=0, atol=1e-12)
@@ -156,8 +158,9 @@ def test_whole_layer_matches_a_from_scratch_float64_implementation():
     for h in range(H):
         sl = slice(h * d, (h + 1) * d)
         for i in range(n):
-            e = np.array([(X[i] @ Wq[:, sl]) @ (X[j] @ Wk[:, sl] + ak[clip(j - i, kk) + kk]) / math.sqrt(d)
-                          for j in range(n)])
+            e = np.array(
+                [(X[i] @ Wq[:, sl]) @ (X[j] @ Wk[:, sl] + ak[clip(j - i, kk) + kk]) / math.sqrt(d) for j in range(n)]
+            )
             alpha = np.exp(e - e.max()) / np.exp(e - e.max()).sum()
             z[i, sl] = sum(alpha[j] * (X[j] @ Wv[:, sl] + av[clip(j - i, kk) + kk]) for j in range(n))
     np.testing.assert_allclose(out, z @ Wo, rtol=0, atol=1e-10)
@@ -207,7 +210,7 @@ def test_value_term_helper_handles_clipped_keys_in_one_row():
 
 
 def test_chapter_view_is_consistent():
-    toks = tuple("the cat sat on the mat and the dog sat on the log".split())
+    toks = tuple(["the", "cat", "sat", "on", "the", "mat", "and", "the", "dog", "sat", "on", "the", "log"])
     v = ch.shaw_view(toks, seed=1, k=3)
     n = len(toks)
     assert v.is_clipped.mean() == pytest.approx(ch.clipped_share(n, 3))
@@ -237,7 +240,9 @@ def test_page_default_and_k_slider_extremes():
         expected = np.clip(np.arange(n)[None, :] - np.arange(n)[:, None], -k, k)
         assert np.array_equal(z, expected)
         veil = fig_array(figure(at, "clip(j − i, k)")["data"][1]["z"])
-        assert np.array_equal(np.isfinite(veil), np.abs(expected) < np.abs(np.arange(n)[None, :] - np.arange(n)[:, None]))
+        assert np.array_equal(
+            np.isfinite(veil), np.abs(expected) < np.abs(np.arange(n)[None, :] - np.arange(n)[:, None])
+        )
         assert fig_array(figure(at, "wᴷ")["data"][0]["z"]).shape == (2 * k + 1, 16)
         assert fig_array(figure(at, "Attention mass per clipped distance")["data"][0]["z"]).shape == (n, 2 * k + 1)
     at.selectbox(key="shaw_head").set_value(3).run()

@@ -44,7 +44,7 @@ def test_pinned_values():
 
 def test_frequencies_use_the_pair_index_not_the_channel_index():
     w = sinusoidal_frequencies(8).numpy()
-    np.testing.assert_allclose(w, [1, 10000 ** -0.25, 10000 ** -0.5, 10000 ** -0.75])
+    np.testing.assert_allclose(w, [1, 10000**-0.25, 10000**-0.5, 10000**-0.75])
     assert sinusoidal_frequencies(5).numel() == 3  # odd d: one lone sin channel more
     with pytest.raises(ValueError):
         sinusoidal_frequencies(0)

@@ -1,8 +1,6 @@
 """The Sinusoidal APE page under AppTest: its widgets move the pictures."""
 
-import numpy as np
-
-from tests.helpers import errors, figure, fig_array, open_page
+from tests.helpers import errors, fig_array, figure, open_page
 
 PAGE = "pages/absolute/sinusoidal.py"
 

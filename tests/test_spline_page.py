@@ -1,5 +1,7 @@
 """AppTest for the Spline-based Transformers page: both parts, widgets at their extremes, figure data."""
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -35,7 +37,7 @@ def test_lr_sweep_section_shows_the_shipped_numbers(at):
     fig = figure(at, "Spline model: test MSE during")
     runs = [r for r in sweep["runs"] if r["kind"] == "spline"]
     assert len(fig["data"]) == len(runs)
-    for trace, run in zip(fig["data"], runs):
+    for trace, run in zip(fig["data"], runs, strict=False):
         y = fig_array(trace["y"])
         assert np.allclose(y[: len(run["curve"]["test_mse"])], run["curve"]["test_mse"])
         assert ("(unstable)" in trace["name"]) == run["unstable"]
@@ -83,7 +85,7 @@ def test_model_part_widgets_and_numbers(at):
     rec = figure(at, "Input and the three reconstructions")
     inp, spl, pe, ali = (np.stack([fig_array(d["x"]), fig_array(d["y"])], 1) for d in rec["data"][:4])
     table = next(d.value for d in at.dataframe if "this curve" in d.value.columns)
-    for row, out in zip(range(3), (spl, pe, ali)):  # the table's errors are those of the drawn curves
+    for row, out in zip(range(3), (spl, pe, ali), strict=False):  # the table's errors are those of the drawn curves
         assert table["this curve"][row] == pytest.approx(((out - inp) ** 2).mean(), abs=1e-5)
     assert inp.shape == (32, 2)
 
@@ -129,10 +131,21 @@ def test_hostile_sentences_do_not_matter():
 
 # --- classroom layer: shareable links and the predict question ----------------------------------
 
-LINK = {"spline_degree": "5", "spline_k": "12", "spline_knots": "uniform", "spline_point": "11",
-        "spline_dx": "-0.5", "spline_dy": "0.25", "spline_shape": "letter", "spline_letter": "W",
-        "spline_a": "0.9", "spline_ctrl": "2", "spline_pc1": "-2.0", "spline_blend_a": "spiral",
-        "spline_alpha": "0.25"}
+LINK = {
+    "spline_degree": "5",
+    "spline_k": "12",
+    "spline_knots": "uniform",
+    "spline_point": "11",
+    "spline_dx": "-0.5",
+    "spline_dy": "0.25",
+    "spline_shape": "letter",
+    "spline_letter": "W",
+    "spline_a": "0.9",
+    "spline_ctrl": "2",
+    "spline_pc1": "-2.0",
+    "spline_blend_a": "spiral",
+    "spline_alpha": "0.25",
+}
 
 
 def open_link(params: dict[str, str]):
@@ -160,10 +173,21 @@ def _value(at, key):
 def test_link_restores_the_bound_controls_and_the_pictures():
     at = open_link(LINK)
     assert not errors(at)
-    expected = {"spline_degree": 5, "spline_k": 12, "spline_knots": "uniform", "spline_point": 11,
-                "spline_dx": -0.5, "spline_dy": 0.25, "spline_shape": "letter", "spline_letter": "W",
-                "spline_a": 0.9, "spline_ctrl": 2, "spline_pc1": -2.0, "spline_blend_a": "spiral",
-                "spline_alpha": 0.25}
+    expected = {
+        "spline_degree": 5,
+        "spline_k": 12,
+        "spline_knots": "uniform",
+        "spline_point": 11,
+        "spline_dx": -0.5,
+        "spline_dy": 0.25,
+        "spline_shape": "letter",
+        "spline_letter": "W",
+        "spline_a": 0.9,
+        "spline_ctrl": 2,
+        "spline_pc1": -2.0,
+        "spline_blend_a": "spiral",
+        "spline_alpha": 0.25,
+    }
     for k, v in expected.items():
         assert _value(at, k) == v, k
     figure(at, "The 12 basis functions of degree 5, uniform knots")  # the picture follows the link
@@ -172,8 +196,12 @@ def test_link_restores_the_bound_controls_and_the_pictures():
     # A link beyond a widget's bounds falls back to its default.
     bad = open_link({"spline_degree": "9", "spline_k": "inf", "spline_knots": "<b>x</b>", "spline_alpha": "nan"})
     assert not errors(bad)
-    assert (_value(bad, "spline_degree"), _value(bad, "spline_k"), _value(bad, "spline_knots"),
-            _value(bad, "spline_alpha")) == (3, 10, "clamped", 0.5)
+    assert (
+        _value(bad, "spline_degree"),
+        _value(bad, "spline_k"),
+        _value(bad, "spline_knots"),
+        _value(bad, "spline_alpha"),
+    ) == (3, 10, "clamped", 0.5)
 
 
 def _cox_de_boor(i: int, p: int, knots: list[float], t: float) -> float:
@@ -196,7 +224,7 @@ def _independent_spans(n_ctrl: int, p: int, kind: str, i: int) -> tuple[int, int
     else:
         knots = [(k - p) / (n_ctrl - p) for k in range(n_ctrl + p + 1)]
     lo, hi = knots[p], knots[n_ctrl]
-    spans = [(a, b) for a, b in zip(knots, knots[1:]) if b > a and lo <= a and b <= hi]
+    spans = [(a, b) for a, b in itertools.pairwise(knots) if b > a and lo <= a and b <= hi]
     return sum(_cox_de_boor(i, p, knots, (a + b) / 2) > 0 for a, b in spans), len(spans)
 
 
@@ -207,13 +235,23 @@ def test_span_count_matches_an_independent_cox_de_boor():
         for p in range(1, 6):
             for n_ctrl in (6, 9, 12):
                 for i in range(n_ctrl):
-                    assert ch.spans_moved(n_ctrl, p, kind, i) == _independent_spans(n_ctrl, p, kind, i), (kind, p, n_ctrl, i)
+                    assert ch.spans_moved(n_ctrl, p, kind, i) == _independent_spans(n_ctrl, p, kind, i), (
+                        kind,
+                        p,
+                        n_ctrl,
+                        i,
+                    )
     assert ch.spans_moved(10, 3, "clamped", 0) == (1, 7) and ch.spans_moved(10, 3, "clamped", 5) == (4, 7)
 
 
-@pytest.mark.parametrize("params", [{}, {"spline_degree": "2", "spline_k": "7", "spline_point": "1"},
-                                    {"spline_degree": "5", "spline_k": "12", "spline_knots": "uniform",
-                                     "spline_point": "6"}])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"spline_degree": "2", "spline_k": "7", "spline_point": "1"},
+        {"spline_degree": "5", "spline_k": "12", "spline_knots": "uniform", "spline_point": "6"},
+    ],
+)
 def test_predict_question_is_answered_by_the_knot_spans(params):
     at = open_link(params)
     p, k = _value(at, "spline_degree"), _value(at, "spline_k")

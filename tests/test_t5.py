@@ -17,8 +17,24 @@ from tests.helpers import errors, fig_array, figure, open_page
 PAGE = "pages/relative/t5.py"
 WIDE = torch.arange(-5000, 5001)
 # (num_buckets, max_distance) for the oracle sweep: T5's own, tiny, odd, huge, and D just above E
-SETTINGS = [(32, 128), (4, 2), (4, 3), (6, 5), (8, 20), (10, 7), (16, 17), (32, 33), (64, 40), (64, 1000),
-            (128, 65), (128, 129), (128, 4096), (30, 100), (18, 128), (108, 128)]
+SETTINGS = [
+    (32, 128),
+    (4, 2),
+    (4, 3),
+    (6, 5),
+    (8, 20),
+    (10, 7),
+    (16, 17),
+    (32, 33),
+    (64, 40),
+    (64, 1000),
+    (128, 65),
+    (128, 129),
+    (128, 4096),
+    (30, 100),
+    (18, 128),
+    (108, 128),
+]
 
 
 @pytest.fixture(autouse=True)
@@ -89,10 +105,21 @@ def test_float32_arithmetic_is_kept_where_float64_would_round_the_other_way():
     1.0 and truncates to 1, while float64 lands on 0.9999… and truncates to 0. We follow HF."""
     from transformers.models.t5.modeling_t5 import T5Attention
 
-    for r, bidirectional, n, d, hf_bucket in [(-8, True, 18, 128, 5), (-16, True, 18, 128, 6), (-72, False, 108, 128, 72)]:
+    for r, bidirectional, n, d, hf_bucket in [
+        (-8, True, 18, 128, 5),
+        (-16, True, 18, 128, 6),
+        (-72, False, 108, 128, 72),
+    ]:
         ours = int(relative_position_bucket(torch.tensor([r]), bidirectional, n, d))
-        assert ours == hf_bucket == int(T5Attention._relative_position_bucket(
-            torch.tensor([r]), bidirectional=bidirectional, num_buckets=n, max_distance=d))
+        assert (
+            ours
+            == hf_bucket
+            == int(
+                T5Attention._relative_position_bucket(
+                    torch.tensor([r]), bidirectional=bidirectional, num_buckets=n, max_distance=d
+                )
+            )
+        )
         assert python_bucket(r, bidirectional, n, d) == hf_bucket - 1  # the float64 port differs here
 
 
@@ -139,7 +166,23 @@ def test_pinned_buckets():
     assert relative_position_bucket(torch.arange(-3, 4)).tolist() == [3, 2, 1, 0, 17, 18, 19]
     r = torch.tensor([-1000, -128, -127, -64, -32, -16, -8, -7, 0, 1, 8, 16, 64, 127, 128])
     assert relative_position_bucket(r).tolist() == [15, 15, 15, 14, 12, 10, 8, 7, 0, 17, 24, 26, 30, 31, 31]
-    assert relative_position_bucket(r, bidirectional=False).tolist() == [31, 31, 31, 26, 21, 16, 8, 7, 0, 0, 0, 0, 0, 0, 0]
+    assert relative_position_bucket(r, bidirectional=False).tolist() == [
+        31,
+        31,
+        31,
+        26,
+        21,
+        16,
+        8,
+        7,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+    ]
 
 
 # -- unused bucket ids ------------------------------------------------------------------------
@@ -150,8 +193,9 @@ def brute_unused(n, d, bidirectional):
     return tuple(sorted(set(range(n)) - seen))
 
 
-@pytest.mark.parametrize("n,d,causal", [(32, 128, False), (32, 128, True), (128, 40, False), (64, 40, False),
-                                        (128, 80, True), (8, 3, False)])
+@pytest.mark.parametrize(
+    "n,d,causal", [(32, 128, False), (32, 128, True), (128, 40, False), (64, 40, False), (128, 80, True), (8, 3, False)]
+)
 def test_unused_ids_match_brute_force(n, d, causal):
     m = ch.bucket_map(n, d, causal)
     assert m.unused == brute_unused(n, d, not causal)
@@ -221,7 +265,7 @@ def test_registry_table_shape_and_determinism():
 
 
 def test_chapter_view():
-    toks = tuple("the cat sat on the mat".split())
+    toks = tuple(["the", "cat", "sat", "on", "the", "mat"])
     v = ch.t5_view(toks, 2, 32, 128, causal=True)
     rel = np.arange(6)[None, :] - np.arange(6)[:, None]
     assert np.array_equal(v.buckets, relative_position_bucket(torch.from_numpy(rel), False).numpy())
@@ -257,7 +301,9 @@ def test_page_default_and_slider_extremes_both_modes():
             assert fig_array(figure(at, "β:")["data"][0]["z"]).shape == (n_buckets, 4)
             m = fig_array(figure(at, "bucket(j − i")["data"][0]["z"])
             rel = np.arange(6)[None, :] - np.arange(6)[:, None]
-            assert np.array_equal(m, relative_position_bucket(torch.from_numpy(rel), not causal, n_buckets, used_d).numpy())
+            assert np.array_equal(
+                m, relative_position_bucket(torch.from_numpy(rel), not causal, n_buckets, used_d).numpy()
+            )
     at.selectbox(key="t5_head").set_value(2).run()
     assert not errors(at) and figure(at, "The two terms of the logit, head 2")
 

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from tests.helpers import ROOT
 from encoders.text import MAX_CHARS, display_label, token_embeddings, token_vector, tokenize
+from tests.helpers import ROOT
 
 
 def test_words_and_punctuation_are_separate_tokens():
@@ -70,8 +70,14 @@ def test_embeddings_are_deterministic_and_seeded():
 def test_embeddings_are_the_same_in_a_fresh_process():
     """A stable hash (SHA-256), not Python's per-process randomised hash()."""
     code = "from encoders.text import token_vector; print(repr(token_vector('cat', 4, 7).tolist()))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={"PYTHONHASHSEED": "123", "PATH": ""}, cwd=ROOT).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PYTHONHASHSEED": "123", "PATH": ""},
+        cwd=ROOT,
+    ).stdout
     assert np.allclose(eval(out), token_vector("cat", 4, 7))
 
 

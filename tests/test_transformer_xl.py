@@ -58,15 +58,17 @@ def _R_loop(delta: int, D: int) -> np.ndarray:
 def test_rel_shift_pinned_small_matrix():
     x = torch.arange(12.0).view(3, 4)
     assert rel_shift(x).tolist() == [[2, 3, 0, 4], [5, 6, 7, 0], [8, 9, 10, 11]]
-    assert rel_shift_valid(3, 4).tolist() == [[True, True, False, False], [True, True, True, False],
-                                              [True, True, True, True]]
+    assert rel_shift_valid(3, 4).tolist() == [
+        [True, True, False, False],
+        [True, True, True, False],
+        [True, True, True, True],
+    ]
 
 
 @pytest.mark.parametrize("qlen,klen", [(1, 1), (1, 5), (4, 4), (3, 7), (6, 6), (5, 9)])
 def test_rel_shift_equals_an_explicit_gather_and_its_garbage_is_the_pad_or_the_next_row(qlen, klen):
     """out[i, j] = x[i, j + qlen − 1 − i] where j ≤ i + (klen − qlen); above, the next row or 0."""
-    x = torch.randn(2, 3, qlen, klen, generator=torch.Generator().manual_seed(qlen * 31 + klen),
-                    dtype=torch.float64)
+    x = torch.randn(2, 3, qlen, klen, generator=torch.Generator().manual_seed(qlen * 31 + klen), dtype=torch.float64)
     out = rel_shift(x)
     assert out.shape == x.shape
     valid = rel_shift_valid(qlen, klen)
@@ -99,7 +101,7 @@ def test_descending_distances_are_the_references():
     assert relative_distances(3, 5, causal=False).tolist() == [4, 3, 2, 1, 0, -1, -2]
 
 
-@pytest.mark.parametrize("qlen,mlen", [(q, m) for q in range(1, 7) for m in range(0, 4)])
+@pytest.mark.parametrize("qlen,mlen", [(q, m) for q in range(1, 7) for m in range(4)])
 def test_demo_result_matches_the_gather_and_garbage_never_looks_right(qlen, mlen):
     demo = ch.rel_shift_demo(qlen, mlen)
     assert demo.matches_gather and demo.garbage_differs
@@ -141,9 +143,8 @@ def test_terms_equal_explicit_loops_in_float64(causal, qlen, mlen):
         for i in range(qlen):
             for j in range(klen):
                 delta = (mlen + i) - j
-                rk = (_R_loop(delta, D) @ W)[h * d:(h + 1) * d]  # head h's slice of W_kR R_δ
-                want = {"a": qn[0, h, i] @ kn[0, h, j], "b": qn[0, h, i] @ rk, "c": u[h] @ kn[0, h, j],
-                        "d": v[h] @ rk}
+                rk = (_R_loop(delta, D) @ W)[h * d : (h + 1) * d]  # head h's slice of W_kR R_δ
+                want = {"a": qn[0, h, i] @ kn[0, h, j], "b": qn[0, h, i] @ rk, "c": u[h] @ kn[0, h, j], "d": v[h] @ rk}
                 for name, value in want.items():
                     got = float(t[name][0, h, i, j])
                     if causal and delta < 0 and name in "bd":
@@ -192,9 +193,13 @@ def test_a_switched_off_term_leaves_the_softmax_of_the_others(causal, off):
     if causal:
         others = others.masked_fill(torch.triu(torch.ones(10, 10, dtype=torch.bool), 1), float("-inf"))
     assert torch.allclose(r.weights, torch.softmax(others, -1), atol=1e-12)
-    full = torch.softmax(sum(r.terms.values()).masked_fill(
-        torch.triu(torch.ones(10, 10, dtype=torch.bool), 1) if causal else torch.zeros(10, 10, dtype=torch.bool),
-        float("-inf")), -1)
+    full = torch.softmax(
+        sum(r.terms.values()).masked_fill(
+            torch.triu(torch.ones(10, 10, dtype=torch.bool), 1) if causal else torch.zeros(10, 10, dtype=torch.bool),
+            float("-inf"),
+        ),
+        -1,
+    )
     assert not torch.allclose(r.weights, full, atol=1e-3)  # the switch did something
 
 

@@ -24,7 +24,9 @@ SENTENCE = tuple(tokenize("The cat sat on the mat. The dog sat on the log.").tok
 # -- the four terms ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("tokens,seed", [(SENTENCE, 0), (CV, 7), (tuple("a b a b a c".split()), 123), (("solo",), 3)])
+@pytest.mark.parametrize(
+    "tokens,seed", [(SENTENCE, 0), (CV, 7), (tuple(["a", "b", "a", "b", "a", "c"]), 123), (("solo",), 3)]
+)
 def test_four_terms_sum_to_the_layer_logits(tokens, seed):
     t = ch.four_terms(tokens, seed)
     assert set(t.terms) == set(ch.TERM_NAMES)
@@ -44,8 +46,15 @@ def test_content_position_term_by_explicit_loops():
     layer = toy_layer(build("sinusoidal", D, 1, seed), seed)
     wq, wk = layer.w_q.detach().double().numpy(), layer.w_k.detach().double().numpy()  # q = x @ w_q
     x = token_embeddings([token_key(t) for t in tokens], D, seed).double().numpy()
-    p = np.array([[math.sin(i * 10000 ** (-(c // 2) * 2 / D)) if c % 2 == 0 else
-                   math.cos(i * 10000 ** (-(c // 2) * 2 / D)) for c in range(D)] for i in range(len(tokens))])
+    p = np.array(
+        [
+            [
+                math.sin(i * 10000 ** (-(c // 2) * 2 / D)) if c % 2 == 0 else math.cos(i * 10000 ** (-(c // 2) * 2 / D))
+                for c in range(D)
+            ]
+            for i in range(len(tokens))
+        ]
+    )
     t = ch.four_terms(tokens, seed)
     for i in range(len(tokens)):
         for j in range(len(tokens)):
@@ -57,7 +66,24 @@ def test_content_position_term_by_explicit_loops():
 
 def test_which_terms_depend_on_what():
     a = ch.four_terms(SENTENCE, 0)
-    other = tuple("A completely different sentence with exactly fourteen tokens , yes it is , see".split())
+    other = tuple(
+        [
+            "A",
+            "completely",
+            "different",
+            "sentence",
+            "with",
+            "exactly",
+            "fourteen",
+            "tokens",
+            ",",
+            "yes",
+            "it",
+            "is",
+            ",",
+            "see",
+        ]
+    )
     assert len(other) == len(SENTENCE)
     b = ch.four_terms(other, 0)
     # Same length, different words: position–position is identical, every other term changes.
@@ -77,7 +103,7 @@ def test_position_position_is_toeplitz_only_without_projections():
     np.testing.assert_allclose(t.pp_plain, ch.four_terms(tokens, 99).pp_plain)  # no seed in p·p
     assert list(t.position_maps) == list(t.toeplitz) == list(t.spread)
     np.testing.assert_array_equal(t.offsets, np.arange(-46, 47))
-    for name, m in t.position_maps.items():
+    for name in t.position_maps:
         assert t.spread[name].mean() == pytest.approx(t.toeplitz[name], abs=1e-15)
 
 
@@ -105,9 +131,11 @@ def test_relative_part_is_the_closed_form_in_the_offset():
     A = a.numpy()
     for i in range(20):
         for j in range(20):
-            want = sum((A[2 * f, 2 * f] + A[2 * f + 1, 2 * f + 1]) / 2 * math.cos((i - j) * omega[f])
-                       + (A[2 * f, 2 * f + 1] - A[2 * f + 1, 2 * f]) / 2 * math.sin((i - j) * omega[f])
-                       for f in range(D // 2))
+            want = sum(
+                (A[2 * f, 2 * f] + A[2 * f + 1, 2 * f + 1]) / 2 * math.cos((i - j) * omega[f])
+                + (A[2 * f, 2 * f + 1] - A[2 * f + 1, 2 * f]) / 2 * math.sin((i - j) * omega[f])
+                for f in range(D // 2)
+            )
             assert abs(got[i, j] - want) < 1e-12
     # It keeps what already has the form and is a projection (applying it twice changes nothing).
     torch.testing.assert_close(ch.relative_part(rel), rel)
@@ -228,8 +256,9 @@ def test_page_default_shows_the_shift_from_the_chapter_numbers():
     assert not errors(at)
     r = ch.shift_experiment(CV, ("Well", ","), 0)
     np.testing.assert_allclose(fig_array(figure(at, "Difference")["data"][0]["z"]), r.logits_diff, atol=1e-12)
-    np.testing.assert_allclose(fig_array(figure(at, "Scores with the prefix")["data"][0]["z"]), r.logits_after,
-                               atol=1e-12)
+    np.testing.assert_allclose(
+        fig_array(figure(at, "Scores with the prefix")["data"][0]["z"]), r.logits_after, atol=1e-12
+    )
     assert "k = 2" in _markdown(at)
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Largest |change|"] == f"{r.max_abs_change:.3f}"

@@ -3,9 +3,9 @@
 import numpy as np
 
 from explain.chapters.why_order import permutation_experiment, shuffle_order
-from tests.helpers import errors, figure, fig_array, open_page
+from tests.helpers import errors, fig_array, figure, open_page
 
-TOKS = tuple("The cat sat on the mat . The dog sat on the log .".split())
+TOKS = tuple(["The", "cat", "sat", "on", "the", "mat", ".", "The", "dog", "sat", "on", "the", "log", "."])
 PAGE = "pages/absolute/why_order.py"
 
 

@@ -89,7 +89,7 @@ def _option(s, label: str):
         try:
             if str(s.format_func(v)) == label:
                 return v
-        except Exception:  # noqa: BLE001 - a format_func for another type
+        except Exception:
             continue
     return None
 
@@ -105,11 +105,13 @@ def bench_chapter(chapter, repeats: int) -> dict:
     for r in range(repeats):
         at = open_page(None)  # the frame and the default page, untimed
         clear_caches()
-        samples["first"].append(timed(lambda: at.switch_page(chapter.path).run()))
+        samples["first"].append(timed(lambda at=at: at.switch_page(chapter.path).run()))
         problems += [f"default: {e}" for e in errors(at)]
         samples["rerun"].append(timed(at.run))
         box = at.text_area(key="sentence")
-        samples["new text"].append(timed(lambda: box.input(f"A new sentence number {r} for the bench").run()))
+        samples["new text"].append(
+            timed(lambda box=box, r=r: box.input(f"A new sentence number {r} for the bench").run())
+        )
         info["figures default"] = len(at.get("plotly_chart"))
         info["KB default"] = round(figure_bytes(at) / 1024)
 
@@ -124,24 +126,34 @@ def bench_chapter(chapter, repeats: int) -> dict:
         problems += [f"max ({', '.join(moved2)}): {e}" for e in errors(at)]
         samples["max rerun"].append(timed(at.run))
         box = at.text_area(key="sentence")
-        samples["max text"].append(timed(lambda: box.input(long_sentence(f"t{r}y")).run()))
+        samples["max text"].append(timed(lambda box=box, r=r: box.input(long_sentence(f"t{r}y")).run()))
         problems += [f"max, new text: {e}" for e in errors(at)]
         info["sliders at max"] = moved2
         info["figures max"] = len(at.get("plotly_chart"))
         info["KB max"] = round(figure_bytes(at) / 1024)
     medians = {c: statistics.median(v) for c, v in samples.items()}
-    return {"key": chapter.key, "path": chapter.path, "median_s": medians, "samples_s": samples,
-            **info, "problems": sorted(set(problems))}
+    return {
+        "key": chapter.key,
+        "path": chapter.path,
+        "median_s": medians,
+        "samples_s": samples,
+        **info,
+        "problems": sorted(set(problems)),
+    }
 
 
 # --- the browser part -------------------------------------------------------------------------
 
+
 def bench_browser(repeats: int, out_dir: Path) -> dict:
     from playwright.sync_api import sync_playwright
 
-    samples: dict[str, list[float]] = {"health": [], "first render (cold server)": [],
-                                       "later session, new browser profile": [],
-                                       "later session, browser cache warm": []}
+    samples: dict[str, list[float]] = {
+        "health": [],
+        "first render (cold server)": [],
+        "later session, new browser profile": [],
+        "later session, browser cache warm": [],
+    }
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
         for _ in range(repeats):
@@ -150,8 +162,10 @@ def bench_browser(repeats: int, out_dir: Path) -> dict:
                 samples["health"].append(health)
                 # A fresh context is a first-time visitor (plotly's and KaTeX's code not cached);
                 # a second tab in the same context is a returning one.
-                for names in (["first render (cold server)"],
-                              ["later session, new browser profile", "later session, browser cache warm"]):
+                for names in (
+                    ["first render (cold server)"],
+                    ["later session, new browser profile", "later session, browser cache warm"],
+                ):
                     context = browser.new_context(viewport={"width": 1280, "height": 1000})
                     for name in names:
                         page = context.new_page()
@@ -165,8 +179,11 @@ def bench_browser(repeats: int, out_dir: Path) -> dict:
             finally:
                 stop_server(proc)
         browser.close()
-    return {"page": "/ (" + CHAPTERS[0].key + ")",
-            "median_s": {k: statistics.median(v) for k, v in samples.items()}, "samples_s": samples}
+    return {
+        "page": "/ (" + CHAPTERS[0].key + ")",
+        "median_s": {k: statistics.median(v) for k, v in samples.items()},
+        "samples_s": samples,
+    }
 
 
 def main() -> None:
@@ -188,13 +205,21 @@ def main() -> None:
     for chapter in chapters:
         row = bench_chapter(chapter, args.repeats)
         rows.append(row)
-        print(f"{chapter.key:<16}" + "".join(f"{row['median_s'][c]:>10.3f}s" for c in COLUMNS)
-              + f"{row['figures default']:>6}{row['KB max']:>8}  " + ("; ".join(row["problems"]) or "-"),
-              flush=True)
+        print(
+            f"{chapter.key:<16}"
+            + "".join(f"{row['median_s'][c]:>10.3f}s" for c in COLUMNS)
+            + f"{row['figures default']:>6}{row['KB max']:>8}  "
+            + ("; ".join(row["problems"]) or "-"),
+            flush=True,
+        )
     result = {
         "when": time.strftime("%Y-%m-%d %H:%M:%S"),
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
-                    "load_avg_before": load_before, "load_avg_after_apptest": os.getloadavg()},
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "load_avg_before": load_before,
+            "load_avg_after_apptest": os.getloadavg(),
+        },
         "versions": {"streamlit": st.__version__},
         "repeats": args.repeats,
         "apptest": rows,
@@ -209,12 +234,15 @@ def main() -> None:
     if not args.no_browser:
         b = bench_browser(args.repeats, out.parent)
         result["browser"] = b
-        print("\nbrowser, default page " + b["page"] + ": "
-              + ", ".join(f"{k} {v:.2f}s" for k, v in b["median_s"].items()))
+        print(
+            "\nbrowser, default page " + b["page"] + ": " + ", ".join(f"{k} {v:.2f}s" for k, v in b["median_s"].items())
+        )
     result["machine"]["load_avg_after"] = os.getloadavg()
     out.write_text(json.dumps(result, indent=2, ensure_ascii=False))
-    print(f"\nmedians of {args.repeats}; load average {load_before[0]:.1f} → {os.getloadavg()[0]:.1f} "
-          f"on {os.cpu_count()} cores; wrote {out}")
+    print(
+        f"\nmedians of {args.repeats}; load average {load_before[0]:.1f} → {os.getloadavg()[0]:.1f} "
+        f"on {os.cpu_count()} cores; wrote {out}"
+    )
 
 
 if __name__ == "__main__":

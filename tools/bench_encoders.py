@@ -52,16 +52,17 @@ def rope_pairs(repeats: int) -> list[dict]:
 
     rot = RotaryEmbedding(dim=D)  # interleaved pairs, like the paper and our reference layout
     theirs_rot = lambda: (rot.rotate_queries_or_keys(q), rot.rotate_queries_or_keys(k))  # noqa: E731
-    llama = LlamaRotaryEmbedding(LlamaConfig(hidden_size=H * D, num_attention_heads=H,
-                                             max_position_embeddings=4096, rope_theta=10000.0))
+    llama = LlamaRotaryEmbedding(
+        LlamaConfig(hidden_size=H * D, num_attention_heads=H, max_position_embeddings=4096, rope_theta=10000.0)
+    )
     pid = pos[None]
 
     def theirs_llama():
         cos, sin = llama(q, pid)
         return apply_rotary_pos_emb(q, k, cos, sin)
 
-    agree_rot = max(float((a - b).abs().max()) for a, b in zip(ours_inter(), theirs_rot()))
-    agree_llama = max(float((a - b).abs().max()) for a, b in zip(ours_half(), theirs_llama()))
+    agree_rot = max(float((a - b).abs().max()) for a, b in zip(ours_inter(), theirs_rot(), strict=False))
+    agree_llama = max(float((a - b).abs().max()) for a, b in zip(ours_half(), theirs_llama(), strict=False))
     return [
         pair("RoPE q,k (interleaved)", "rotary-embedding-torch", ours_inter, theirs_rot, repeats, agree_rot),
         pair("RoPE q,k (half-split)", "transformers Llama rotary", ours_half, theirs_llama, repeats, agree_llama),
@@ -78,9 +79,17 @@ def t5_pairs(repeats: int) -> list[dict]:
     agree_b = float((ours_b() - theirs_b()).abs().max())
 
     ours = T5Bias(H * D, H, T5Config(), torch.Generator().manual_seed(0))
-    hf = T5Attention(HFT5Config(d_model=H * D, d_kv=D, num_heads=H, relative_attention_num_buckets=32,
-                                relative_attention_max_distance=128, is_decoder=False),
-                     has_relative_attention_bias=True)
+    hf = T5Attention(
+        HFT5Config(
+            d_model=H * D,
+            d_kv=D,
+            num_heads=H,
+            relative_attention_num_buckets=32,
+            relative_attention_max_distance=128,
+            is_decoder=False,
+        ),
+        has_relative_attention_bias=True,
+    )
     with torch.no_grad():
         hf.relative_attention_bias.weight.copy_(ours.table)  # (N, h): the same numbers in both
     pos = torch.arange(L)
@@ -118,8 +127,7 @@ def alibi_pairs(repeats: int) -> list[dict]:
     agree = float((ours_fn()[:, seen].float() - theirs_cold()[:, seen]).abs().max())
     return [
         pair("ALiBi causal bias (h,L,L), first call", "x-transformers", ours_fn, theirs_cold, repeats, agree),
-        pair("ALiBi causal bias, steady state", "x-transformers (cached buffer)", ours_fn, theirs_warm,
-             repeats, agree),
+        pair("ALiBi causal bias, steady state", "x-transformers (cached buffer)", ours_fn, theirs_warm, repeats, agree),
     ]
 
 
@@ -135,9 +143,14 @@ def pair(what: str, theirs_name: str, ours, theirs, repeats: int, agree: float) 
             fn()
             times.append(time.perf_counter() - t0)
     t_ours, t_theirs = statistics.median(t_o), statistics.median(t_t)
-    return {"what": what, "reference": theirs_name, "ours_ms": round(1e3 * t_ours, 3),
-            "theirs_ms": round(1e3 * t_theirs, 3), "ratio": round(t_ours / t_theirs, 2),
-            "max_abs_diff": agree}
+    return {
+        "what": what,
+        "reference": theirs_name,
+        "ours_ms": round(1e3 * t_ours, 3),
+        "theirs_ms": round(1e3 * t_theirs, 3),
+        "ratio": round(t_ours / t_theirs, 2),
+        "max_abs_diff": agree,
+    }
 
 
 def main() -> int:
@@ -150,11 +163,14 @@ def main() -> int:
     print(f"L = {L}, h = {H}, d = {D}, one thread, median of {args.repeats}")
     print(f"{'what':42} {'reference':32} {'ours ms':>9} {'theirs ms':>10} {'ratio':>6} {'max |diff|':>11}")
     for r in rows:
-        print(f"{r['what']:42} {r['reference']:32} {r['ours_ms']:9.3f} {r['theirs_ms']:10.3f} "
-              f"{r['ratio']:6.2f} {r['max_abs_diff']:11.2e}")
+        print(
+            f"{r['what']:42} {r['reference']:32} {r['ours_ms']:9.3f} {r['theirs_ms']:10.3f} "
+            f"{r['ratio']:6.2f} {r['max_abs_diff']:11.2e}"
+        )
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"L": L, "heads": H, "d_head": D, "torch": torch.__version__,
-                                    "rows": rows}, indent=2))
+    args.out.write_text(
+        json.dumps({"L": L, "heads": H, "d_head": D, "torch": torch.__version__, "rows": rows}, indent=2)
+    )
     return 0
 
 

@@ -18,8 +18,15 @@ ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = os.environ.get("PE_ATLAS_CHROMIUM", "/usr/bin/chromium")
 # Without the background-networking flags Chromium tries to reach Google's hosts, which this
 # offline machine refuses; --no-sandbox because the tests run as root.
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def start_server(log: Path, timeout: float = 60.0) -> tuple[subprocess.Popen, str, float]:
@@ -31,9 +38,23 @@ def start_server(log: Path, timeout: float = 60.0) -> tuple[subprocess.Popen, st
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-           "--server.address", "127.0.0.1", "--server.port", str(port),
-           "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        "app.py",
+        "--server.headless",
+        "true",
+        "--server.address",
+        "127.0.0.1",
+        "--server.port",
+        str(port),
+        "--browser.gatherUsageStats",
+        "false",
+        "--server.fileWatcherType",
+        "none",
+    ]
     t0 = time.perf_counter()
     with open(log, "wb") as fh:
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=fh, stderr=subprocess.STDOUT)

@@ -140,8 +140,11 @@ class Session:
         self.widgets[wid] = WidgetState(id=wid, string_value=text)
 
     def move_a_slider(self, k: int) -> bool:
-        sliders = [(wid, p) for wid, (kind, p) in self.elements.items() if kind == "slider"
-                   and p.type == p.SLIDER and len(p.default) == 1]
+        sliders = [
+            (wid, p)
+            for wid, (kind, p) in self.elements.items()
+            if kind == "slider" and p.type == p.SLIDER and len(p.default) == 1
+        ]
         if not sliders:
             return False
         wid, p = sliders[(self.n + k) % len(sliders)]
@@ -159,8 +162,7 @@ class Session:
 async def one_learner(s: Session, actions: int, paths: list[str]) -> None:
     ws_url = s.url.replace("http://", "ws://") + "/_stcore/stream"
     try:
-        async with websockets.connect(ws_url, subprotocols=["streamlit"], max_size=2**28,
-                                      open_timeout=s.timeout) as ws:
+        async with websockets.connect(ws_url, subprotocols=["streamlit"], max_size=2**28, open_timeout=s.timeout) as ws:
             await s.run_script(ws, "")  # the first load, as a fresh tab does
             s.type_sentence(0)
             s.times.append(await s.run_script(ws))
@@ -176,7 +178,7 @@ async def one_learner(s: Session, actions: int, paths: list[str]) -> None:
                     s.times.append(await s.run_script(ws))
         if not s.seen_own:
             s.errors.append("its own sentence never came back: the isolation check would be blind")
-    except (asyncio.TimeoutError, TimeoutError):
+    except TimeoutError:
         s.errors.append(f"no answer within {s.timeout:.0f} s")
     except Exception as e:  # a dropped connection is an error of the run, not of this script
         s.errors.append(f"{type(e).__name__}: {e}")
@@ -188,8 +190,7 @@ async def one_trainer(s: Session, patience: float) -> dict:
     out = {"queued": False, "refused": False, "finished": False, "polls": 0}
     ws_url = s.url.replace("http://", "ws://") + "/_stcore/stream"
     try:
-        async with websockets.connect(ws_url, subprotocols=["streamlit"], max_size=2**28,
-                                      open_timeout=s.timeout) as ws:
+        async with websockets.connect(ws_url, subprotocols=["streamlit"], max_size=2**28, open_timeout=s.timeout) as ws:
             await s.run_script(ws, "")
             await s.run_script(ws, s.pages.get("toy-lab", ""))
             steps, _ = s.widget("slider", "toy_train_steps")
@@ -219,7 +220,7 @@ async def one_trainer(s: Session, patience: float) -> dict:
                 s.times.append(await s.run_script(ws))
             else:
                 s.errors.append(f"training not finished after {patience:.0f} s")
-    except (asyncio.TimeoutError, TimeoutError):
+    except TimeoutError:
         s.errors.append(f"no answer within {s.timeout:.0f} s")
     except Exception as e:
         s.errors.append(f"{type(e).__name__}: {e}")
@@ -249,7 +250,7 @@ def peak_rss_mb(pid: int) -> float:
 
 def percentile(xs: list[float], q: float) -> float:
     xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))] if xs else float("nan")
+    return xs[min(len(xs) - 1, round(q * (len(xs) - 1)))] if xs else float("nan")
 
 
 async def classroom(url: str, n: int, actions: int, timeout: float, paths: list[str]) -> dict:
@@ -291,17 +292,23 @@ def main() -> int:
             r = asyncio.run(classroom(url, n, args.actions, args.timeout, paths))
             r["server_peak_rss_mb"] = round(peak_rss_mb(proc.pid), 1)
             results["rounds"].append(r)
-            print(f"N={n}: {r['actions']} inputs in {r['wall_s']} s; p50 {r['p50_ms']} ms, "
-                  f"p95 {r['p95_ms']} ms, max {r['max_ms']} ms; errors {len(r['errors'])}; "
-                  f"leaks {len(r['leaks'])}; server peak RSS {r['server_peak_rss_mb']} MB", flush=True)
+            print(
+                f"N={n}: {r['actions']} inputs in {r['wall_s']} s; p50 {r['p50_ms']} ms, "
+                f"p95 {r['p95_ms']} ms, max {r['max_ms']} ms; errors {len(r['errors'])}; "
+                f"leaks {len(r['leaks'])}; server peak RSS {r['server_peak_rss_mb']} MB",
+                flush=True,
+            )
             for e in r["errors"][:10]:
                 print("   ", e)
         if 0 < args.train <= 30:
             t = asyncio.run(training_rush(url, args.train, args.timeout))
             t["server_peak_rss_mb"] = round(peak_rss_mb(proc.pid), 1)
             results["training"] = t
-            print(f"Train x{args.train}: {t['finished']} finished, {t['told_queued']} told they were queued, "
-                  f"{t['refused_queue_full']} refused (queue full), errors {len(t['errors'])}, {t['wall_s']} s", flush=True)
+            print(
+                f"Train x{args.train}: {t['finished']} finished, {t['told_queued']} told they were queued, "
+                f"{t['refused_queue_full']} refused (queue full), errors {len(t['errors'])}, {t['wall_s']} s",
+                flush=True,
+            )
             for e in t["errors"][:10]:
                 print("   ", e)
     finally:

@@ -21,9 +21,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import streamlit  # noqa: E402,F401  (first, as in the app: it sets plotly's default template on import)
 import plotly.graph_objects as go  # noqa: E402
 import plotly.io as pio  # noqa: E402
+import streamlit  # noqa: E402,F401  (first, as in the app: it sets plotly's default template on import)
 
 from explain import figures as F  # noqa: E402
 from explain import i18n  # noqa: E402
@@ -35,8 +35,11 @@ def _spec(fig: go.Figure) -> str:
 
 
 def _builders() -> dict:
-    return {name: fn for name, fn in vars(F).items()
-            if inspect.isfunction(fn) and fn.__module__ == F.__name__ and not name.startswith("_")}
+    return {
+        name: fn
+        for name, fn in vars(F).items()
+        if inspect.isfunction(fn) and fn.__module__ == F.__name__ and not name.startswith("_")
+    }
 
 
 def record(out: Path) -> None:
@@ -60,6 +63,7 @@ def record(out: Path) -> None:
             if isinstance(fig, go.Figure) and blob is not None:
                 calls.append((name, i18n.language(), blob, _spec(fig)))
             return fig
+
         return recorded
 
     for name, fn in _builders().items():
@@ -86,9 +90,13 @@ def check(out: Path) -> int:
         got = _spec(builders[name](*a, **kw))
         if got != spec:
             bad += 1
-            first = next((i for i, (x, y) in enumerate(zip(got, spec)) if x != y), min(len(got), len(spec)))
-            print(f"DIFFERS #{k} {name} ({lang}) at char {first}:\n  was {spec[max(0, first - 80):first + 80]}\n"
-                  f"  now {got[max(0, first - 80):first + 80]}")
+            first = next(
+                (i for i, (x, y) in enumerate(zip(got, spec, strict=False)) if x != y), min(len(got), len(spec))
+            )
+            print(
+                f"DIFFERS #{k} {name} ({lang}) at char {first}:\n  was {spec[max(0, first - 80) : first + 80]}\n"
+                f"  now {got[max(0, first - 80) : first + 80]}"
+            )
     print(f"{len(calls) - bad} of {len(calls)} figures identical")
     return 1 if bad else 0
 

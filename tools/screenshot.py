@@ -22,6 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tools.browser import CHROMIUM, CHROMIUM_ARGS, RENDERED_JS, TRACK_RUNS_JS, start_server, stop_server  # noqa: E402
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("pages", nargs="+", help="chapter keys (URL paths), e.g. sinusoidal")

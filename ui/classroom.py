@@ -28,9 +28,10 @@ sends a fixed style sheet.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 import streamlit as st
 
@@ -80,6 +81,7 @@ def url_default(key: str, param: str, default: Any, parse: Callable[[str], Any])
 
 def int_in(lo: int, hi: int, step: int = 1) -> Callable[[str], int]:
     """A parser for url_default: a plain integer in [lo, hi] on the step grid, else ValueError."""
+
     def parse(raw: str) -> int:
         if not raw.strip().lstrip("+-").isdigit():  # no floats, no "inf", no "1e9"
             raise ValueError(raw)
@@ -87,6 +89,7 @@ def int_in(lo: int, hi: int, step: int = 1) -> Callable[[str], int]:
         if not (lo <= v <= hi and (v - lo) % step == 0):
             raise ValueError(raw)
         return v
+
     return parse
 
 
@@ -136,7 +139,7 @@ def scale_figure(fig) -> None:
     height = fig.layout.height or 450
     size = (fig.layout.font.size or 13) * FONT_SCALE
     title_size = (fig.layout.title.font.size or 15) * FONT_SCALE
-    fig.update_layout(height=int(round(height * FIGURE_SCALE)), font_size=size, title_font_size=title_size)
+    fig.update_layout(height=round(height * FIGURE_SCALE), font_size=size, title_font_size=title_size)
 
 
 @contextmanager
@@ -193,14 +196,26 @@ def predict(
         st.session_state[choice_key] = labels[picked[1]]
     with st.container(border=True, key=f"{key}__predict"):
         st.markdown(f":material/psychology_alt: {t('classroom.predict_first')} {question}")
-        label = st.radio(t("classroom.your_prediction"), labels, index=None, key=choice_key,
-                         horizontal=len(options) <= 4, label_visibility="collapsed")
+        label = st.radio(
+            t("classroom.your_prediction"),
+            labels,
+            index=None,
+            key=choice_key,
+            horizontal=len(options) <= 4,
+            label_visibility="collapsed",
+        )
         choice = options[labels.index(label)] if label in labels else None
         st.session_state[picked_key] = (signature, labels.index(label)) if label in labels else None
         revealed = bool(st.session_state.get(shown_key, False))
         if not revealed:
-            st.button(t("classroom.reveal"), key=f"{key}__reveal", icon=":material/visibility:", on_click=reveal,
-                      disabled=choice is None, help=t("classroom.reveal_help"))
+            st.button(
+                t("classroom.reveal"),
+                key=f"{key}__reveal",
+                icon=":material/visibility:",
+                on_click=reveal,
+                disabled=choice is None,
+                help=t("classroom.reveal_help"),
+            )
             return False
         if choice is None:
             st.info(t("classroom.answer", answer=format_func(answer)))
@@ -240,35 +255,53 @@ class Lesson:
 
 
 LESSONS: tuple[Lesson, ...] = (
-    Lesson("why-relative", (
-        Step("why-order", sentence="dog bites man", controls={"with_pe": False}),
-        Step("why-order", controls={"with_pe": True}),
-        Step("trouble", controls={"trouble_prefix": "Well,"}),
-        Step("shaw", sentence="The cat sat on the mat. The dog sat on the log.", controls={"shaw_k": 4}),
-        Step("t5", controls={"t5_buckets": 32, "t5_max_distance": 128, "t5_causal": False}),
-        Step("rope", controls={"rope_shift": 1000, "rope_size": 24}),
-    )),
-    Lesson("extrapolation", (
-        Step("trouble", controls={"trouble_l_train": 32, "trouble_l_test": 128}),
-        Step("learned", sentence="A longer sentence than the table has rows for, so the last words fall off the end.",
-             controls={"max_len": 8}),
-        Step("alibi", controls={"alibi_heads": 8, "alibi_train_len": 32, "alibi_test_len": 512}),
-        Step("rope-scaling", controls={"rs_d": 128, "rs_L": 4096, "rs_s": 4.0}),
-    )),
-    Lesson("rope-from-scratch", (
-        Step("sinusoidal", controls={"base": 10_000, "p": 5, "delta": 3}),
-        Step("rope", controls={"rope_d": 8, "rope_m": 2, "rope_n": 6}),
-        Step("rope", controls={"rope_size": 32, "rope_shift": 1_000_000}),
-        Step("rope", controls={"rope_decay_d": 128, "rope_decay_dist": 4096}),
-        Step("derivations", controls={"derivation": "rope-matrix-2d", "derivations_all": False}),
-    )),
-    Lesson("what-cope-counts", (
-        Step("cope", sentence="Alice met Bob. Bob waved at Alice. Then Alice smiled and Alice left.",
-             controls={"cope_unit": "sentence ends", "cope_all_open": False, "cope_sharpness": 10.0}),
-        Step("cope", controls={"cope_unit": "a word you pick", "cope_word": "alice", "cope_all_open": False}),
-        Step("cope", controls={"cope_all_open": True}),
-        Step("cope", controls={"cope_all_open": False, "cope_unit": "sentence ends", "cope_sharpness": 0.0}),
-    )),
+    Lesson(
+        "why-relative",
+        (
+            Step("why-order", sentence="dog bites man", controls={"with_pe": False}),
+            Step("why-order", controls={"with_pe": True}),
+            Step("trouble", controls={"trouble_prefix": "Well,"}),
+            Step("shaw", sentence="The cat sat on the mat. The dog sat on the log.", controls={"shaw_k": 4}),
+            Step("t5", controls={"t5_buckets": 32, "t5_max_distance": 128, "t5_causal": False}),
+            Step("rope", controls={"rope_shift": 1000, "rope_size": 24}),
+        ),
+    ),
+    Lesson(
+        "extrapolation",
+        (
+            Step("trouble", controls={"trouble_l_train": 32, "trouble_l_test": 128}),
+            Step(
+                "learned",
+                sentence="A longer sentence than the table has rows for, so the last words fall off the end.",
+                controls={"max_len": 8},
+            ),
+            Step("alibi", controls={"alibi_heads": 8, "alibi_train_len": 32, "alibi_test_len": 512}),
+            Step("rope-scaling", controls={"rs_d": 128, "rs_L": 4096, "rs_s": 4.0}),
+        ),
+    ),
+    Lesson(
+        "rope-from-scratch",
+        (
+            Step("sinusoidal", controls={"base": 10_000, "p": 5, "delta": 3}),
+            Step("rope", controls={"rope_d": 8, "rope_m": 2, "rope_n": 6}),
+            Step("rope", controls={"rope_size": 32, "rope_shift": 1_000_000}),
+            Step("rope", controls={"rope_decay_d": 128, "rope_decay_dist": 4096}),
+            Step("derivations", controls={"derivation": "rope-matrix-2d", "derivations_all": False}),
+        ),
+    ),
+    Lesson(
+        "what-cope-counts",
+        (
+            Step(
+                "cope",
+                sentence="Alice met Bob. Bob waved at Alice. Then Alice smiled and Alice left.",
+                controls={"cope_unit": "sentence ends", "cope_all_open": False, "cope_sharpness": 10.0},
+            ),
+            Step("cope", controls={"cope_unit": "a word you pick", "cope_word": "alice", "cope_all_open": False}),
+            Step("cope", controls={"cope_all_open": True}),
+            Step("cope", controls={"cope_all_open": False, "cope_unit": "sentence ends", "cope_sharpness": 0.0}),
+        ),
+    ),
 )
 LESSON_BY_KEY = {lesson.key: lesson for lesson in LESSONS}
 LESSON_KEY, STEP_KEY = "lesson", "lesson_step"  # session_state keys
@@ -339,9 +372,14 @@ def restore_lesson() -> None:
 def lesson_sidebar() -> None:
     """The sidebar's lesson picker and its Previous / Next buttons."""
     st.selectbox(
-        t("classroom.lesson"), [lesson.key for lesson in LESSONS], index=None, key=LESSON_KEY,
-        format_func={lesson.key: lesson.title for lesson in LESSONS}.get, placeholder=t("classroom.lesson_placeholder"),
-        on_change=_start_lesson, help=t("classroom.lesson_help"),
+        t("classroom.lesson"),
+        [lesson.key for lesson in LESSONS],
+        index=None,
+        key=LESSON_KEY,
+        format_func={lesson.key: lesson.title for lesson in LESSONS}.get,
+        placeholder=t("classroom.lesson_placeholder"),
+        on_change=_start_lesson,
+        help=t("classroom.lesson_help"),
     )
     now = current_step()
     if now is None:
@@ -349,10 +387,24 @@ def lesson_sidebar() -> None:
     lesson, k, step = now
     st.caption(t("classroom.step_of", k=k + 1, n=len(lesson.steps), chapter=BY_KEY[step.chapter].title))
     b1, b2, b3 = st.columns(3)
-    b1.button(t("classroom.previous"), key="lesson_prev", icon=":material/arrow_back:", on_click=_move, args=(-1,),
-              disabled=k == 0, width="stretch")
-    b2.button(t("classroom.next"), key="lesson_next", icon=":material/arrow_forward:", on_click=_move, args=(1,),
-              disabled=k == len(lesson.steps) - 1, width="stretch")
+    b1.button(
+        t("classroom.previous"),
+        key="lesson_prev",
+        icon=":material/arrow_back:",
+        on_click=_move,
+        args=(-1,),
+        disabled=k == 0,
+        width="stretch",
+    )
+    b2.button(
+        t("classroom.next"),
+        key="lesson_next",
+        icon=":material/arrow_forward:",
+        on_click=_move,
+        args=(1,),
+        disabled=k == len(lesson.steps) - 1,
+        width="stretch",
+    )
     b3.button(t("classroom.leave"), key="lesson_leave", icon=":material/close:", on_click=_leave, width="stretch")
 
 
@@ -375,8 +427,12 @@ def follow_lesson() -> None:
             # Explicit parameters, not None: with None Streamlit clears the address and refuses when
             # it holds a parameter bound to a widget of the page being left. The new page's bound
             # widgets write their own parameters; these are the hand-mirrored ones.
-            keep = {"s": str(st.session_state.get("sentence", "")), "seed": str(st.session_state.get("seed", 0)),
-                    LESSON_PARAM: now[0].key, STEP_PARAM: str(now[1] + 1)}
+            keep = {
+                "s": str(st.session_state.get("sentence", "")),
+                "seed": str(st.session_state.get("seed", 0)),
+                LESSON_PARAM: now[0].key,
+                STEP_PARAM: str(now[1] + 1),
+            }
             if presenter():
                 keep[PRESENTER_PARAM] = "1"
             if st.session_state.get("lang", "en") != "en":
@@ -391,7 +447,9 @@ def lesson_banner(chapter_key: str) -> None:
         return
     lesson, k, step = now
     if step.chapter == chapter_key:
-        st.info(t("classroom.banner", lesson=lesson.title, k=k + 1, n=len(lesson.steps),
-                  instruction=lesson.instruction(k)), icon=":material/school:")
+        st.info(
+            t("classroom.banner", lesson=lesson.title, k=k + 1, n=len(lesson.steps), instruction=lesson.instruction(k)),
+            icon=":material/school:",
+        )
     else:
         st.caption(t("classroom.elsewhere", lesson=lesson.title, k=k + 1, chapter=BY_KEY[step.chapter].title))

@@ -50,8 +50,10 @@ def sentence_tokens(max_tokens: int = MAX_TOKENS) -> Tokens:
         st.info(t("common.page.no_text"))
         st.stop()
     if tokens.truncated:
-        st.warning(t("common.page.cut", found=tokens.n_found, kept=len(tokens))
-                   + (t("common.page.chars_cut") if tokens.chars_cut else ""))
+        st.warning(
+            t("common.page.cut", found=tokens.n_found, kept=len(tokens))
+            + (t("common.page.chars_cut") if tokens.chars_cut else "")
+        )
     return tokens
 
 
@@ -75,8 +77,9 @@ def plot(fig, key: str) -> None:
     name = re.sub(r"[^A-Za-z0-9_-]+", "-", key).strip("-") or "figure"
     config = {**PLOT_CONFIG, "toImageButtonOptions": {"scale": 2, "filename": f"pe-atlas-{name}"}}
     st.plotly_chart(fig, key=key, width="stretch", config=config)
-    box = st.expander(t("common.numbers.expander"), key=f"{key}__numbers", on_change="rerun", icon=":material/table:",
-                      type="compact")
+    box = st.expander(
+        t("common.numbers.expander"), key=f"{key}__numbers", on_change="rerun", icon=":material/table:", type="compact"
+    )
     if box.open:
         with box:
             numbers_table(fig, key, name)
@@ -103,7 +106,7 @@ def _axis_labels(values, axis, n: int) -> list[str]:
     ticks = getattr(axis, "tickvals", None) if axis is not None else None
     text = getattr(axis, "ticktext", None) if axis is not None else None
     if ticks is not None and text is not None and len(ticks) == len(text):
-        lookup = {_label(t): _label(x) for t, x in zip(ticks, text)}
+        lookup = {_label(t): _label(x) for t, x in zip(ticks, text, strict=False)}
         if all(_label(v) in lookup for v in values):
             return [lookup[_label(v)] for v in values]
     return [_label(v) for v in values]
@@ -131,7 +134,9 @@ def heatmap_tables(fig) -> list[tuple[str, pd.DataFrame]]:
             cols = _axis_labels(tr.x, _axis(fig, tr.xaxis, "x"), z.shape[1])
         if len(rows) != z.shape[0] or len(cols) != z.shape[1]:
             rows, cols = [str(i) for i in range(z.shape[0])], [str(j) for j in range(z.shape[1])]
-        name = tr.name or (notes[k] if len(notes) == len(heat) and notes[k] else t("common.numbers.panel_name", k=k + 1))
+        name = tr.name or (
+            notes[k] if len(notes) == len(heat) and notes[k] else t("common.numbers.panel_name", k=k + 1)
+        )
         out.append((name, pd.DataFrame(z, index=_unique(rows), columns=_unique(cols))))
     return out
 
@@ -160,9 +165,13 @@ def trace_table(fig) -> pd.DataFrame | None:
                 name += " ′"
             data[name] = y
         return pd.DataFrame(data)
-    return pd.DataFrame({"trace": [n for n, x, _ in series for _ in range(x.size)],
-                         html.unescape(x_title): np.concatenate([np.asarray(x, dtype=object) for _, x, _ in series]),
-                         "y": np.concatenate([np.asarray(y, dtype=object) for _, _, y in series])})
+    return pd.DataFrame(
+        {
+            "trace": [n for n, x, _ in series for _ in range(x.size)],
+            html.unescape(x_title): np.concatenate([np.asarray(x, dtype=object) for _, x, _ in series]),
+            "y": np.concatenate([np.asarray(y, dtype=object) for _, _, y in series]),
+        }
+    )
 
 
 def numbers_table(fig, key: str, name: str) -> None:
@@ -176,9 +185,13 @@ def numbers_table(fig, key: str, name: str) -> None:
         return
     k = 0
     if len(tables) > 1:
-        k = st.selectbox(t("common.numbers.panel"), range(len(tables)),
-                         format_func=lambda i: tables[i][0] or t("common.numbers.panel_name", k=i + 1),
-                         key=f"{key}__panel", help=t("common.numbers.panel_help"))
+        k = st.selectbox(
+            t("common.numbers.panel"),
+            range(len(tables)),
+            format_func=lambda i: tables[i][0] or t("common.numbers.panel_name", k=i + 1),
+            key=f"{key}__panel",
+            help=t("common.numbers.panel_help"),
+        )
     label, df = tables[k]
     cells = df.shape[0] * df.shape[1]
     if cells <= MAX_TABLE_CELLS:
@@ -188,7 +201,11 @@ def numbers_table(fig, key: str, name: str) -> None:
     slug = re.sub(r"[^A-Za-z0-9_-]+", "-", label).strip("-")
     is_heat = k < len(tables) - (lines is not None)
     st.download_button(
-        t("common.numbers.download"), data=lambda: df.to_csv(index=is_heat).encode("utf-8"),
-        file_name=f"pe-atlas-{name}{'-' + slug if slug and len(tables) > 1 else ''}.csv", mime="text/csv",
-        key=f"{key}__csv", icon=":material/download:", on_click="ignore",
+        t("common.numbers.download"),
+        data=lambda: df.to_csv(index=is_heat).encode("utf-8"),
+        file_name=f"pe-atlas-{name}{'-' + slug if slug and len(tables) > 1 else ''}.csv",
+        mime="text/csv",
+        key=f"{key}__csv",
+        icon=":material/download:",
+        on_click="ignore",
     )

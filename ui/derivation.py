@@ -26,8 +26,8 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-import sympy as sp
 import streamlit as st
+import sympy as sp
 from sympy.matrices.expressions import MatAdd
 
 from explain import derivations as D
@@ -67,8 +67,17 @@ def chapter_title(derivation_id: str, lang: str | None = None) -> str:
 
 # The proof methods a StepCheck names, in the order explain/derivations.py tries them
 # (_scalar_equal: the first that works is reported); each is explained by derivations.method.<name>.
-METHODS = ("structural", "evaluate", "per-term", "expand", "expand_trig", "complex", "trigsimp", "simplify",
-           "substitution")
+METHODS = (
+    "structural",
+    "evaluate",
+    "per-term",
+    "expand",
+    "expand_trig",
+    "complex",
+    "trigsimp",
+    "simplify",
+    "substitution",
+)
 
 MAX_POSITION = 100_000  # positions and shifts a learner may type (the sinusoidal page uses the same)
 MAX_REAL = 100.0  # frequencies, slopes, vector and matrix entries
@@ -107,9 +116,9 @@ def md_text(text: str) -> str:
     """Like md_escape, but inline math and code spans pass through to be rendered."""
     out, last = [], 0
     for m in _KEEP.finditer(text):
-        out += [md_escape(text[last:m.start()]), m.group(0)]
+        out += [md_escape(text[last : m.start()]), m.group(0)]
         last = m.end()
-    return "".join(out + [md_escape(text[last:])])
+    return "".join([*out, md_escape(text[last:])])
 
 
 def method_text(method: str) -> str:
@@ -138,7 +147,7 @@ def visible_width(tex: str) -> int:
             ncols = max(len(r) for r in rows)
             cols = [max(visible_width(r[c]) if c < len(r) else 0 for r in rows) for c in range(ncols)]
             width = sum(cols) + 2 * (ncols - 1) + 2
-        s = s[: m.start()] + "@" * width + s[m.end():]
+        s = s[: m.start()] + "@" * width + s[m.end() :]
     s = re.sub(r"\\textcolor\{[^}]*\}", "", s)
     s = re.sub(r"\\(left|right|mathbf|mathrm|operatorname|large|normalsize)(?![A-Za-z])", "", s)
     s = re.sub(r"\\[,;!: ]", "", s)
@@ -183,8 +192,9 @@ def status(derivation: D.Derivation, report: D.VerifyReport) -> Status:
     n_steps = len(derivation.steps) - 1
     subs = sum(s.kind == "substitution" for s in derivation.steps)
     if report.ok:
-        steps = (_t("ui.all_steps", n=n_steps) if n_steps > 2 else _t("ui.both_steps") if n_steps == 2
-                 else _t("ui.the_step"))
+        steps = (
+            _t("ui.all_steps", n=n_steps) if n_steps > 2 else _t("ui.both_steps") if n_steps == 2 else _t("ui.the_step")
+        )
         kinds = _t("ui.step_kinds", equalities=n_steps - subs, substitutions=subs) if subs else ""
         proved = "ui.proved_claim" if report.claim_check is not None else "ui.proved"
         return Status(True, "green", _t("ui.verified_label"), _t(proved, steps=steps, kinds=kinds), None)
@@ -192,8 +202,11 @@ def status(derivation: D.Derivation, report: D.VerifyReport) -> Status:
     where = where_failed(derivation, bad.index)
     message = D.message_text(bad, i18n.language())
     rule = rule_of(derivation, bad.index)
-    detail = (_t("ui.not_proven_message", where=where, rule=rule, message=message) if message
-              else _t("ui.not_proven", where=where, rule=rule))
+    detail = (
+        _t("ui.not_proven_message", where=where, rule=rule, message=message)
+        if message
+        else _t("ui.not_proven", where=where, rule=rule)
+    )
     return Status(False, "red", _t("ui.failed_label", where=where), _t("ui.detail_end", detail=detail), bad.index)
 
 
@@ -234,7 +247,7 @@ def step_latex(s: D.Step, highlight: bool = True) -> str:
         part = D.to_latex(s.changed)
         for k, t in enumerate(terms):
             if part in t:
-                terms[k] = t.replace(part, r"\textcolor{%s}{%s}" % (D.HIGHLIGHT_COLOR, part), 1)
+                terms[k] = t.replace(part, rf"\textcolor{{{D.HIGHLIGHT_COLOR}}}{{{part}}}", 1)
                 break
     return r"\begin{aligned}&\hphantom{{}+{}}" + r" \\ &+ ".join(terms) + r"\end{aligned}"
 
@@ -264,7 +277,11 @@ def claim_display(derivation: D.Derivation) -> str:
         sign = "=" if derivation.exact else SUBSTITUTION_ARROW
         rhs = D.claim_latex(derivation)
         if isinstance(claim, MatAdd) and len(rhs) > LONG_SUM:
-            rhs = r"\begin{aligned}&\hphantom{{}+{}}" + r" \\ &+ ".join(D.to_latex(a) for a in claim.args) + r"\end{aligned}"
+            rhs = (
+                r"\begin{aligned}&\hphantom{{}+{}}"
+                + r" \\ &+ ".join(D.to_latex(a) for a in claim.args)
+                + r"\end{aligned}"
+            )
     one_line = f"{lhs} {sign} {rhs}"
     if visible_width(one_line) <= LARGE or "aligned" in rhs:
         return one_line
@@ -319,12 +336,21 @@ def input_spec(p: D.Parameter) -> InputSpec:
         signed = p.name in D.SHIFT_PARAMETERS  # by name, not by label: labels are words
         lo = -MAX_POSITION if signed else 0
         high = f"{MAX_POSITION:,}"
-        text = (_t("ui.help_shift", label=p.label, low=f"−{high}", high=high) if signed
-                else _t("ui.help_position", label=p.label, high=high))
+        text = (
+            _t("ui.help_shift", label=p.label, low=f"−{high}", high=high)
+            if signed
+            else _t("ui.help_position", label=p.label, high=high)
+        )
         return InputSpec(True, lo, MAX_POSITION, 1, "%d", text, group, short)
     return InputSpec(
-        False, -MAX_REAL, MAX_REAL, 0.1, "%.6g",
-        _t("ui.help_real", label=p.label, low=f"−{MAX_REAL:g}", high=f"{MAX_REAL:g}"), group, short,
+        False,
+        -MAX_REAL,
+        MAX_REAL,
+        0.1,
+        "%.6g",
+        _t("ui.help_real", label=p.label, low=f"−{MAX_REAL:g}", high=f"{MAX_REAL:g}"),
+        group,
+        short,
     )
 
 
@@ -375,7 +401,7 @@ def matrix_latex(values, digits: int = 4) -> str:
         rows = rows[:, None]
 
     def cell(v):
-        v = 0.0 if abs(v) < 0.5 * 10 ** -digits else v
+        v = 0.0 if abs(v) < 0.5 * 10**-digits else v
         return f"{v:.{digits}f}"
 
     body = r" \\ ".join(" & ".join(cell(v) for v in row) for row in rows)
@@ -387,11 +413,14 @@ def value_table(derivation: D.Derivation, values_per_line: list) -> str:
     first = np.asarray(values_per_line[0], dtype=float)
     scalar = first.ndim == 0
     line = _t("ui.table.line")
-    head = (f"| {line} | | {_t('ui.table.value')} | {_t('ui.table.differs')} |" if scalar
-            else f"| {line} | | {_t('ui.table.largest')} |")
+    head = (
+        f"| {line} | | {_t('ui.table.value')} | {_t('ui.table.differs')} |"
+        if scalar
+        else f"| {line} | | {_t('ui.table.largest')} |"
+    )
     rows = [head, "|---:|:---|---:|---:|" if scalar else "|---:|:---|---:|"]
     tags = {"start": _t("ui.table.start"), "equal": "=", "substitution": _t("ui.table.substitution")}
-    for k, (s, v) in enumerate(zip(derivation.steps, values_per_line)):
+    for k, (s, v) in enumerate(zip(derivation.steps, values_per_line, strict=False)):
         v = np.asarray(v, dtype=float)
         tag = tags[s.kind]
         diff = float(np.max(np.abs(v - first))) if v.shape == first.shape else float("nan")
@@ -409,8 +438,9 @@ def catalogue(reports: dict) -> str:
     rows = ["| " + " | ".join(head) + " |", "|:--|:--|:--|--:|:--|"]
     for d in D.all_derivations(i18n.language()):
         s = status(d, reports[d.id])
-        text = (_t("ui.catalogue.verified") if s.ok
-                else _t("ui.catalogue.fails_at", where=where_failed(d, s.failed_index)))
+        text = (
+            _t("ui.catalogue.verified") if s.ok else _t("ui.catalogue.fails_at", where=where_failed(d, s.failed_index))
+        )
         icon = ":material/verified:" if s.ok else ":material/error:"
         methods = sorted({c.method for c in reports[d.id].all_checks if c.ok and c.method}, key=_method_order)
         rows.append(
@@ -534,7 +564,7 @@ def render(
         c = report.claim_check
         st.caption(md_escape(claim_check_text(d, c)), help=method_text(c.method) or None)
     if where:
-        st.latex(r"\text{%s }\; " % _t("ui.where") + r",\qquad ".join(where))
+        st.latex(r"\text{{{} }}\; ".format(_t("ui.where")) + r",\qquad ".join(where))
     for note in d.notes:
         st.caption(md_text(note))
     _numbers_panel(d, key_prefix, compact)
@@ -602,15 +632,27 @@ def _numbers_panel(d: D.Derivation, key_prefix: str, compact: bool) -> None:
         st.caption(_t("ui.numbers.exact", hi=hi) if d.exact else _t("ui.numbers.inexact", hi=hi))
         b1, b2, _ = st.columns([1, 1, 3])
         counter = _key(key_prefix, d, "#draws")
-        b1.button(_t("ui.numbers.random"), key=_key(key_prefix, d, "#random"), icon=":material/casino:",
-                  on_click=_draw_random, args=(d, keys, counter), help=_t("ui.numbers.random_help"))
-        b2.button(_t("ui.numbers.defaults"), key=_key(key_prefix, d, "#reset"), icon=":material/restart_alt:",
-                  on_click=_set_values, args=(keys, d.defaults), help=_t("ui.numbers.defaults_help"))
+        b1.button(
+            _t("ui.numbers.random"),
+            key=_key(key_prefix, d, "#random"),
+            icon=":material/casino:",
+            on_click=_draw_random,
+            args=(d, keys, counter),
+            help=_t("ui.numbers.random_help"),
+        )
+        b2.button(
+            _t("ui.numbers.defaults"),
+            key=_key(key_prefix, d, "#reset"),
+            icon=":material/restart_alt:",
+            on_click=_set_values,
+            args=(keys, d.defaults),
+            help=_t("ui.numbers.defaults_help"),
+        )
 
         scalars = [p for p in d.parameters if not specs[p.name].group]
         for start in range(0, len(scalars), 4):
             cols = st.columns(4)
-            for col, p in zip(cols, scalars[start:start + 4]):
+            for col, p in zip(cols, scalars[start : start + 4], strict=False):
                 _input(col, p, specs[p.name], keys[p.name], label=p.label)
         groups: dict[str, list] = {}
         for p in d.parameters:
@@ -622,15 +664,18 @@ def _numbers_panel(d: D.Derivation, key_prefix: str, compact: bool) -> None:
                 names = list(groups)
                 for start in range(0, len(names), 4):
                     cols = st.columns(4, gap="medium")
-                    for col, name in zip(cols, names[start:start + 4]):
+                    for col, name in zip(cols, names[start : start + 4], strict=False):
                         with col:
                             st.markdown(f"**{md_escape(name)}**")
                             entries = groups[name]
-                            width = max(int(specs[p.name].short_label.strip("[]").split(",")[-1]) for p in entries) \
-                                if "," in specs[entries[0].name].short_label else 1
+                            width = (
+                                max(int(specs[p.name].short_label.strip("[]").split(",")[-1]) for p in entries)
+                                if "," in specs[entries[0].name].short_label
+                                else 1
+                            )
                             for r in range(0, len(entries), width):
                                 row = st.columns(width)
-                                for c, p in zip(row, entries[r:r + width]):
+                                for c, p in zip(row, entries[r : r + width], strict=False):
                                     _input(c, p, specs[p.name], keys[p.name], label=specs[p.name].short_label)
 
         values = {p.name: st.session_state[keys[p.name]] for p in d.parameters}
@@ -665,8 +710,16 @@ def _numbers_panel(d: D.Derivation, key_prefix: str, compact: bool) -> None:
 
 def _input(container, p: D.Parameter, spec: InputSpec, key: str, label: str) -> None:
     if spec.integer:
-        container.number_input(label, min_value=int(spec.min_value), max_value=int(spec.max_value), step=1,
-                               key=key, help=spec.help)
+        container.number_input(
+            label, min_value=int(spec.min_value), max_value=int(spec.max_value), step=1, key=key, help=spec.help
+        )
     else:
-        container.number_input(label, min_value=float(spec.min_value), max_value=float(spec.max_value),
-                               step=float(spec.step), format=spec.format, key=key, help=spec.help)
+        container.number_input(
+            label,
+            min_value=float(spec.min_value),
+            max_value=float(spec.max_value),
+            step=float(spec.step),
+            format=spec.format,
+            key=key,
+            help=spec.help,
+        )

@@ -42,8 +42,13 @@ def language_switch() -> None:
         st.session_state[KEY] = lang()  # first run of a session: a ?lang=ko link
     with st.sidebar:
         st.segmented_control(
-            t("common.language_label"), LANGS, key=KEY, format_func=NAMES.get,
-            selection_mode="single", label_visibility="collapsed", required=True,
+            t("common.language_label"),
+            LANGS,
+            key=KEY,
+            format_func=NAMES.get,
+            selection_mode="single",
+            label_visibility="collapsed",
+            required=True,
         )
     current = activate()
     if current == i18n.DEFAULT:

@@ -39,7 +39,7 @@ def slope_label(m: float) -> str:
     """1/2, 1/256 for integer powers of two; 2^-1.5 otherwise (H = 16, the 9–15-head extras)."""
     e = -np.log2(m)
     if abs(e - round(e)) < 1e-9:
-        return f"1/{2 ** int(round(e))}"
+        return f"1/{2 ** round(e)}"
     return f"2^-{e:.4g}"
 
 
@@ -82,8 +82,13 @@ def heads_view(sentence: str, seed: int, n_heads: int, causal: bool) -> HeadsVie
         n = len(tokens)
         bias[:, ~causal_mask(n, n).numpy()] = np.nan
     # float32 (what the layer computed in): half the cache and the pickling of float64.
-    return HeadsView(tokens, alibi_slopes(n_heads).numpy(), bias, with_bias.weights.astype(np.float32),
-                     without.weights.astype(np.float32))
+    return HeadsView(
+        tokens,
+        alibi_slopes(n_heads).numpy(),
+        bias,
+        with_bias.weights.astype(np.float32),
+        without.weights.astype(np.float32),
+    )
 
 
 # ------------------------------------------------------------------------- the code's +m·j form
@@ -213,9 +218,7 @@ def extrapolation(sentence: str, seed: int, n_heads: int, train_len: int, test_l
     w0 = last_query_weights(long, seed, n_heads, (("content", 0.0),))
     within, within0 = mass_within(w), mass_within(w0)
     distances = np.arange(test_len)
-    beyond = (
-        1.0 - within[:, train_len - 1] if train_len < test_len else np.zeros(n_heads)
-    )
+    beyond = 1.0 - within[:, train_len - 1] if train_len < test_len else np.zeros(n_heads)
     return Extrapolation(
         long,
         train_len,
@@ -255,8 +258,12 @@ def nope_symmetry(sentence: str, seed: int, shuffle_count: int) -> NopeSymmetry:
         b = run_tokens(shuffled, seed, "none", 64, 4, causal, float64=True).output[inverse]  # (n, D)
         per_token[causal] = np.abs(a - b).max(axis=1)
     return NopeSymmetry(
-        tokens, tuple(order), float(per_token[False].max(initial=0.0)), float(per_token[True].max(initial=0.0)),
-        per_token[False], per_token[True],
+        tokens,
+        tuple(order),
+        float(per_token[False].max(initial=0.0)),
+        float(per_token[True].max(initial=0.0)),
+        per_token[False],
+        per_token[True],
     )
 
 
@@ -301,6 +308,16 @@ def counting(n: int, seed: int) -> Counting:
     i = np.arange(n)
     recovered = 1.0 / share_u[True] - 1.0
     return Counting(
-        i, 1.0 / (i + 1.0), uniform[True], uniform[False], same[True], same[False], share_u[True], share_u[False],
-        _share(head.output, u_bos, u_fill), head.weights[0][:, 0], recovered, float(np.abs(recovered - i).max()),
+        i,
+        1.0 / (i + 1.0),
+        uniform[True],
+        uniform[False],
+        same[True],
+        same[False],
+        share_u[True],
+        share_u[False],
+        _share(head.output, u_bos, u_fill),
+        head.weights[0][:, 0],
+        recovered,
+        float(np.abs(recovered - i).max()),
     )

@@ -97,8 +97,16 @@ class Panel:
     mixed: bool  # input encoding: "content" already holds positions; `position` is a difference
 
 
-def panel(text: str, seed: int, method: str, n_heads: int = 4, causal: bool = False,
-          content_scale: float = 1.0, off: tuple[str, ...] = (), max_tokens: int = 256) -> Panel:
+def panel(
+    text: str,
+    seed: int,
+    method: str,
+    n_heads: int = 4,
+    causal: bool = False,
+    content_scale: float = 1.0,
+    off: tuple[str, ...] = (),
+    max_tokens: int = 256,
+) -> Panel:
     """One encoding on the learner's sentence, with the content dial and term switches applied.
 
     content / position are the logit parts *as they enter the softmax* (dial and switches applied),
@@ -125,8 +133,19 @@ def panel(text: str, seed: int, method: str, n_heads: int = 4, causal: bool = Fa
     if position is not None:
         position = np.where(mask, np.nan, position)
     cls = REGISTRY[method]
-    return Panel(method, cls.label, cls.kind, tokens, view.weights, content, position, view.logits,
-                 cls.term_names, tuple(off), mixed_in_input(method))
+    return Panel(
+        method,
+        cls.label,
+        cls.kind,
+        tokens,
+        view.weights,
+        content,
+        position,
+        view.logits,
+        cls.term_names,
+        tuple(off),
+        mixed_in_input(method),
+    )
 
 
 def top_key(weights: np.ndarray, query: int) -> tuple[int, float]:
@@ -172,8 +191,16 @@ def _softmax_rows(logits: np.ndarray) -> np.ndarray:
     return e / e.sum(axis=-1, keepdims=True)
 
 
-def shift_test(text: str, seed: int, methods: tuple[str, ...], prefix: str, n_heads: int = 4,
-               causal: bool = False, head: int | None = None, max_tokens: int = 256) -> ShiftTest:
+def shift_test(
+    text: str,
+    seed: int,
+    methods: tuple[str, ...],
+    prefix: str,
+    n_heads: int = 4,
+    causal: bool = False,
+    head: int | None = None,
+    max_tokens: int = 256,
+) -> ShiftTest:
     """Run the sentence with and without a prefix. Among the original words only (queries and keys),
     compare the attention weights: after the prefix, each original query's weights are renormalised
     over the original keys (softmax of the same logits restricted to those keys), so a change can
@@ -198,8 +225,17 @@ def shift_test(text: str, seed: int, methods: tuple[str, ...], prefix: str, n_he
         where.append(tuple(int(v) for v in np.unravel_index(int(a.argmax()), a.shape)) if a.size else (0, 0))
         deltas.append(dh)
     mx = np.asarray(maxes)
-    return ShiftTest(tuple(methods), tuple(REGISTRY[m].label for m in methods), tokens, pre, mx,
-                     np.asarray(means), tuple(where), mx > CHANGED, np.stack(deltas))
+    return ShiftTest(
+        tuple(methods),
+        tuple(REGISTRY[m].label for m in methods),
+        tokens,
+        pre,
+        mx,
+        np.asarray(means),
+        tuple(where),
+        mx > CHANGED,
+        np.stack(deltas),
+    )
 
 
 # -- length test -------------------------------------------------------------------------------
@@ -244,8 +280,16 @@ class LengthTest:
     uniform_distance: np.ndarray  # (n,) keys a query may see: the "no preference" reference
 
 
-def length_test(text: str, seed: int, methods: tuple[str, ...], train_len: int, length: int,
-                n_heads: int = 4, causal: bool = False, head: int | None = None) -> LengthTest:
+def length_test(
+    text: str,
+    seed: int,
+    methods: tuple[str, ...],
+    train_len: int,
+    length: int,
+    n_heads: int = 4,
+    causal: bool = False,
+    head: int | None = None,
+) -> LengthTest:
     """The sentence repeated to `length` tokens, each encoding "trained" on `train_len` of them."""
     if not 1 <= train_len <= MAX_LENGTH or not 1 <= length <= MAX_LENGTH:
         raise ValueError(f"lengths must be 1…{MAX_LENGTH}")

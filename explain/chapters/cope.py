@@ -33,7 +33,11 @@ from encoders.text import MAX_CHARS, MAX_TOKENS, token_embeddings, token_key, to
 # page addresses (?cope_unit=sentence+ends) and in lesson presets (ui/classroom.py), so they never
 # change with the language; the page shows each one as t("cope.unit.<id>").
 UNIT_TOKEN, UNIT_WORD, UNIT_SENTENCE, UNIT_PARAGRAPH, UNIT_PICKED = UNITS = (
-    "every token", "word starts", "sentence ends", "paragraph ends", "a word you pick",
+    "every token",
+    "word starts",
+    "sentence ends",
+    "paragraph ends",
+    "a word you pick",
 )
 SENTENCE_ENDS = frozenset({".", "!", "?", "。", "！", "？", "…", "؟", "।"})
 MAX_SHARPNESS = 10.0  # σ(10) = 0.99995: practically a hard gate
@@ -74,7 +78,7 @@ def paragraph_ends(text: str, tokens: tuple[str, ...]) -> np.ndarray:
         spans.append((at, at + len(t)))
         cursor = at + len(t)
     for k in range(len(tokens) - 1):
-        gap = clean[spans[k][1]:spans[k + 1][0]]
+        gap = clean[spans[k][1] : spans[k + 1][0]]
         if regex.search(r"\n[^\S\n]*\n", gap.replace("\r\n", "\n")):
             ends[k] = True
     if len(tokens):
@@ -112,7 +116,12 @@ class CountView:
 
 
 def count_view(
-    text: str, unit: str, word: str, sharpness: float, all_open: bool, npos_max: int,
+    text: str,
+    unit: str,
+    word: str,
+    sharpness: float,
+    all_open: bool,
+    npos_max: int,
     max_tokens: int = MAX_TOKENS,
 ) -> CountView:
     """Hand-set gates (±sharpness on counted / other tokens, or every gate exactly 1) → positions."""
@@ -128,7 +137,11 @@ def count_view(
     pos = clamped.numpy().copy()
     pos[future] = np.nan
     return CountView(
-        tokens, counted, gates, pos, float(p.max()) if len(tokens) else 0.0,
+        tokens,
+        counted,
+        gates,
+        pos,
+        float(p.max()) if len(tokens) else 0.0,
         int((p > npos_max - 1).sum()),
     )
 
@@ -156,8 +169,17 @@ def _toy(tokens: tuple[str, ...], seed: int, npos_max: int, variant: str = "pape
 
 
 def interpolation_view(
-    text: str, unit: str, word: str, sharpness: float, all_open: bool, npos_max: int,
-    query: int, key: int, seed: int, head: int = 0, max_tokens: int = MAX_TOKENS,
+    text: str,
+    unit: str,
+    word: str,
+    sharpness: float,
+    all_open: bool,
+    npos_max: int,
+    query: int,
+    key: int,
+    seed: int,
+    head: int = 0,
+    max_tokens: int = MAX_TOKENS,
 ) -> InterpolationView:
     """How q_i·e[p] is read off for a fractional p: the toy model's q and table, the hand-set p."""
     cv = count_view(text, unit, word, sharpness, all_open, npos_max, max_tokens)
@@ -180,8 +202,17 @@ class AttentionView:
 
 
 def preferred_count_attention(
-    text: str, unit: str, word: str, sharpness: float, all_open: bool, npos_max: int,
-    target: int, strength: float, content_scale: float, seed: int, max_tokens: int = MAX_TOKENS,
+    text: str,
+    unit: str,
+    word: str,
+    sharpness: float,
+    all_open: bool,
+    npos_max: int,
+    target: int,
+    strength: float,
+    content_scale: float,
+    seed: int,
+    max_tokens: int = MAX_TOKENS,
 ) -> AttentionView:
     """Attention when a head's position logits say "prefer count = target":
     q_i·e[n] = strength if n == target else 0, interpolated at p_ij, plus content_scale × the toy

@@ -33,14 +33,14 @@ class SentenceBuckets:
     att_span: int  # k
 
 
-def sentence_buckets(n: int, log_buckets: bool, bucket_size: int, max_position: int,
-                     positions_offset: int = 0) -> SentenceBuckets:
+def sentence_buckets(
+    n: int, log_buckets: bool, bucket_size: int, max_position: int, positions_offset: int = 0
+) -> SentenceBuckets:
     """Bucket and table row of every (query, key) pair of an n-token sentence."""
     # A tiny encoder with the same config: only its bucketing is used, none of its parameters.
     enc = DeBERTa(1, 1, config(log_buckets, bucket_size, max_position), torch.Generator().manual_seed(0))
     pos = torch.arange(n) + positions_offset
-    return SentenceBuckets(enc.relative_positions(pos, pos).numpy(), enc.table_index(pos, pos).numpy(),
-                           enc.att_span)
+    return SentenceBuckets(enc.relative_positions(pos, pos).numpy(), enc.table_index(pos, pos).numpy(), enc.att_span)
 
 
 @dataclass
@@ -67,9 +67,18 @@ def term_maps(
     the attention recomputed with the terms that are switched on. Switching a term off here keeps
     the 1/√(3d) scale: it shows the term's share of *this* model's logits."""
     cfg = config(log_buckets, bucket_size, max_position)
-    scales = tuple((t, 1.0 if on else 0.0) for t, on in zip(TERMS, switches))
-    view = run_layer(sentence, seed, METHOD, d_model, n_heads, causal=False, positions_offset=positions_offset,
-                     config=cfg, term_scales=scales)
+    scales = tuple((t, 1.0 if on else 0.0) for t, on in zip(TERMS, switches, strict=False))
+    view = run_layer(
+        sentence,
+        seed,
+        METHOD,
+        d_model,
+        n_heads,
+        causal=False,
+        positions_offset=positions_offset,
+        config=cfg,
+        term_scales=scales,
+    )
     return TermMaps(
         view.tokens,
         {t: view.terms[t][head].astype(float) for t in TERMS},
@@ -99,5 +108,12 @@ def bucket_map(bucket_size: int, max_position: int, span: int | None = None) -> 
     a = r.abs()
     region = torch.where(a <= mid, 0, torch.where(a <= max_position - 1, 1, 2))
     within = a <= max_position - 1
-    return BucketMap(r.numpy(), b.numpy(), rows.numpy(), region.numpy(), mid, int(within.sum()),
-                     int(torch.unique(rows[within]).numel()))
+    return BucketMap(
+        r.numpy(),
+        b.numpy(),
+        rows.numpy(),
+        region.numpy(),
+        mid,
+        int(within.sum()),
+        int(torch.unique(rows[within]).numel()),
+    )

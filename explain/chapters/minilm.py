@@ -175,8 +175,9 @@ def position_heads(text: str, threshold: float = THRESHOLD, max_pieces: int = MA
         for head in range(H):
             t = int(np.argmax(ref[layer, head]))
             if ref[layer, head, t] >= threshold:
-                labels.append(HeadLabel(layer + 1, head + 1, TARGETS[t], float(ref[layer, head, t]),
-                                        float(sent[layer, head, t])))
+                labels.append(
+                    HeadLabel(layer + 1, head + 1, TARGETS[t], float(ref[layer, head, t]), float(sent[layer, head, t]))
+                )
     return PositionHeads(mine.tokens, sent, ref, labels, threshold)
 
 
@@ -200,11 +201,19 @@ def compare(before: ModelRun, after: ModelRun) -> PositionChange:
     if before.tokens != after.tokens:
         raise ValueError("compare runs on the same word pieces")
     dh = float(np.linalg.norm(after.hidden - before.hidden) / max(np.linalg.norm(before.hidden), 1e-12))
-    return PositionChange(before.tokens, after.position_ids, before.weights, after.weights,
-                          total_variation(after.weights, before.weights), dh)
+    return PositionChange(
+        before.tokens,
+        after.position_ids,
+        before.weights,
+        after.weights,
+        total_variation(after.weights, before.weights),
+        dh,
+    )
 
 
-def position_change(text: str, mode: str, shift: int = 0, seed: int = 0, max_pieces: int = MAX_PIECES) -> PositionChange:
+def position_change(
+    text: str, mode: str, shift: int = 0, seed: int = 0, max_pieces: int = MAX_PIECES
+) -> PositionChange:
     """The same word pieces run twice, once with the usual ids and once with shifted / shuffled /
     reversed ones; per head, how much the attention moved. (The page calls compare on its two
     cached runs instead, so that the plain run is computed once.)"""

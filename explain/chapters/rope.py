@@ -26,7 +26,9 @@ from encoders.rope import (
 from encoders.text import token_embeddings, token_key
 
 
-def word_vectors(tokens: tuple[str, ...], seed: int, d: int, query_index: int, key_index: int) -> tuple[np.ndarray, np.ndarray]:
+def word_vectors(
+    tokens: tuple[str, ...], seed: int, d: int, query_index: int, key_index: int
+) -> tuple[np.ndarray, np.ndarray]:
     """The unrotated query vector of tokens[query_index] and key vector of tokens[key_index],
     float64 (d,) each: token embedding @ W_q (resp. W_k) of the toy layer with one head of size d."""
     keys = tuple(token_key(t) for t in tokens)
@@ -104,8 +106,16 @@ def circles(
     ang0 = np.degrees(np.arctan2(k0[:, 1], k0[:, 0]) - np.arctan2(q0[:, 1], q0[:, 0]))  # (P,)
     predicted = ang0[None, :] + np.degrees((ns - ms)[:, None] * theta[None, :])  # (T, P)
     return Circles(
-        theta, 2 * np.pi / theta, ms, ns, q_xy, k_xy, _wrap_degrees(ang), contribution,
-        contribution.sum(-1), _wrap_degrees(predicted),
+        theta,
+        2 * np.pi / theta,
+        ms,
+        ns,
+        q_xy,
+        k_xy,
+        _wrap_degrees(ang),
+        contribution,
+        contribution.sum(-1),
+        _wrap_degrees(predicted),
     )
 
 

@@ -7,13 +7,10 @@ curves and attention maps run the code the attention lab and the toy trainer run
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
-import torch
 
-from encoders import build
 from encoders.rope import RopeConfig, rope_frequencies
 from encoders.rope_scaling import (
     SCHEME_LABELS,
@@ -25,27 +22,40 @@ from encoders.rope_scaling import (
     xpos_zeta,
     yarn_ramp,
 )
-
 from explain.i18n import t
 
 from .common import run_tokens
 
 FREQUENCY_SCHEMES = ("rope", "pi", "ntk", "dynamic", "yarn")  # xPos keeps RoPE's frequencies
-ALL_SCHEMES = FREQUENCY_SCHEMES + ("xpos",)
-REGISTRY_NAME = {"rope": "rope", "pi": "rope-pi", "ntk": "rope-ntk", "dynamic": "rope-dynamic",
-                 "yarn": "rope-yarn", "xpos": "xpos"}
+ALL_SCHEMES = (*FREQUENCY_SCHEMES, "xpos")
+REGISTRY_NAME = {
+    "rope": "rope",
+    "pi": "rope-pi",
+    "ntk": "rope-ntk",
+    "dynamic": "rope-dynamic",
+    "yarn": "rope-yarn",
+    "xpos": "xpos",
+}
 
 
-def scheme_config(scheme: str, base: float, scale: float, original_length: int, scale_base: float,
-                  beta_fast: float = 32.0, beta_slow: float = 1.0):
+def scheme_config(
+    scheme: str,
+    base: float,
+    scale: float,
+    original_length: int,
+    scale_base: float,
+    beta_fast: float = 32.0,
+    beta_slow: float = 1.0,
+):
     """The frozen config the registered encoder for `scheme` takes."""
     if scheme == "rope":
         return RopeConfig(base=base)
     if scheme == "xpos":
         return XposConfig(base=base, scale_base=scale_base)
     if scheme == "yarn":
-        return YarnConfig(base=base, scale=scale, original_length=original_length,
-                          beta_fast=beta_fast, beta_slow=beta_slow)
+        return YarnConfig(
+            base=base, scale=scale, original_length=original_length, beta_fast=beta_fast, beta_slow=beta_slow
+        )
     return ScaledRopeConfig(base=base, scale=scale, original_length=original_length)
 
 
@@ -63,8 +73,9 @@ class Frequencies:
     out_of_distribution: dict[str, np.ndarray]  # scheme → bool (P,): a new angle training never saw
 
 
-def frequencies(d: int, base: float, scale: float, original_length: int, beta_fast: float = 32.0,
-                beta_slow: float = 1.0) -> Frequencies:
+def frequencies(
+    d: int, base: float, scale: float, original_length: int, beta_fast: float = 32.0, beta_slow: float = 1.0
+) -> Frequencies:
     """Every frequency scheme at the new length s·L, and which pairs reach unseen angles.
 
     The angle a pair turns through across a context of length ℓ is ℓ·θ_f (positions 0 … ℓ−1 and one
@@ -73,7 +84,7 @@ def frequencies(d: int, base: float, scale: float, original_length: int, beta_fa
     (L·θ_f ≥ 2π) has seen every direction; a pair that never completed a turn is out of
     distribution as soon as its span at the new length exceeds its trained span.
     """
-    new_length = int(round(scale * original_length))
+    new_length = round(scale * original_length)
     theta0 = rope_frequencies(d, base).numpy()
     thetas, ratios, waves, factors, peak, ood = {}, {}, {}, {}, {}, {}
     trained = original_length * theta0
@@ -85,9 +96,16 @@ def frequencies(d: int, base: float, scale: float, original_length: int, beta_fa
         peak[s] = new_length * th
         ood[s] = ~covered & (peak[s] > trained * (1 + 1e-9))
     return Frequencies(
-        np.arange(d // 2), thetas, ratios, waves, factors,
+        np.arange(d // 2),
+        thetas,
+        ratios,
+        waves,
+        factors,
         yarn_ramp(d, base, original_length, beta_fast, beta_slow).numpy(),
-        dynamic_ntk_scale(scale, original_length, new_length), trained, peak, ood,
+        dynamic_ntk_scale(scale, original_length, new_length),
+        trained,
+        peak,
+        ood,
     )
 
 
@@ -107,23 +125,40 @@ def _log_ratio(scheme: str, d: int, inv_freq: np.ndarray, scale_base: float) -> 
     return log_r
 
 
-def logit_exact(scheme: str, distances, d: int, base: float, scale: float, original_length: int,
-                scale_base: float, beta_fast: float = 32.0, beta_slow: float = 1.0) -> np.ndarray:
+def logit_exact(
+    scheme: str,
+    distances,
+    d: int,
+    base: float,
+    scale: float,
+    original_length: int,
+    scale_base: float,
+    beta_fast: float = 32.0,
+    beta_slow: float = 1.0,
+) -> np.ndarray:
     """logit(Δ) / plain RoPE's logit at 0 for a query and key that agree in every pair
     (q = k = (1, …, 1)), the key Δ positions in the past:
 
         a² · (1/(d/2)) Σ_f cos(Δ·θ'_f) · D_f(Δ),    D_f = ζ_f^(Δ/γ) for xPos, else 1
 
     (pair f of q = k = 1 contributes 2cos(Δθ'_f); plain RoPE at Δ = 0 scores d/√d)."""
-    new_length = int(round(scale * original_length))
+    new_length = round(scale * original_length)
     sc = scaled_frequencies(scheme, d, base, scale, original_length, new_length, beta_fast, beta_slow)
     dist = np.asarray(distances, dtype=np.float64)
     terms = np.exp(np.outer(dist, _log_ratio(scheme, d, sc.inv_freq.numpy(), scale_base))).real  # (K, P)
     return sc.attention_factor**2 * terms.mean(axis=1)
 
 
-def logit_vs_distance(d: int, base: float, scale: float, original_length: int, scale_base: float,
-                      beta_fast: float = 32.0, beta_slow: float = 1.0, n_windows: int = 300) -> DistanceCurves:
+def logit_vs_distance(
+    d: int,
+    base: float,
+    scale: float,
+    original_length: int,
+    scale_base: float,
+    beta_fast: float = 32.0,
+    beta_slow: float = 1.0,
+    n_windows: int = 300,
+) -> DistanceCurves:
     """logit_exact averaged over log-spaced windows of distances 1 … s·L − 1, under each scheme.
 
     Near 0 a window is a single distance (the exact value); far away it spans many, and the mean
@@ -135,7 +170,7 @@ def logit_vs_distance(d: int, base: float, scale: float, original_length: int, s
     lengths this plot reaches, while the decay itself is tame. tests/test_rope_scaling.py checks
     the encoders against logit_exact where both can run.
     """
-    new_length = int(round(scale * original_length))
+    new_length = round(scale * original_length)
     edges = np.unique(np.round(np.geomspace(1, max(new_length, 2), n_windows + 1)).astype(np.int64))
     starts, stops = edges[:-1], edges[1:]  # window k = [starts[k], stops[k])
     curves = {}
@@ -160,9 +195,16 @@ class SentenceRun:
     beyond: dict[str, float]  # scheme → share of attention on keys more than L − 1 away
 
 
-def sentence_attention(tokens: tuple[str, ...], seed: int, original_length: int, causal: bool,
-                       base: float = 10000.0, scale_base: float = 512.0, d_model: int = 64,
-                       n_heads: int = 1) -> SentenceRun:
+def sentence_attention(
+    tokens: tuple[str, ...],
+    seed: int,
+    original_length: int,
+    causal: bool,
+    base: float = 10000.0,
+    scale_base: float = 512.0,
+    d_model: int = 64,
+    n_heads: int = 1,
+) -> SentenceRun:
     """The sentence through the toy layer under every scheme, with a "trained" length L and the
     scale s = n / L that stretches L to the sentence's length n (at least 1)."""
     n = len(tokens)

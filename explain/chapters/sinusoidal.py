@@ -79,9 +79,7 @@ def shift_check(p: int, delta: int, d: int, base: float) -> ShiftCheck:
     pe_p = sinusoidal_rows(torch.tensor([p]), d, base)[0]  # (d,)
     pe_shifted = sinusoidal_rows(torch.tensor([p + delta]), d, base)[0]  # (d,)
     rotated = T @ pe_p
-    return ShiftCheck(
-        pe_shifted.numpy(), rotated.numpy(), T.numpy(), float((pe_shifted - rotated).abs().max())
-    )
+    return ShiftCheck(pe_shifted.numpy(), rotated.numpy(), T.numpy(), float((pe_shifted - rotated).abs().max()))
 
 
 @dataclass

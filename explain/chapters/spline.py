@@ -32,6 +32,7 @@ def knot_vector(kind: str, n_ctrl: int, degree: int) -> torch.Tensor:
 
 # --- part 1: the basis -------------------------------------------------------------------------------
 
+
 @dataclass
 class Basis:
     t: np.ndarray  # (n_t,) parameters across the whole knot range
@@ -51,7 +52,7 @@ def basis(degree: int, n_ctrl: int, kind: str, n_t: int = 401) -> Basis:
     t = torch.unique(torch.cat([t, torch.tensor([lo, hi], dtype=torch.float64)]))
     N = S.bspline_basis(t, knots, degree).numpy()
     k = knots.numpy()
-    spans = np.array([int(np.sum(np.diff(k[i:i + degree + 2]) > 0)) for i in range(n_ctrl)])
+    spans = np.array([int(np.sum(np.diff(k[i : i + degree + 2]) > 0)) for i in range(n_ctrl)])
     return Basis(t.numpy(), N, k, (lo, hi), N.sum(axis=1), spans)
 
 
@@ -62,13 +63,15 @@ def continuity_table(max_degree: int = 5, lang: str | None = None) -> list[dict]
     rows = []
     for p in range(max_degree + 1):
         order = S.continuity_order(p)
-        rows.append({
-            w("degree"): p,
-            w("name"): w(f"names.{p}"),
-            w("support"): w("span_many" if p else "span_one", n=p + 1),
-            w("smoothness"): "C" + str(order).translate(_SUPERSCRIPT) + (w("jumps") if p == 0 else ""),
-            w("continuous"): w("curve") if p == 1 else w("derivative", k=order) if p > 1 else w("nothing"),
-        })
+        rows.append(
+            {
+                w("degree"): p,
+                w("name"): w(f"names.{p}"),
+                w("support"): w("span_many" if p else "span_one", n=p + 1),
+                w("smoothness"): "C" + str(order).translate(_SUPERSCRIPT) + (w("jumps") if p == 0 else ""),
+                w("continuous"): w("curve") if p == 1 else w("derivative", k=order) if p > 1 else w("nothing"),
+            }
+        )
     return rows
 
 
@@ -76,6 +79,7 @@ _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
 # --- part 1: local control ---------------------------------------------------------------------------
+
 
 def default_polygon(n_ctrl: int) -> np.ndarray:
     """A zig-zag control polygon (K, 2) that fills the picture: x evenly spread, y alternating."""
@@ -113,9 +117,20 @@ def local_edit(n_ctrl: int, degree: int, kind: str, index: int, dx: float, dy: f
     zb, za = S.bezier_curve(P, u), S.bezier_curve(Q, u)
     ch = ((after - before).norm(dim=1) > CHANGE_TOL).numpy()
     chz = ((za - zb).norm(dim=1) > CHANGE_TOL).numpy()
-    return LocalEdit(t.numpy(), P.numpy(), Q.numpy(), before.numpy(), after.numpy(), ch,
-                     zb.numpy(), za.numpy(), chz, S.support(knots, degree, index),
-                     float(ch.mean()), float(chz.mean()))
+    return LocalEdit(
+        t.numpy(),
+        P.numpy(),
+        Q.numpy(),
+        before.numpy(),
+        after.numpy(),
+        ch,
+        zb.numpy(),
+        za.numpy(),
+        chz,
+        S.support(knots, degree, index),
+        float(ch.mean()),
+        float(chz.mean()),
+    )
 
 
 def spans_moved(n_ctrl: int, degree: int, kind: str, index: int) -> tuple[int, int]:
@@ -133,6 +148,7 @@ def spans_moved(n_ctrl: int, degree: int, kind: str, index: int) -> tuple[int, i
 
 
 # --- part 2: the trained autoencoders ----------------------------------------------------------------
+
 
 @lru_cache(maxsize=1)  # read-only weights, loaded once per process; every call below is no_grad
 def _models():
@@ -191,8 +207,9 @@ def reconstruct(kind: str, a: float, b: float, c: float, letter: str, n: int = 3
     pts = x[0].numpy()
     t = S.sample_positions(n, spline.spline.knots, spline.config.degree).numpy()
     mse = lambda y: float(((y - pts) ** 2).mean())  # noqa: E731
-    return Reconstruction(pts, ys, yp, ya, mse(ys), mse(yp), mse(ya),
-                          (traj - mean) @ comps.T, (ctrl - mean) @ comps.T, explained, t)
+    return Reconstruction(
+        pts, ys, yp, ya, mse(ys), mse(yp), mse(ya), (traj - mean) @ comps.T, (ctrl - mean) @ comps.T, explained, t
+    )
 
 
 @dataclass
@@ -212,8 +229,9 @@ class LatentEdit:
 
 
 @torch.no_grad()
-def edit_latent(kind: str, a: float, b: float, c: float, letter: str, index: int, along1: float, along2: float,
-                n: int = 32) -> LatentEdit:
+def edit_latent(
+    kind: str, a: float, b: float, c: float, letter: str, index: int, along1: float, along2: float, n: int = 32
+) -> LatentEdit:
     """Move control point `index` of the spline model by (along1, along2) standard deviations along
     the two principal directions of this curve's latent trajectory, and decode. The same move (along
     the baseline's own principal directions of its K latent vectors) is applied to the PE baseline."""
@@ -242,9 +260,20 @@ def edit_latent(kind: str, a: float, b: float, c: float, letter: str, index: int
     L2[0, index] += torch.from_numpy((along1 * pstd[0] * pcomps[0] + along2 * pstd[1] * pcomps[1]).astype(np.float32))
     pe_change = np.linalg.norm(pe_cat.decode(L2, n)[0].numpy() - pe_cat.decode(L, n)[0].numpy(), axis=1)
     pe_share = float(pe_change[inside].sum() / pe_change.sum()) if pe_change.sum() > 0 else float("nan")
-    return LatentEdit((traj - mean) @ comps.T, (P[0].numpy() - mean) @ comps.T, (traj_q - mean) @ comps.T,
-                      (Q[0].numpy() - mean) @ comps.T, y0, y1, change, inside, share, pe_change, pe_share,
-                      explained)
+    return LatentEdit(
+        (traj - mean) @ comps.T,
+        (P[0].numpy() - mean) @ comps.T,
+        (traj_q - mean) @ comps.T,
+        (Q[0].numpy() - mean) @ comps.T,
+        y0,
+        y1,
+        change,
+        inside,
+        share,
+        pe_change,
+        pe_share,
+        explained,
+    )
 
 
 @dataclass
@@ -265,8 +294,13 @@ def blend(kind_a: str, letter_a: str, kind_b: str, letter_b: str, alpha: float, 
     xa = _input(kind_a, n, 0.5, 0.5, 0.5, letter_a)  # every shape parameter at the middle of its range
     xb = _input(kind_b, n, 0.5, 0.5, 0.5, letter_b)
     mix = lambda m: (1 - alpha) * m.encode(xa) + alpha * m.encode(xb)  # noqa: E731  (1, K, D)
-    return Blend(xa[0].numpy(), xb[0].numpy(), spline.decode(mix(spline), n)[0].numpy(),
-                 pe_cat.decode(mix(pe_cat), n)[0].numpy(), ((1 - alpha) * xa + alpha * xb)[0].numpy())
+    return Blend(
+        xa[0].numpy(),
+        xb[0].numpy(),
+        spline.decode(mix(spline), n)[0].numpy(),
+        pe_cat.decode(mix(pe_cat), n)[0].numpy(),
+        ((1 - alpha) * xa + alpha * xb)[0].numpy(),
+    )
 
 
 def sweep_curves(kind: str, lang: str | None = None) -> tuple[np.ndarray, dict[str, np.ndarray]]:
@@ -280,7 +314,7 @@ def sweep_curves(kind: str, lang: str | None = None) -> tuple[np.ndarray, dict[s
         if r["kind"] != kind:
             continue
         y = np.full(steps.size, np.nan)
-        got = dict(zip(r["curve"]["step"], r["curve"]["test_mse"]))
+        got = dict(zip(r["curve"]["step"], r["curve"]["test_mse"], strict=False))
         for k, s in enumerate(steps):
             y[k] = got.get(int(s), np.nan)
         out[t("spline.sweep_lr", lang, lr=r["lr"]) + (t("spline.sweep_unstable", lang) if r["unstable"] else "")] = y

@@ -82,8 +82,18 @@ def bucket_map(num_buckets: int, max_distance: int, causal: bool, span: int | No
         rs = scan.numpy()[scanned == bucket]
         ranges.append((int(bucket), int(rs.min()), int(rs.max()), int(rs.size)))
     return BucketMap(
-        num_buckets, max_distance, causal, per_side, exact, r.numpy(), b.numpy(), region.numpy(),
-        limit, unused, reasons, ranges,
+        num_buckets,
+        max_distance,
+        causal,
+        per_side,
+        exact,
+        r.numpy(),
+        b.numpy(),
+        region.numpy(),
+        limit,
+        unused,
+        reasons,
+        ranges,
     )
 
 
@@ -104,8 +114,13 @@ class T5View:
 
 
 def t5_view(
-    tokens: tuple[str, ...], seed: int, num_buckets: int, max_distance: int, causal: bool,
-    d_model: int = D_MODEL, n_heads: int = N_HEADS,
+    tokens: tuple[str, ...],
+    seed: int,
+    num_buckets: int,
+    max_distance: int,
+    causal: bool,
+    d_model: int = D_MODEL,
+    n_heads: int = N_HEADS,
 ) -> T5View:
     """One T5-bias layer on the tokens, with everything the chapter draws."""
     n = len(tokens)
@@ -138,7 +153,9 @@ def t5_view(
     )
 
 
-def bias_by_distance(table: np.ndarray, num_buckets: int, max_distance: int, causal: bool, span: int) -> tuple[np.ndarray, np.ndarray]:
+def bias_by_distance(
+    table: np.ndarray, num_buckets: int, max_distance: int, causal: bool, span: int
+) -> tuple[np.ndarray, np.ndarray]:
     """β_h[bucket(r)] for r in [−span, span]: (m,) distances and (h, m) biases — one staircase per
     head, flat wherever several distances share a bucket."""
     r = torch.arange(-span, span + 1)

@@ -48,8 +48,15 @@ PAPER_RESULTS: dict[str, tuple[tuple[str, ...], dict[str, tuple[float, ...]]]] =
 
 # A paper column's catalogue key (toy_tasks.paper_col.<key>): the column names above are the
 # paper's, and stay the ids the code compares.
-PAPER_COL_KEY = {"in-dist": "in_dist", "OOD": "ood", "OOD dense": "ood_dense", "OOD sparse": "ood_sparse",
-                 "1 var": "var1", "3 var": "var3", "5 var": "var5"}
+PAPER_COL_KEY = {
+    "in-dist": "in_dist",
+    "OOD": "ood",
+    "OOD dense": "ood_dense",
+    "OOD sparse": "ood_sparse",
+    "1 var": "var1",
+    "3 var": "var3",
+    "5 var": "var5",
+}
 SHIPPED_ENCODINGS = ("learned", "rope", "t5", "alibi", "none", "cope")  # the ones with a catalogue name
 
 
@@ -93,8 +100,9 @@ class ResultTable:
     kinds: list[str]  # per column: "label", "toy", "paper", "seconds"
 
 
-def results_table(task: str, encodings: tuple[str, ...], directory: str = str(TOY_DIR),
-                  lang: str | None = None) -> ResultTable:
+def results_table(
+    task: str, encodings: tuple[str, ...], directory: str = str(TOY_DIR), lang: str | None = None
+) -> ResultTable:
     """Error % per split of the shipped run, beside the paper's numbers for the same encoding."""
     splits = list(T.get(task).split_names)
     paper_cols, paper = PAPER_RESULTS[task]
@@ -180,8 +188,9 @@ class DistanceErrors:
     counts: np.ndarray  # answers per bin (the same test set for every encoding)
 
 
-def distance_errors(task: str, encodings: tuple[str, ...], split: str, directory: str = str(TOY_DIR),
-                    lang: str | None = None) -> DistanceErrors:
+def distance_errors(
+    task: str, encodings: tuple[str, ...], split: str, directory: str = str(TOY_DIR), lang: str | None = None
+) -> DistanceErrors:
     labels: list[str] = []
     table: dict[str, dict[str, tuple[int, int]]] = {}
     for enc in encodings:
@@ -196,8 +205,10 @@ def distance_errors(task: str, encodings: tuple[str, ...], split: str, directory
                 labels.append(lab)
         table[short_label(enc, lang)] = per
     labels.sort(key=lambda s: int(s.split("–")[0]))
-    err = {name: np.array([100.0 * per[b][0] / per[b][1] if b in per and per[b][1] else np.nan for b in labels])
-           for name, per in table.items()}
+    err = {
+        name: np.array([100.0 * per[b][0] / per[b][1] if b in per and per[b][1] else np.nan for b in labels])
+        for name, per in table.items()
+    }
     counts = np.array([next((per[b][1] for per in table.values() if b in per), 0) for b in labels])
     return DistanceErrors(labels, err, counts)
 
@@ -308,7 +319,7 @@ def inspect_string(model, task: str, text: str, lang: str | None = None) -> Insp
             best = int(probs.argmax())
             predicted[k], confidence[k] = tk.vocab[best], float(probs[best])
             # The rule's answer, given everything before this slot as the model sees it.
-            correct[k] = T.reference_answers(tk, toks[: k] + ["?"]).get(k)
+            correct[k] = T.reference_answers(tk, [*toks[:k], "?"]).get(k)
             if toks[k] == T.PLACEHOLDER:
                 toks[k] = tk.vocab[best]
         ids = torch.from_numpy(T.encode(tk, toks))[None]
@@ -324,9 +335,21 @@ def inspect_string(model, task: str, text: str, lang: str | None = None) -> Insp
         return np.concatenate(arrs, axis=0)  # (layers · heads, i, j)
 
     h = model.cfg.n_heads
-    titles = [t("toy_tasks.inspect.panel", lang, layer=l + 1, head=k + 1) for l in range(len(results)) for k in range(h)]
+    titles = [
+        t("toy_tasks.inspect.panel", lang, layer=layer + 1, head=k + 1)
+        for layer in range(len(results))
+        for k in range(h)
+    ]
     is_cope = "gates" in results[0].extras
     return Inspection(
-        toks, typed, slots, predicted, confidence, correct, stack(None), titles,
-        stack("gates") if is_cope else None, stack("positions") if is_cope else None,
+        toks,
+        typed,
+        slots,
+        predicted,
+        confidence,
+        correct,
+        stack(None),
+        titles,
+        stack("gates") if is_cope else None,
+        stack("positions") if is_cope else None,
     )

@@ -44,9 +44,10 @@ def term_maps(
 ) -> TermMaps:
     """The four terms of one head on the sentence, and the attention recomputed with the terms
     that are switched on (a switched-off term is multiplied by 0 before the softmax)."""
-    scales = tuple((t, 1.0 if on else 0.0) for t, on in zip(TERMS, switches))
-    view = run_layer(sentence, seed, METHOD, d_model, n_heads, causal, positions_offset=positions_offset,
-                     term_scales=scales)
+    scales = tuple((t, 1.0 if on else 0.0) for t, on in zip(TERMS, switches, strict=False))
+    view = run_layer(
+        sentence, seed, METHOD, d_model, n_heads, causal, positions_offset=positions_offset, term_scales=scales
+    )
     n = len(view.tokens)
     masked = np.triu(np.ones((n, n), dtype=bool), 1) if causal else np.zeros((n, n), dtype=bool)
     terms = {}
@@ -72,7 +73,7 @@ def global_position_bias(seed: int, max_distance: int, d_model: int = 64, n_head
     distances = torch.arange(-max_distance, max_distance + 1)  # (r,)
     with torch.inference_mode():
         rk = enc.position_keys(distances)  # (h, r, d)
-        d_term = (rk @ enc.v[:, :, None])[..., 0] / enc.d_head ** 0.5  # (h, r)
+        d_term = (rk @ enc.v[:, :, None])[..., 0] / enc.d_head**0.5  # (h, r)
     return DistanceCurves(distances.numpy(), d_term.numpy())
 
 
@@ -116,8 +117,13 @@ def rel_shift_demo(qlen: int, mlen: int) -> RelShiftDemo:
             labels[cid] = f"q{i}·R{klen - 1 - r}"
             dist_of[cid] = float(klen - 1 - r)
     steps = rel_shift_steps(raw)
-    named = [("raw", raw), ("padded", steps.padded), ("reshaped", steps.reshaped), ("sliced", steps.sliced),
-             ("result", steps.result)]
+    named = [
+        ("raw", raw),
+        ("padded", steps.padded),
+        ("reshaped", steps.reshaped),
+        ("sliced", steps.sliced),
+        ("result", steps.result),
+    ]
     label_of = np.vectorize(lambda cid: labels.get(int(cid), NO_CELL), otypes=[str])
     stages = []
     for name, t in named:
@@ -136,7 +142,15 @@ def rel_shift_demo(qlen: int, mlen: int) -> RelShiftDemo:
     result_dist = stages[-1].distance
     garbage = ~valid
     return RelShiftDemo(
-        qlen, klen, mlen, labels, stages, gathered, label_of(gathered), valid, wanted,
+        qlen,
+        klen,
+        mlen,
+        labels,
+        stages,
+        gathered,
+        label_of(gathered),
+        valid,
+        wanted,
         bool((result[valid] == gathered[valid]).all()),
         bool(not np.any(result_dist[garbage] == wanted[garbage])),
     )

@@ -202,8 +202,18 @@ def length_experiment(l_train: int, l_test: int, seed: int, d_model: int = D_MOD
     except PositionOutOfRange as e:
         error, bad = str(e), e.position
     return LengthResult(
-        l_train, l_test, pe.float().numpy(), omega, train_max, test_max, train_max >= 2 * np.pi, gap,
-        nearest, padded, error, bad,
+        l_train,
+        l_test,
+        pe.float().numpy(),
+        omega,
+        train_max,
+        test_max,
+        train_max >= 2 * np.pi,
+        gap,
+        nearest,
+        padded,
+        error,
+        bad,
     )
 
 
@@ -266,9 +276,9 @@ class FourTerms:
 TERM_NAMES = ("content–content", "content–position", "position–content", "position–position")
 # Stable ids of the names above and of the three position-only maps: the dicts are keyed by the
 # English names (tests read them); pages show each through its catalogue entry "trouble.term.<id>".
-TERM_IDS = dict(zip(TERM_NAMES, ("cc", "cp", "pc", "pp")))
+TERM_IDS = dict(zip(TERM_NAMES, ("cc", "cp", "pc", "pp"), strict=False))
 MAP_NAMES = ("p·p (no projections)", "with W_q, W_k", "relative part of W_qᵀW_k")
-MAP_IDS = dict(zip(MAP_NAMES, ("plain", "projected", "relative")))
+MAP_IDS = dict(zip(MAP_NAMES, ("plain", "projected", "relative"), strict=False))
 
 
 def four_terms(tokens: tuple[str, ...], seed: int, d_model: int = D_MODEL, shift: int = 1) -> FourTerms:
@@ -310,12 +320,22 @@ def four_terms(tokens: tuple[str, ...], seed: int, d_model: int = D_MODEL, shift
     p_shift = sinusoidal_rows(torch.arange(n) + shift, d_model, enc.config.base)  # (n, D)
     pp_rel_shifted = (p_shift @ a_rel @ p_shift.T * scale).numpy()
 
-    mats = dict(zip(MAP_NAMES, (pp_plain, terms["position–position"], pp_rel)))
+    mats = dict(zip(MAP_NAMES, (pp_plain, terms["position–position"], pp_rel), strict=False))
     tz = {k: toeplitz_deviation(v) for k, v in mats.items()}
     tz_rel = {k: (tz[k] / float(np.std(v)) if np.std(v) > 0 else float("nan")) for k, v in mats.items()}
     offsets = diagonal_spread(pp_plain)[0]
     spread = {k: diagonal_spread(v)[1] for k, v in mats.items()}
     return FourTerms(
-        tuple(tokens), terms, layer_logits, float(np.abs(total - layer_logits).max()),
-        pp_plain, pp_rel, mats, tz, tz_rel, offsets, spread, float(np.abs(pp_rel_shifted - pp_rel).max()),
+        tuple(tokens),
+        terms,
+        layer_logits,
+        float(np.abs(total - layer_logits).max()),
+        pp_plain,
+        pp_rel,
+        mats,
+        tz,
+        tz_rel,
+        offsets,
+        spread,
+        float(np.abs(pp_rel_shifted - pp_rel).max()),
     )

@@ -15,8 +15,16 @@ KEY = "learned"
 MAX_TABLE_ROWS = 256  # rows of the real table drawn at most (more: means of blocks of rows)
 MAX_MAP_SIDE = 128  # cells per side of a similarity map drawn at most
 SHOW_MISSING = 40  # tokens listed by name when a sentence runs past the table; the figure shows all
-header(KEY, enc.PAPER, sources=(enc.LearnedAbsolute.encode_input, enc.minilm_position_table,
-                                ch.similarity_by_distance, ch.principal_components))
+header(
+    KEY,
+    enc.PAPER,
+    sources=(
+        enc.LearnedAbsolute.encode_input,
+        enc.minilm_position_table,
+        ch.similarity_by_distance,
+        ch.principal_components,
+    ),
+)
 prose(KEY, "intro")
 
 toy_table = st.cache_data(ch.toy_table, show_spinner=False, max_entries=64)
@@ -57,31 +65,53 @@ def toy_section(tokens) -> None:
     n = len(tokens)
     c1, c2, c3 = st.columns([2, 1, 1])
     max_len = c1.slider(
-        t("learned.toy.max_len"), 1, ch.MAX_TOY_LEN, 32, key="max_len", **URL,
+        t("learned.toy.max_len"),
+        1,
+        ch.MAX_TOY_LEN,
+        32,
+        key="max_len",
+        **URL,
         help=t("learned.toy.max_len_help", max_toy_len=ch.MAX_TOY_LEN),
     )
     v = toy_table(st.session_state.get("sentence", ""), seed(), max_len)
     c2.metric(t("learned.toy.tokens"), n)
-    c3.metric(t("learned.toy.parameters"), f"{ch.parameter_count(max_len, ch.TOY_D_MODEL):,}",
-              help=t("learned.toy.parameters_help", max_len=max_len, d=ch.TOY_D_MODEL))
-    plot(F.lookup_table(v.table, v.tokens,
-                        t("learned.toy.table_title", max_len=max_len, d=ch.TOY_D_MODEL, seed=seed()),
-                        col_title=t("learned.toy.channel"), value_label=t("learned.toy.table_value")), "toy_table")
+    c3.metric(
+        t("learned.toy.parameters"),
+        f"{ch.parameter_count(max_len, ch.TOY_D_MODEL):,}",
+        help=t("learned.toy.parameters_help", max_len=max_len, d=ch.TOY_D_MODEL),
+    )
+    plot(
+        F.lookup_table(
+            v.table,
+            v.tokens,
+            t("learned.toy.table_title", max_len=max_len, d=ch.TOY_D_MODEL, seed=seed()),
+            col_title=t("learned.toy.channel"),
+            value_label=t("learned.toy.table_value"),
+        ),
+        "toy_table",
+    )
     if v.missing:
         first, last = v.missing[0], v.missing[-1]
-        where = (t("learned.toy.at_position", first=first) if first == last
-                 else t("learned.toy.at_positions", first=first, last=last))
+        where = (
+            t("learned.toy.at_position", first=first)
+            if first == last
+            else t("learned.toy.at_positions", first=first, last=last)
+        )
         count = len(v.missing)
         st.warning(
             t("learned.toy.too_long", n=n, last=max_len - 1)
-            + (t("learned.toy.missing_one", where=where) if count == 1
-               else t("learned.toy.missing_many", count=count, where=where))
+            + (
+                t("learned.toy.missing_one", where=where)
+                if count == 1
+                else t("learned.toy.missing_many", count=count, where=where)
+            )
             + (t("learned.toy.fit_one") if v.n_fit == 1 else t("learned.toy.fit_many", count=v.n_fit))
         )
-        shown = v.tokens[max_len:max_len + SHOW_MISSING]
+        shown = v.tokens[max_len : max_len + SHOW_MISSING]
         more = len(v.missing) - len(shown)
-        st.markdown(t("learned.toy.without_row") + inline_tokens(shown)
-                    + (t("learned.toy.more", more=more) if more else ""))
+        st.markdown(
+            t("learned.toy.without_row") + inline_tokens(shown) + (t("learned.toy.more", more=more) if more else "")
+        )
         st.caption(t("learned.toy.refusals", refusal=v.refusal, torch_refusal=v.torch_refusal))
         prose(KEY, "overflow")
     else:
@@ -90,26 +120,51 @@ def toy_section(tokens) -> None:
     toks = v.tokens[: v.n_fit]
     a1, a2 = st.columns(2)
     with a1:
-        plot(F.token_heatmap(v.added, toks, None, t("learned.toy.added_title"),
-                             row_title=t("learned.toy.added_rows"), col_title=t("learned.toy.channel"),
-                             value_label=t("learned.toy.added_value"), show_values=False), "toy_added")
+        plot(
+            F.token_heatmap(
+                v.added,
+                toks,
+                None,
+                t("learned.toy.added_title"),
+                row_title=t("learned.toy.added_rows"),
+                col_title=t("learned.toy.channel"),
+                value_label=t("learned.toy.added_value"),
+                show_values=False,
+            ),
+            "toy_added",
+        )
     with a2:
-        title = (t("learned.toy.attention_all") if not v.missing
-                 else t("learned.toy.attention_cut", last=v.n_fit - 1))
-        plot(F.token_heatmap_cut(v.weights, v.tokens, v.n_fit, title, kind="weights",
-                                 value_label=t("learned.toy.weight"), note=t("learned.toy.cut_note")), "toy_attention")
+        title = t("learned.toy.attention_all") if not v.missing else t("learned.toy.attention_cut", last=v.n_fit - 1)
+        plot(
+            F.token_heatmap_cut(
+                v.weights,
+                v.tokens,
+                v.n_fit,
+                title,
+                kind="weights",
+                value_label=t("learned.toy.weight"),
+                note=t("learned.toy.cut_note"),
+            ),
+            "toy_attention",
+        )
     st.subheader(t("learned.heading.untrained"))
     prose(KEY, "untrained")
     cosine_options = ("plus", "zero", "minus")  # stable ids: the words come from the catalogue
     if max_len > 1 and predict(
-        "learned_q", t("learned.toy.question"), cosine_options,
-        cosine_options[0] if v.neighbour_cosine > 0.5 else cosine_options[2] if v.neighbour_cosine < -0.5
+        "learned_q",
+        t("learned.toy.question"),
+        cosine_options,
+        cosine_options[0]
+        if v.neighbour_cosine > 0.5
+        else cosine_options[2]
+        if v.neighbour_cosine < -0.5
         else cosine_options[1],
         t("learned.toy.explanation"),
         format_func=lambda o: t(f"learned.toy.opt.{o}"),
     ):
-        st.markdown(t("learned.toy.measured", cosine=v.neighbour_cosine, spread=1 / np.sqrt(ch.TOY_D_MODEL),
-                      d=ch.TOY_D_MODEL))
+        st.markdown(
+            t("learned.toy.measured", cosine=v.neighbour_cosine, spread=1 / np.sqrt(ch.TOY_D_MODEL), d=ch.TOY_D_MODEL)
+        )
 
 
 @st.fragment
@@ -121,21 +176,40 @@ def real_section() -> None:
         return
     r1, r2 = st.columns([2, 1])
     n = r1.slider(
-        t("learned.real.positions"), ch.MIN_REAL_POSITIONS, ch.MAX_REAL_POSITIONS, 256, step=16, key="real_n", **URL,
+        t("learned.real.positions"),
+        ch.MIN_REAL_POSITIONS,
+        ch.MAX_REAL_POSITIONS,
+        256,
+        step=16,
+        key="real_n",
+        **URL,
         help=t("learned.real.positions_help", lo=ch.MIN_REAL_POSITIONS, hi=ch.MAX_REAL_POSITIONS),
     )
     with r2, secondary():
         skip0 = st.toggle(
-            t("learned.real.skip0"), value=True, key="skip0", **URL, help=t("learned.real.skip0_help"),
+            t("learned.real.skip0"),
+            value=True,
+            key="skip0",
+            **URL,
+            help=t("learned.real.skip0_help"),
         )
     v = real_views(n)
     # Thin what a screen cannot show (the page's payload stays under ~1 MB at any n): the table at
     # most 256 rows, each similarity map (half the page wide) at most 128 × 128 cells.
     table = ch.screen_blocks(v.table, MAX_TABLE_ROWS)
-    plot(F.matrix_heatmap(table.values, t("learned.real.table_title", last=n - 1),
-                          x_title=t("learned.real.channel"), y_title=t("learned.real.position"),
-                          value_label=t("learned.toy.table_value"), y=table.rows, zmax=v.clip, height=480),
-         "real_table")
+    plot(
+        F.matrix_heatmap(
+            table.values,
+            t("learned.real.table_title", last=n - 1),
+            x_title=t("learned.real.channel"),
+            y_title=t("learned.real.position"),
+            value_label=t("learned.toy.table_value"),
+            y=table.rows,
+            zmax=v.clip,
+            height=480,
+        ),
+        "real_table",
+    )
     if table.row_factor > 1:
         st.caption(t("learned.real.pooled_rows", f=table.row_factor))
     pr, pc, pv = v.peak
@@ -145,16 +219,40 @@ def real_section() -> None:
     st.subheader(t("learned.heading.similarity"))
     prose(KEY, "similarity")
     s1, s2 = st.columns(2)
-    cos_l, cos_s = ch.screen_blocks(v.cos_learned, MAX_MAP_SIDE, MAX_MAP_SIDE), ch.screen_blocks(
-        v.cos_sinusoidal, MAX_MAP_SIDE, MAX_MAP_SIDE)
+    cos_l, cos_s = (
+        ch.screen_blocks(v.cos_learned, MAX_MAP_SIDE, MAX_MAP_SIDE),
+        ch.screen_blocks(v.cos_sinusoidal, MAX_MAP_SIDE, MAX_MAP_SIDE),
+    )
     with s1:
-        plot(F.matrix_heatmap(cos_l.values, t("learned.real.cos_learned"), x_title=t("learned.real.position_n"),
-                              y_title=t("learned.real.position_m"), value_label=t("learned.real.cos"), zmax=1.0,
-                              x=cos_l.cols, y=cos_l.rows, height=460), "cos_learned")
+        plot(
+            F.matrix_heatmap(
+                cos_l.values,
+                t("learned.real.cos_learned"),
+                x_title=t("learned.real.position_n"),
+                y_title=t("learned.real.position_m"),
+                value_label=t("learned.real.cos"),
+                zmax=1.0,
+                x=cos_l.cols,
+                y=cos_l.rows,
+                height=460,
+            ),
+            "cos_learned",
+        )
     with s2:
-        plot(F.matrix_heatmap(cos_s.values, t("learned.real.cos_sinusoidal"), x_title=t("learned.real.position_n"),
-                              y_title=t("learned.real.position_m"), value_label=t("learned.real.cos"), zmax=1.0,
-                              x=cos_s.cols, y=cos_s.rows, height=460), "cos_sinusoidal")
+        plot(
+            F.matrix_heatmap(
+                cos_s.values,
+                t("learned.real.cos_sinusoidal"),
+                x_title=t("learned.real.position_n"),
+                y_title=t("learned.real.position_m"),
+                value_label=t("learned.real.cos"),
+                zmax=1.0,
+                x=cos_s.cols,
+                y=cos_s.rows,
+                height=460,
+            ),
+            "cos_sinusoidal",
+        )
     if cos_l.row_factor > 1:
         st.caption(t("learned.real.pooled_maps", f=cos_l.row_factor))
 
@@ -169,8 +267,18 @@ def real_section() -> None:
             minus: bl.mean - bl.std,
             t("learned.distance.sinusoidal"): bs.mean,
         }
-        plot(F.lines(bl.distance, curves, t("learned.distance.title"), x_title=t("learned.distance.x"),
-                     y_title=t("learned.distance.y"), dashed=(plus, minus), height=420), "by_distance")
+        plot(
+            F.lines(
+                bl.distance,
+                curves,
+                t("learned.distance.title"),
+                x_title=t("learned.distance.x"),
+                y_title=t("learned.distance.y"),
+                dashed=(plus, minus),
+                height=420,
+            ),
+            "by_distance",
+        )
     with d2:
         st.markdown(t("learned.distance.share"))
         help_r2 = t("learned.distance.share_help")
@@ -181,26 +289,52 @@ def real_section() -> None:
     st.subheader(t("learned.heading.pca"))
     prose(KEY, "pca")
     pca, rot = pca_view(n, skip0)
-    label = {c: t("learned.pca.label", k=c + 1, share=pca.explained[c],
-                  period=_period(pca.periods[c], pca.positions.size))
-             for c in range(pca.scores.shape[1])}
+    label = {
+        c: t("learned.pca.label", k=c + 1, share=pca.explained[c], period=_period(pca.periods[c], pca.positions.size))
+        for c in range(pca.scores.shape[1])
+    }
     p1, p2 = st.columns([3, 2])
     with p1:
-        plot(F.lines(pca.positions, {label[c]: pca.scores[:, c] for c in range(min(4, pca.scores.shape[1]))},
-                     t("learned.pca.title", first=pca.positions[0], last=n - 1),
-                     x_title=t("learned.real.position"), y_title=t("learned.pca.score"), height=420), "pcs")
+        plot(
+            F.lines(
+                pca.positions,
+                {label[c]: pca.scores[:, c] for c in range(min(4, pca.scores.shape[1]))},
+                t("learned.pca.title", first=pca.positions[0], last=n - 1),
+                x_title=t("learned.real.position"),
+                y_title=t("learned.pca.score"),
+                height=420,
+            ),
+            "pcs",
+        )
     with p2:
-        plot(F.bars([f"PC{c + 1}" for c in range(pca.explained.size)], pca.explained,
-                    t("learned.pca.explained_title"), x_title=t("learned.pca.component"),
-                    y_title=t("learned.pca.share"),
-                    highlight=rot.pair, height=460), "explained")
+        plot(
+            F.bars(
+                [f"PC{c + 1}" for c in range(pca.explained.size)],
+                pca.explained,
+                t("learned.pca.explained_title"),
+                x_title=t("learned.pca.component"),
+                y_title=t("learned.pca.share"),
+                highlight=rot.pair,
+                height=460,
+            ),
+            "explained",
+        )
     a, b = rot.pair
     q1, q2 = st.columns([2, 3])
     with q1:
-        plot(F.path_2d(pca.scores[:, a], pca.scores[:, b], pca.positions,
-                       t("learned.pca.pair_title", a=a + 1, b=b + 1),
-                       x_title=f"PC{a + 1}", y_title=f"PC{b + 1}", order_title=t("learned.real.position"),
-                       height=460), "pair")
+        plot(
+            F.path_2d(
+                pca.scores[:, a],
+                pca.scores[:, b],
+                pca.positions,
+                t("learned.pca.pair_title", a=a + 1, b=b + 1),
+                x_title=f"PC{a + 1}",
+                y_title=f"PC{b + 1}",
+                order_title=t("learned.real.position"),
+                height=460,
+            ),
+            "pair",
+        )
     with q2:
         prose(KEY, "pair")
         st.markdown(t("learned.pca.pair", a=a + 1, b=b + 1, step=rot.step_degrees, period=rot.period))
@@ -213,18 +347,46 @@ def real_section() -> None:
     with n1:
         # Row 0 is left off the chart (its length is in the title): at its scale the seams would look flat.
         limit = {t("learned.norms.fine_tuning", n=ch.MINILM_FINE_TUNING_LEN): late}
-        plot(F.mark_lines(F.lines(rs.positions[1:], {t("learned.norms.norm"): rs.norms[1:]},
-                                  t("learned.norms.norms_title", last=rs.positions[-1], row0=rs.norms[0]),
-                                  x_title=t("learned.real.position"), y_title=t("learned.norms.norm"), height=380),
-                          x=limit), "norms")
+        plot(
+            F.mark_lines(
+                F.lines(
+                    rs.positions[1:],
+                    {t("learned.norms.norm"): rs.norms[1:]},
+                    t("learned.norms.norms_title", last=rs.positions[-1], row0=rs.norms[0]),
+                    x_title=t("learned.real.position"),
+                    y_title=t("learned.norms.norm"),
+                    height=380,
+                ),
+                x=limit,
+            ),
+            "norms",
+        )
     with n2:
-        plot(F.mark_lines(F.lines(rs.positions[:-1], {t("learned.norms.neighbour"): rs.neighbour_cosine},
-                                  t("learned.norms.neighbours_title"), x_title=t("learned.real.position"),
-                                  y_title=t("learned.norms.neighbours_y"), height=380),
-                          x=limit), "neighbours")
+        plot(
+            F.mark_lines(
+                F.lines(
+                    rs.positions[:-1],
+                    {t("learned.norms.neighbour"): rs.neighbour_cosine},
+                    t("learned.norms.neighbours_title"),
+                    x_title=t("learned.real.position"),
+                    y_title=t("learned.norms.neighbours_y"),
+                    height=380,
+                ),
+                x=limit,
+            ),
+            "neighbours",
+        )
     sharp = ", ".join(f"{p}→{p + 1} ({c:.2f})" for p, c in rs.sharpest)
-    st.markdown(t("learned.norms.summary", row0=rs.norms[0], ratio=rs.norms[0] / rs.median_norm,
-                  median=rs.median_norm, typical=np.median(rs.neighbour_cosine), sharp=sharp))
+    st.markdown(
+        t(
+            "learned.norms.summary",
+            row0=rs.norms[0],
+            ratio=rs.norms[0] / rs.median_norm,
+            median=rs.median_norm,
+            typical=np.median(rs.neighbour_cosine),
+            sharp=sharp,
+        )
+    )
     prose(KEY, "norms-why")
 
 

@@ -1,6 +1,5 @@
 """Chapter: Why order matters — attention without positions is permutation-equivariant."""
 
-import numpy as np
 import streamlit as st
 
 from encoders import attention
@@ -27,7 +26,10 @@ if n >= 2:
     options = ("same", "slight", "different")  # stable ids: the words come from the catalogue
     answer = options[0] if probe.max_abs_diff < 1e-9 else options[1] if probe.max_abs_diff < 0.1 else options[2]
     predict(
-        "why_order_q", t("why_order.question"), options, answer,
+        "why_order_q",
+        t("why_order.question"),
+        options,
+        answer,
         t("why_order.explanation", diff=probe.max_abs_diff),
         format_func=lambda v: t(f"why_order.opt.{v}"),
     )
@@ -63,30 +65,75 @@ else:
 show = min(64, r.original.output.shape[1])
 o1, o2, o3 = st.columns(3)
 with o1:
-    plot(F.token_heatmap(r.original.output[:, :show], toks, None,
-                         t("why_order.fig.out_original"), row_title=t("why_order.fig.token"),
-                         col_title=t("why_order.fig.channel"), value_label=t("why_order.fig.output"),
-                         show_values=False), "out_original")
+    plot(
+        F.token_heatmap(
+            r.original.output[:, :show],
+            toks,
+            None,
+            t("why_order.fig.out_original"),
+            row_title=t("why_order.fig.token"),
+            col_title=t("why_order.fig.channel"),
+            value_label=t("why_order.fig.output"),
+            show_values=False,
+        ),
+        "out_original",
+    )
 with o2:
-    plot(F.token_heatmap(r.unshuffled_output[:, :show], toks, None,
-                         t("why_order.fig.out_back"), row_title=t("why_order.fig.token"),
-                         col_title=t("why_order.fig.channel"), value_label=t("why_order.fig.output"),
-                         show_values=False), "out_back")
+    plot(
+        F.token_heatmap(
+            r.unshuffled_output[:, :show],
+            toks,
+            None,
+            t("why_order.fig.out_back"),
+            row_title=t("why_order.fig.token"),
+            col_title=t("why_order.fig.channel"),
+            value_label=t("why_order.fig.output"),
+            show_values=False,
+        ),
+        "out_back",
+    )
 with o3:
-    plot(F.token_heatmap(r.original.output[:, :show] - r.unshuffled_output[:, :show], toks,
-                         None, t("why_order.fig.out_diff"), row_title=t("why_order.fig.token"),
-                         col_title=t("why_order.fig.channel"), value_label=t("why_order.fig.difference"),
-                         zmax=1.0, show_values=False),
-         "out_diff")
+    plot(
+        F.token_heatmap(
+            r.original.output[:, :show] - r.unshuffled_output[:, :show],
+            toks,
+            None,
+            t("why_order.fig.out_diff"),
+            row_title=t("why_order.fig.token"),
+            col_title=t("why_order.fig.channel"),
+            value_label=t("why_order.fig.difference"),
+            zmax=1.0,
+            show_values=False,
+        ),
+        "out_diff",
+    )
 
 shuffled_toks = [toks[k] for k in order]
 w1, w2 = st.columns(2)
 with w1:
-    plot(F.token_heatmap(r.original.weights[0], toks, toks, t("why_order.fig.att_original"),
-                         kind="weights", value_label=t("why_order.fig.weight")), "att_original")
+    plot(
+        F.token_heatmap(
+            r.original.weights[0],
+            toks,
+            toks,
+            t("why_order.fig.att_original"),
+            kind="weights",
+            value_label=t("why_order.fig.weight"),
+        ),
+        "att_original",
+    )
 with w2:
-    plot(F.token_heatmap(r.shuffled.weights[0], shuffled_toks, shuffled_toks, t("why_order.fig.att_shuffled"),
-                         kind="weights", value_label=t("why_order.fig.weight")), "att_shuffled")
+    plot(
+        F.token_heatmap(
+            r.shuffled.weights[0],
+            shuffled_toks,
+            shuffled_toks,
+            t("why_order.fig.att_shuffled"),
+            kind="weights",
+            value_label=t("why_order.fig.weight"),
+        ),
+        "att_shuffled",
+    )
 
 st.subheader(t("why_order.repeats_heading"))
 prose(KEY, "repeats")

@@ -36,10 +36,16 @@ _by_sum = max(float(np.ptp(np.diagonal(_S[:, ::-1], k))) for k in range(-31, 32)
 _options = ("difference", "sum", "separately")  # stable ids: the words come from the catalogue
 _lang = i18n.language()
 predict(
-    "derivations_q", t("derivations.page.predict_question"), _options,
+    "derivations_q",
+    t("derivations.page.predict_question"),
+    _options,
     _options[0] if _by_diff < _CONSTANT else _options[1] if _by_sum < _CONSTANT else _options[2],
-    t("derivations.page.predict_explanation", by_diff=_by_diff, by_sum=_by_sum,
-      title=D.get("sinusoidal-dot-product", _lang).title),
+    t(
+        "derivations.page.predict_explanation",
+        by_diff=_by_diff,
+        by_sum=_by_sum,
+        title=D.get("sinusoidal-dot-product", _lang).title,
+    ),
     format_func=lambda v: t(f"derivations.page.option.{v}"),
 )
 
@@ -49,19 +55,25 @@ if "derivation" not in st.session_state:
     st.session_state.derivation = wanted if wanted in ids else ids[0]
 pick, every = st.columns([3, 1], vertical_alignment="bottom")
 show_all = every.toggle(
-    t("derivations.page.show_all"), key="derivations_all", **URL,
+    t("derivations.page.show_all"),
+    key="derivations_all",
+    **URL,
     help=t("derivations.page.show_all_help", n=len(ids)),
 )
 choice = pick.selectbox(
-    t("derivations.page.identity"), ids, key="derivation", disabled=show_all,
-    format_func=lambda i: t("derivations.page.identity_option", title=D.get(i, _lang).title,
-                            chapter=UD.chapter_title(i, _lang)),
+    t("derivations.page.identity"),
+    ids,
+    key="derivation",
+    disabled=show_all,
+    format_func=lambda i: t(
+        "derivations.page.identity_option", title=D.get(i, _lang).title, chapter=UD.chapter_title(i, _lang)
+    ),
     help=t("derivations.page.identity_help", n=len(ids)),
 )
 if st.query_params.get("d") != choice:
     st.query_params["d"] = choice
 
-for derivation_id in (ids if show_all else [choice]):
+for derivation_id in ids if show_all else [choice]:
     with st.container(border=False):
         UD.show_derivation(derivation_id, key_prefix="all" if show_all else "one")
     if show_all:

@@ -60,20 +60,29 @@ def panel_figure(text, seed_, method, n_heads, causal, dial, off, head, shown, z
     else:
         part = p.position if shown == "position" else p.content
         z, kind, value_label = lab.pick_head(part, head), "signed", tr("value_logit", lang)
-    title = tr("panel_title", lang, method=short(method, lang), shown=tr(f"title_show.{shown}", lang),
-               who=who_label(head, lang))
+    title = tr(
+        "panel_title",
+        lang,
+        method=short(method, lang),
+        shown=tr(f"title_show.{shown}", lang),
+        who=who_label(head, lang),
+    )
     # Two panels per row: at most 20 token labels per axis, so rotated labels do not run together.
-    return F.lab_map(z, p.tokens, title, kind=kind, value_label=value_label, zmax=zmax, height=height,
-                     max_ticks=20)
+    return F.lab_map(z, p.tokens, title, kind=kind, value_label=value_label, zmax=zmax, height=height, max_ticks=20)
 
 
 @st.cache_data(max_entries=16)
 def shift_figure(text, seed_, methods, prefix, n_heads, causal, head, lang):
     sh = shift_test(text, seed_, methods, prefix, n_heads, causal, head)
-    return F.labelled_bars([short(m, lang) for m in sh.methods], sh.max_change,
-                           tr("shift_title", lang, k=len(sh.prefix), who=who_label(head, lang)),
-                           y_title=tr("shift_y", lang), log_y=True, floor=1e-17,
-                           highlight=[k for k, c in enumerate(sh.changed) if c])
+    return F.labelled_bars(
+        [short(m, lang) for m in sh.methods],
+        sh.max_change,
+        tr("shift_title", lang, k=len(sh.prefix), who=who_label(head, lang)),
+        y_title=tr("shift_y", lang),
+        log_y=True,
+        floor=1e-17,
+        highlight=[k for k, c in enumerate(sh.changed) if c],
+    )
 
 
 @st.cache_data(max_entries=16)
@@ -85,18 +94,42 @@ def length_figures(text, seed_, methods, train_len, length, n_heads, causal, hea
     x = np.arange(len(lt.tokens))
     mark = {f"L = {train_len}": train_len - 0.5}
     uniform = tr("uniform", lang)
-    dist = F.lines(x, {**{short(r.method, lang): r.distance for r in ok}, uniform: lt.uniform_distance},
-                   tr("dist_title", lang), x_title=tr("x_query", lang), y_title=tr("dist_y", lang),
-                   dashed=(uniform,))
-    ent = F.lines(x, {**{short(r.method, lang): r.entropy for r in ok}, uniform: lt.uniform_entropy},
-                  tr("ent_title", lang), x_title=tr("x_query", lang), y_title=tr("ent_y", lang),
-                  dashed=(uniform,))
+    dist = F.lines(
+        x,
+        {**{short(r.method, lang): r.distance for r in ok}, uniform: lt.uniform_distance},
+        tr("dist_title", lang),
+        x_title=tr("x_query", lang),
+        y_title=tr("dist_y", lang),
+        dashed=(uniform,),
+    )
+    ent = F.lines(
+        x,
+        {**{short(r.method, lang): r.entropy for r in ok}, uniform: lt.uniform_entropy},
+        tr("ent_title", lang),
+        x_title=tr("x_query", lang),
+        y_title=tr("ent_y", lang),
+        dashed=(uniform,),
+    )
     run = next((r for r in ok if r.method == pick), ok[0])
     # Colour range up to the 99.5th percentile: at hundreds of tokens most weights are ≈ 1/n.
     top = min(1.0, max(0.01, float(np.quantile(run.weights, 0.995))))
-    big = F.lab_map(run.weights, lt.tokens, tr("big_title", lang, method=short(run.method, lang), n=len(lt.tokens),
-                                               train_len=train_len, who=who_label(head, lang), top=top),
-                    kind="weights", value_label=tr("value_weight", lang), zmax=top, height=620)
+    big = F.lab_map(
+        run.weights,
+        lt.tokens,
+        tr(
+            "big_title",
+            lang,
+            method=short(run.method, lang),
+            n=len(lt.tokens),
+            train_len=train_len,
+            who=who_label(head, lang),
+            top=top,
+        ),
+        kind="weights",
+        value_label=tr("value_weight", lang),
+        zmax=top,
+        height=620,
+    )
     return F.mark_lines(dist, x=mark), F.mark_lines(ent, x=mark), big
 
 
@@ -106,8 +139,14 @@ text = st.session_state.sentence
 n = len(tokens)
 
 methods = st.multiselect(
-    t("attention_lab.methods"), list(REGISTRY), default=list(lab.DEFAULT_METHODS), key="lab_methods", **URL,
-    max_selections=lab.MAX_METHODS, format_func=lambda m: label(m, lang), help=t("attention_lab.methods_help"),
+    t("attention_lab.methods"),
+    list(REGISTRY),
+    default=list(lab.DEFAULT_METHODS),
+    key="lab_methods",
+    **URL,
+    max_selections=lab.MAX_METHODS,
+    format_func=lambda m: label(m, lang),
+    help=t("attention_lab.methods_help"),
 )
 if len(methods) < 2:
     st.info(t("attention_lab.pick_two"))
@@ -115,20 +154,33 @@ if len(methods) < 2:
 methods = tuple(methods)
 
 c1, c2, c3, c4 = st.columns([1, 1, 1.3, 1.6])
-n_heads = c1.selectbox(t("attention_lab.heads"), lab.HEAD_CHOICES, index=2, key="lab_heads", **URL,
-                       help=t("attention_lab.heads_help"))
-head_options = ["mean"] + list(range(n_heads))
-head_pick = c2.selectbox(t("attention_lab.show_head"), head_options, index=1, key="lab_head",
-                         format_func=lambda h: who_label(None if h == "mean" else h, lang),
-                         help=t("attention_lab.show_head_help"))
+n_heads = c1.selectbox(
+    t("attention_lab.heads"), lab.HEAD_CHOICES, index=2, key="lab_heads", **URL, help=t("attention_lab.heads_help")
+)
+head_options = ["mean", *list(range(n_heads))]
+head_pick = c2.selectbox(
+    t("attention_lab.show_head"),
+    head_options,
+    index=1,
+    key="lab_head",
+    format_func=lambda h: who_label(None if h == "mean" else h, lang),
+    help=t("attention_lab.show_head_help"),
+)
 head = None if head_pick == "mean" else int(head_pick)
-causal = c3.toggle(t("attention_lab.causal"), value=False, key="lab_causal", **URL,
-                   help=t("attention_lab.causal_help"))
-dial = c4.slider(t("attention_lab.dial"), 0.0, 3.0, 1.0, step=0.25, key="lab_dial", **URL,
-                 help=t("attention_lab.dial_help"))
+causal = c3.toggle(t("attention_lab.causal"), value=False, key="lab_causal", **URL, help=t("attention_lab.causal_help"))
+dial = c4.slider(
+    t("attention_lab.dial"), 0.0, 3.0, 1.0, step=0.25, key="lab_dial", **URL, help=t("attention_lab.dial_help")
+)
 
-shown = st.radio(t("attention_lab.shown"), SHOWN, horizontal=True, key="lab_show", **URL,
-                 format_func=lambda s: tr(f"show.{s}", lang), help=t("attention_lab.shown_help"))
+shown = st.radio(
+    t("attention_lab.shown"),
+    SHOWN,
+    horizontal=True,
+    key="lab_show",
+    **URL,
+    format_func=lambda s: tr(f"show.{s}", lang),
+    help=t("attention_lab.shown_help"),
+)
 
 multi = [m for m in methods if len(REGISTRY[m].term_names) > 1]
 off: dict[str, tuple[str, ...]] = {m: () for m in methods}
@@ -137,19 +189,32 @@ with st.expander(t("attention_lab.switches"), expanded=False):
     if not multi:
         st.caption(t("attention_lab.no_multi"))
     cols = st.columns(max(1, len(multi)))
-    for col, m in zip(cols, multi):
+    for col, m in zip(cols, multi, strict=False):
         col.markdown(f"**{label(m)}**")
         role = {x: "content" for x in lab.content_terms(m)}
-        kept = [x for x in REGISTRY[m].term_names
-                if col.checkbox(t("attention_lab.term_label", term=term_name(x),
-                                  kind=t(f"attention_lab.term_kind.{role.get(x, 'position')}")),
-                                value=True, key=f"lab_term_{m}_{x}")]
+        kept = [
+            x
+            for x in REGISTRY[m].term_names
+            if col.checkbox(
+                t(
+                    "attention_lab.term_label",
+                    term=term_name(x),
+                    kind=t(f"attention_lab.term_kind.{role.get(x, 'position')}"),
+                ),
+                value=True,
+                key=f"lab_term_{m}_{x}",
+            )
+        ]
         off[m] = tuple(x for x in REGISTRY[m].term_names if x not in kept)
 
 mixed = [short(m) for m in methods if lab.mixed_in_input(m)]
 if mixed:
-    st.caption(t("attention_lab.mixed_one" if len(mixed) == 1 else "attention_lab.mixed_many",
-                 names=t("attention_lab.and").join(mixed)))
+    st.caption(
+        t(
+            "attention_lab.mixed_one" if len(mixed) == 1 else "attention_lab.mixed_many",
+            names=t("attention_lab.and").join(mixed),
+        )
+    )
 
 panels = [panel(text, seed(), m, n_heads, causal, dial, off[m]) for m in methods]
 height = int(min(560, max(340, 150 + 14 * n)))
@@ -165,17 +230,23 @@ else:
 
 for row in range(0, len(panels), 2):
     cols = st.columns(2)
-    for col, p in zip(cols, panels[row:row + 2]):
+    for col, p in zip(cols, panels[row : row + 2], strict=False):
         with col:
             if shown == "position" and p.position is None:
                 st.markdown(f"**{label(p.method)}**")
                 st.info(t("attention_lab.no_position_term"))
                 continue
-            plot(panel_figure(text, seed(), p.method, n_heads, causal, dial, off[p.method], head, shown, zmax, height,
-                              lang), f"lab_panel_{p.method}")
+            plot(
+                panel_figure(
+                    text, seed(), p.method, n_heads, causal, dial, off[p.method], head, shown, zmax, height, lang
+                ),
+                f"lab_panel_{p.method}",
+            )
             j, w = lab.top_key(lab.pick_head(p.weights, head), n - 1)
-            notes = [t("attention_lab.note_last", j=j, token=inline_tokens([p.tokens[j]]), w=w),
-                     t("attention_lab.note_share", share=lab.position_share(p, head))]
+            notes = [
+                t("attention_lab.note_last", j=j, token=inline_tokens([p.tokens[j]]), w=w),
+                t("attention_lab.note_share", share=lab.position_share(p, head)),
+            ]
             if p.off:
                 notes.append(t("attention_lab.note_off", terms=", ".join(term_name(x) for x in p.off)))
             st.caption(" · ".join(notes))
@@ -185,9 +256,14 @@ prose(KEY, "dial")
 # -- shift test ---------------------------------------------------------------------------------
 st.subheader(t("attention_lab.shift_header"))
 prose(KEY, "shift")
-prefix = st.text_input(t("attention_lab.prefix"), t("attention_lab.prefix_default"), max_chars=lab.MAX_PREFIX_CHARS,
-                       key="lab_prefix", **URL,
-                       help=t("attention_lab.prefix_help", chars=lab.MAX_PREFIX_CHARS, tokens=lab.MAX_PREFIX_TOKENS))
+prefix = st.text_input(
+    t("attention_lab.prefix"),
+    t("attention_lab.prefix_default"),
+    max_chars=lab.MAX_PREFIX_CHARS,
+    key="lab_prefix",
+    **URL,
+    help=t("attention_lab.prefix_help", chars=lab.MAX_PREFIX_CHARS, tokens=lab.MAX_PREFIX_TOKENS),
+)
 if not lab.prefix_tokens(prefix):
     st.info(t("attention_lab.no_prefix"))
 else:
@@ -197,13 +273,16 @@ else:
     nobody = "-"
     most = sh.methods[int(np.argmax(sh.max_change))] if sh.changed.any() else nobody
     predict(
-        "lab_shift_q", t("attention_lab.q_shift"), list(methods) + [nobody], most,
+        "lab_shift_q",
+        t("attention_lab.q_shift"),
+        [*list(methods), nobody],
+        most,
         t("attention_lab.q_shift_why") + ("" if most != nobody else t("attention_lab.q_shift_none")),
         format_func=lambda m: tr("none_of_them", lang) if m == nobody else short(m, lang),
     )
     plot(shift_figure(text, seed(), methods, prefix, n_heads, causal, head, lang), "lab_shift")
-    moved = [lab_ for lab_, c in zip(labels, sh.changed) if c]
-    still = [lab_ for lab_, c in zip(labels, sh.changed) if not c]
+    moved = [lab_ for lab_, c in zip(labels, sh.changed, strict=False) if c]
+    still = [lab_ for lab_, c in zip(labels, sh.changed, strict=False) if not c]
     st.markdown(
         (t("attention_lab.changed", names=", ".join(moved)) if moved else t("attention_lab.changed_none"))
         + (t("attention_lab.unchanged", threshold=f"{lab.CHANGED:g}", names=", ".join(still)) if still else "")
@@ -213,22 +292,35 @@ else:
 st.subheader(t("attention_lab.length_header"))
 prose(KEY, "length")
 l1, l2 = st.columns(2)
-train_len = l1.slider(t("attention_lab.train_len"), 4, 256, 32, key="lab_train_len", **URL,
-                      help=t("attention_lab.train_len_help"))
-length = l2.slider(t("attention_lab.length"), 8, lab.MAX_LENGTH, 128, step=8, key="lab_length", **URL,
-                   help=t("attention_lab.length_help", max=lab.MAX_LENGTH))
+train_len = l1.slider(
+    t("attention_lab.train_len"), 4, 256, 32, key="lab_train_len", **URL, help=t("attention_lab.train_len_help")
+)
+length = l2.slider(
+    t("attention_lab.length"),
+    8,
+    lab.MAX_LENGTH,
+    128,
+    step=8,
+    key="lab_length",
+    **URL,
+    help=t("attention_lab.length_help", max=lab.MAX_LENGTH),
+)
 lt = length_test(text, seed(), methods, train_len, length, n_heads, causal, head)
 ok = [r for r in lt.runs if not r.error]
 for r in lt.runs:
     if r.error:
         last = len(lt.tokens) - 1
-        missing = (t("attention_lab.missing_one", position=r.first_missing) if r.first_missing == last
-                   else t("attention_lab.missing_many", first=r.first_missing, last=last))
+        missing = (
+            t("attention_lab.missing_one", position=r.first_missing)
+            if r.first_missing == last
+            else t("attention_lab.missing_many", first=r.first_missing, last=last)
+        )
         st.warning(t("attention_lab.no_rows", method=label(r.method), top=train_len - 1, missing=missing))
 if ok:
     curves = st.container()  # filled below, so that the curves come before the map's selector
-    pick = st.selectbox(t("attention_lab.pick_long"), [r.method for r in ok], key="lab_len_pick",
-                        format_func=lambda m: label(m, lang))
+    pick = st.selectbox(
+        t("attention_lab.pick_long"), [r.method for r in ok], key="lab_len_pick", format_func=lambda m: label(m, lang)
+    )
     dist, ent, big = length_figures(text, seed(), methods, train_len, length, n_heads, causal, head, pick, lang)
     with curves:
         a, b = st.columns(2)

@@ -14,8 +14,11 @@ from ui.i18n import t
 KEY = "deberta"
 SIGN = t("deberta.sign")
 N_HEADS = 4
-header(KEY, enc.PAPER, sources=(enc.log_bucket_position, enc.DeBERTa.relative_positions, enc.DeBERTa.table_index,
-                                 enc.DeBERTa.logit_terms))
+header(
+    KEY,
+    enc.PAPER,
+    sources=(enc.log_bucket_position, enc.DeBERTa.relative_positions, enc.DeBERTa.table_index, enc.DeBERTa.logit_terms),
+)
 prose(KEY, "intro")
 prose(KEY, "equation")
 with st.expander(t("deberta.derivation")):
@@ -38,10 +41,27 @@ st.subheader(t("deberta.buckets.subheader"))
 prose(KEY, "buckets")
 b1, b2, b3 = st.columns([1, 2, 2])
 log_buckets = b1.toggle(t("deberta.buckets.log"), value=True, key="deb_log", **URL, help=t("deberta.buckets.log_help"))
-bucket_size = b2.slider(t("deberta.buckets.size"), 4, 256, 16, step=4, key="deb_bucket_size", **URL,
-                        disabled=not log_buckets, help=t("deberta.buckets.size_help"))
-max_position = b3.slider(t("deberta.buckets.max_position"), 8, 1024, 128, step=8, key="deb_max_position", **URL,
-                         help=t("deberta.buckets.max_position_help"))
+bucket_size = b2.slider(
+    t("deberta.buckets.size"),
+    4,
+    256,
+    16,
+    step=4,
+    key="deb_bucket_size",
+    **URL,
+    disabled=not log_buckets,
+    help=t("deberta.buckets.size_help"),
+)
+max_position = b3.slider(
+    t("deberta.buckets.max_position"),
+    8,
+    1024,
+    128,
+    step=8,
+    key="deb_max_position",
+    **URL,
+    help=t("deberta.buckets.max_position_help"),
+)
 if log_buckets and max_position - 1 <= bucket_size // 2:
     fixed = bucket_size // 2 + 2
     st.warning(t("deberta.buckets.too_small", b=bucket_size, need=bucket_size // 2 + 1, fixed=fixed))
@@ -50,26 +70,42 @@ if log_buckets and max_position - 1 <= bucket_size // 2:
 if log_buckets:
     # The answer is read from the encoder's own log buckets and the table lookup's clamp.
     pr = bucket_map(bucket_size, max_position, span=61)
-    rows = {int(r): int(row) for r, row in zip(pr.distances, pr.table_row)}
+    rows = {int(r): int(row) for r, row in zip(pr.distances, pr.table_row, strict=False)}
     same = rows[60] == rows[61]
     options = ("same", "different")  # stable values; the words are deberta.predict.<option>
     predict(
-        "deb_q", t("deberta.predict.question", b=bucket_size, m=max_position), options, options[0 if same else 1],
-        t(f"deberta.predict.explanation_{options[0 if same else 1]}", row60=rows[60], row61=rows[61],
-          half=bucket_size // 2),
+        "deb_q",
+        t("deberta.predict.question", b=bucket_size, m=max_position),
+        options,
+        options[0 if same else 1],
+        t(
+            f"deberta.predict.explanation_{options[0 if same else 1]}",
+            row60=rows[60],
+            row61=rows[61],
+            half=bucket_size // 2,
+        ),
         format_func=lambda o: t(f"deberta.predict.{o}"),
     )
     bm = bucket_map(bucket_size, max_position)
-    fig = F.staircase(bm.distances, bm.bucket, bm.region, t("deberta.buckets.title"),
-                      regions=[t("deberta.buckets.region_exact", half=bm.exact_until),
-                               t("deberta.buckets.region_log"),
-                               t("deberta.buckets.region_clamped", last=max_position - 1)],
-                      x_title=t("deberta.buckets.x_title", sign=SIGN), y_title=t("deberta.buckets.y_title"))
+    fig = F.staircase(
+        bm.distances,
+        bm.bucket,
+        bm.region,
+        t("deberta.buckets.title"),
+        regions=[
+            t("deberta.buckets.region_exact", half=bm.exact_until),
+            t("deberta.buckets.region_log"),
+            t("deberta.buckets.region_clamped", last=max_position - 1),
+        ],
+        x_title=t("deberta.buckets.x_title", sign=SIGN),
+        y_title=t("deberta.buckets.y_title"),
+    )
     fig.update_yaxes(rangemode="normal")
     fig = F.mark_lines(fig, y={t("deberta.buckets.last_row", bucket=bucket_size - 1): bucket_size - 1})
     plot(fig, "deb_bucket_map")
-    st.markdown(t("deberta.buckets.rows", n=bm.n_within, last=max_position - 1, rows=bm.rows_within,
-                  table=2 * bucket_size))
+    st.markdown(
+        t("deberta.buckets.rows", n=bm.n_within, last=max_position - 1, rows=bm.rows_within, table=2 * bucket_size)
+    )
     if max_position < bucket_size:
         st.caption(t("deberta.buckets.stretch", last=max_position - 1, bucket=bucket_size - 1))
     with st.expander(t("deberta.buckets.clamp")):
@@ -83,35 +119,62 @@ tokens = sentence_tokens()  # stops here, with a note, when there is no text: th
 toks = list(tokens.tokens)
 n = len(toks)
 sb = sentence_buckets(n, log_buckets, bucket_size, max_position)
-token_map((sb.table_row - sb.att_span).astype(float), toks,
-          t("deberta.sentence.title_log" if log_buckets else "deberta.sentence.title_plain"), "signed",
-          t("deberta.sentence.value"), "deb_buckets")
+token_map(
+    (sb.table_row - sb.att_span).astype(float),
+    toks,
+    t("deberta.sentence.title_log" if log_buckets else "deberta.sentence.title_plain"),
+    "signed",
+    t("deberta.sentence.value"),
+    "deb_buckets",
+)
 
 st.subheader(t("deberta.terms.subheader"))
 prose(KEY, "terms")
 c1, c2, c3, c4 = st.columns(4)
-head = c1.selectbox(t("deberta.terms.head"), list(range(N_HEADS)), key="deb_head", **URL,
-                    format_func={h: t("deberta.terms.head_option", h=h + 1) for h in range(N_HEADS)}.get,
-                    help=t("deberta.terms.head_help", n=N_HEADS))
+head = c1.selectbox(
+    t("deberta.terms.head"),
+    list(range(N_HEADS)),
+    key="deb_head",
+    **URL,
+    format_func={h: t("deberta.terms.head_option", h=h + 1) for h in range(N_HEADS)}.get,
+    help=t("deberta.terms.head_help", n=N_HEADS),
+)
 switches = tuple(
     c.toggle(term, value=True, key=f"deb_on_{term}", help=term_title(term), **URL)
-    for c, term in zip((c2, c3, c4), ch.TERMS)
+    for c, term in zip((c2, c3, c4), ch.TERMS, strict=False)
 )
-m = term_maps(st.session_state.sentence, seed(), head, log_buckets, bucket_size, max_position, switches,
-              n_heads=N_HEADS)
-panel_titles = [term_title(term) + ("" if on else t("deberta.terms.switched_off"))
-                for term, on in zip(ch.TERMS, switches)]
-plot(F.token_heatmap_grid(np.stack([m.terms[term] for term in ch.TERMS]), toks,
-                          t("deberta.terms.grid_title", h=head + 1),
-                          panel_titles=panel_titles, value_label=t("deberta.terms.grid_value"), cols=3,
-                          panel_height=320 if n <= 40 else 420), "deb_terms")
+m = term_maps(
+    st.session_state.sentence, seed(), head, log_buckets, bucket_size, max_position, switches, n_heads=N_HEADS
+)
+panel_titles = [
+    term_title(term) + ("" if on else t("deberta.terms.switched_off"))
+    for term, on in zip(ch.TERMS, switches, strict=False)
+]
+plot(
+    F.token_heatmap_grid(
+        np.stack([m.terms[term] for term in ch.TERMS]),
+        toks,
+        t("deberta.terms.grid_title", h=head + 1),
+        panel_titles=panel_titles,
+        value_label=t("deberta.terms.grid_value"),
+        cols=3,
+        panel_height=320 if n <= 40 else 420,
+    ),
+    "deb_terms",
+)
 if not any(switches):
     st.info(t("deberta.terms.all_off"))
 s1, s2 = st.columns(2)
 with s1:
-    on = [term for term, o in zip(ch.TERMS, switches) if o]
-    token_map(m.total, toks, t("deberta.terms.logits_title", terms=" + ".join(on) if on else t("deberta.terms.nothing")),
-              "signed", t("deberta.terms.logit"), "deb_sum")
+    on = [term for term, o in zip(ch.TERMS, switches, strict=False) if o]
+    token_map(
+        m.total,
+        toks,
+        t("deberta.terms.logits_title", terms=" + ".join(on) if on else t("deberta.terms.nothing")),
+        "signed",
+        t("deberta.terms.logit"),
+        "deb_sum",
+    )
 with s2:
     token_map(m.weights, toks, t("deberta.terms.weights_title"), "weights", t("deberta.terms.weight"), "deb_weights")
 

@@ -16,8 +16,17 @@ SIGN = t("t5.sign")
 BUCKETS_MIN, BUCKETS_MAX = 4, 128
 DIST_MIN, DIST_MAX = 2, 1024
 
-header(KEY, enc.PAPER, sources=(enc.relative_position_bucket, enc.bucket_layout, enc.T5Bias.buckets,
-                                enc.T5Bias.bias, enc.T5Bias.logit_terms))
+header(
+    KEY,
+    enc.PAPER,
+    sources=(
+        enc.relative_position_bucket,
+        enc.bucket_layout,
+        enc.T5Bias.buckets,
+        enc.T5Bias.bias,
+        enc.T5Bias.logit_terms,
+    ),
+)
 prose(KEY, "intro")
 
 bucket_map = st.cache_data(ch.bucket_map)
@@ -30,16 +39,39 @@ n = len(toks)
 st.subheader(t("t5.buckets.subheader"))
 prose(KEY, "buckets")
 c1, c2, c3 = st.columns([2, 2, 1])
-num_buckets = c1.slider(t("t5.buckets.num_buckets"), BUCKETS_MIN, BUCKETS_MAX, 32, step=2, key="t5_buckets", **URL,
-                        help=t("t5.buckets.num_buckets_help", lo=BUCKETS_MIN, hi=BUCKETS_MAX))
-max_distance = c2.slider(t("t5.buckets.max_distance"), DIST_MIN, DIST_MAX, 128, key="t5_max_distance", **URL,
-                         help=t("t5.buckets.max_distance_help", lo=DIST_MIN, hi=DIST_MAX))
+num_buckets = c1.slider(
+    t("t5.buckets.num_buckets"),
+    BUCKETS_MIN,
+    BUCKETS_MAX,
+    32,
+    step=2,
+    key="t5_buckets",
+    **URL,
+    help=t("t5.buckets.num_buckets_help", lo=BUCKETS_MIN, hi=BUCKETS_MAX),
+)
+max_distance = c2.slider(
+    t("t5.buckets.max_distance"),
+    DIST_MIN,
+    DIST_MAX,
+    128,
+    key="t5_max_distance",
+    **URL,
+    help=t("t5.buckets.max_distance_help", lo=DIST_MIN, hi=DIST_MAX),
+)
 causal = c3.toggle(t("t5.buckets.causal"), key="t5_causal", **URL, help=t("t5.buckets.causal_help"))
 mode = "causal" if causal else "bidirectional"  # a catalogue key, not a word: t5.mode.*
 lowest = ch.smallest_valid_max_distance(num_buckets, causal)
 if max_distance < lowest:
-    st.warning(t("t5.buckets.too_small", max_distance=max_distance, exact=lowest - 1, n=num_buckets,
-                 mode=t(f"t5.mode.{mode}"), lowest=lowest))
+    st.warning(
+        t(
+            "t5.buckets.too_small",
+            max_distance=max_distance,
+            exact=lowest - 1,
+            n=num_buckets,
+            mode=t(f"t5.mode.{mode}"),
+            lowest=lowest,
+        )
+    )
     max_distance = lowest
 
 bm = bucket_map(num_buckets, max_distance, causal)
@@ -52,10 +84,19 @@ probe_bucket = int(probe.buckets[probe.distances == probe_r][0])
 near_bucket = int(probe.buckets[probe.distances == probe_r // 2][0])
 distractors = {probe_bucket, near_bucket, int(probe.buckets.max()), min(PROBE, num_buckets - 1)}
 predict(
-    "t5_q", t(f"t5.predict.question_{mode}", n=num_buckets, d=max_distance, probe=PROBE, r=probe_r),
-    sorted(distractors), probe_bucket,
-    t("t5.predict.explanation", bucket=probe_bucket, exact=bm.exact, d=max_distance, half=abs(probe_r // 2),
-      near=near_bucket, r=probe_r),
+    "t5_q",
+    t(f"t5.predict.question_{mode}", n=num_buckets, d=max_distance, probe=PROBE, r=probe_r),
+    sorted(distractors),
+    probe_bucket,
+    t(
+        "t5.predict.explanation",
+        bucket=probe_bucket,
+        exact=bm.exact,
+        d=max_distance,
+        half=abs(probe_r // 2),
+        near=near_bucket,
+        r=probe_r,
+    ),
     format_func=lambda b: t("t5.predict.option", b=b),
 )
 prose(KEY, "staircase")
@@ -67,15 +108,35 @@ close = int(min(bm.distances.max(), max(2 * bm.exact + 4, 12)))
 near = np.abs(bm.distances) <= close
 s1, s2 = st.columns(2)
 with s1:
-    plot(F.staircase(bm.distances[near], bm.buckets[near], bm.region[near],
-                     t(f"t5.staircase.close_{mode}", close=close, exact=bm.exact),
-                     regions=regions, x_title=x_title, y_title=t("t5.staircase.y_title"),
-                     band=band if reach <= close else None, band_label=t("t5.staircase.band")), "t5_staircase_near")
+    plot(
+        F.staircase(
+            bm.distances[near],
+            bm.buckets[near],
+            bm.region[near],
+            t(f"t5.staircase.close_{mode}", close=close, exact=bm.exact),
+            regions=regions,
+            x_title=x_title,
+            y_title=t("t5.staircase.y_title"),
+            band=band if reach <= close else None,
+            band_label=t("t5.staircase.band"),
+        ),
+        "t5_staircase_near",
+    )
 with s2:
-    plot(F.staircase(bm.distances, bm.buckets, bm.region,
-                     t("t5.staircase.full", n=num_buckets, d=max_distance, mode=t(f"t5.mode.{mode}")),
-                     regions=regions, x_title=x_title, y_title=t("t5.staircase.y_title"),
-                     band=band, band_label=t("t5.staircase.band")), "t5_staircase")
+    plot(
+        F.staircase(
+            bm.distances,
+            bm.buckets,
+            bm.region,
+            t("t5.staircase.full", n=num_buckets, d=max_distance, mode=t(f"t5.mode.{mode}")),
+            regions=regions,
+            x_title=x_title,
+            y_title=t("t5.staircase.y_title"),
+            band=band,
+            band_label=t("t5.staircase.band"),
+        ),
+        "t5_staircase",
+    )
 
 st.subheader(t("t5.unused.subheader"))
 prose(KEY, "unused")
@@ -95,7 +156,8 @@ with st.expander(t("t5.unused.share")):
         {
             t("t5.unused.col_bucket"): [b for b, *_ in bm.ranges],
             t("t5.unused.col_distances", sign=SIGN): [
-                (f"{lo} … {hi}" if lo != hi else f"{lo}") + (beyond if abs(lo) >= max_distance or abs(hi) >= max_distance else "")
+                (f"{lo} … {hi}" if lo != hi else f"{lo}")
+                + (beyond if abs(lo) >= max_distance or abs(hi) >= max_distance else "")
                 for _, lo, hi, _ in bm.ranges
             ],
             t("t5.unused.col_count"): [c for *_, c in bm.ranges],
@@ -107,11 +169,29 @@ v = t5_view(tuple(toks), seed(), num_buckets, max_distance, causal)
 
 st.subheader(t("t5.matrix.subheader"))
 prose(KEY, "matrix")
-plot(F.token_heatmap(v.buckets, toks, toks, t("t5.matrix.title", sign=SIGN), kind="index",
-                     zmin=0, zmax=num_buckets - 1, value_label=t("t5.matrix.value")), "t5_bucket_matrix")
+plot(
+    F.token_heatmap(
+        v.buckets,
+        toks,
+        toks,
+        t("t5.matrix.title", sign=SIGN),
+        kind="index",
+        zmin=0,
+        zmax=num_buckets - 1,
+        value_label=t("t5.matrix.value"),
+    ),
+    "t5_bucket_matrix",
+)
 used = v.used_in_sentence
-st.markdown(t("t5.matrix.used_causal" if causal else "t5.matrix.used", n=n, reach=max(n - 1, 0), used=len(used),
-              total=num_buckets))
+st.markdown(
+    t(
+        "t5.matrix.used_causal" if causal else "t5.matrix.used",
+        n=n,
+        reach=max(n - 1, 0),
+        used=len(used),
+        total=num_buckets,
+    )
+)
 
 st.subheader(t("t5.table.subheader"))
 prose(KEY, "table")
@@ -121,33 +201,80 @@ r, by_r = bias_by_distance(v.table, num_buckets, max_distance, causal, span)
 labels = [t("t5.table.never_used", b=b) if b in bm.unused else str(b) for b in range(num_buckets)]
 t1, t2 = st.columns([1, 2])
 with t1:
-    plot(F.matrix_heatmap(v.table, t("t5.table.title", n=num_buckets, h=H), x_title=t("t5.table.x_title"),
-                          y_title=t("t5.table.y_title"), y=labels, value_label="β",
-                          height=int(min(720, max(380, 120 + 12 * num_buckets)))),
-         "t5_table")
+    plot(
+        F.matrix_heatmap(
+            v.table,
+            t("t5.table.title", n=num_buckets, h=H),
+            x_title=t("t5.table.x_title"),
+            y_title=t("t5.table.y_title"),
+            y=labels,
+            value_label="β",
+            height=int(min(720, max(380, 120 + 12 * num_buckets))),
+        ),
+        "t5_table",
+    )
 with t2:
-    plot(F.step_lines(r, {t("t5.head", h=h): by_r[h] for h in range(H)}, t("t5.table.lines_title"),
-                      x_title=x_title, y_title=t("t5.table.lines_y"), height=400), "t5_bias_lines")
+    plot(
+        F.step_lines(
+            r,
+            {t("t5.head", h=h): by_r[h] for h in range(H)},
+            t("t5.table.lines_title"),
+            x_title=x_title,
+            y_title=t("t5.table.lines_y"),
+            height=400,
+        ),
+        "t5_bias_lines",
+    )
 
 st.subheader(t("t5.heads.subheader"))
 prose(KEY, "heads")
 panel_h = 320 if n <= 24 else 430
-plot(F.token_heatmap_grid(v.position, toks, t("t5.heads.title"),
-                          panel_titles=[t("t5.head", h=h) for h in range(H)], value_label=t("t5.heads.value"), cols=2,
-                          zmax=float(np.abs(v.table).max()) or 1.0, panel_height=panel_h), "t5_bias_heads")
+plot(
+    F.token_heatmap_grid(
+        v.position,
+        toks,
+        t("t5.heads.title"),
+        panel_titles=[t("t5.head", h=h) for h in range(H)],
+        value_label=t("t5.heads.value"),
+        cols=2,
+        zmax=float(np.abs(v.table).max()) or 1.0,
+        panel_height=panel_h,
+    ),
+    "t5_bias_heads",
+)
 
 st.subheader(t("t5.logits.subheader"))
 prose(KEY, "logits")
-head = st.columns([1, 3])[0].selectbox(t("t5.logits.head"), list(range(H)), key="t5_head", **URL,
-                                      help=t("t5.logits.head_help", h=H, last=H - 1))
-plot(F.token_heatmap_grid(np.stack([v.content[head], v.position[head]]), toks,
-                          t("t5.logits.title", head=head),
-                          panel_titles=[t("t5.logits.content"), t("t5.logits.position")],
-                          value_label=t("t5.logits.value"), cols=2, panel_height=panel_h), "t5_terms")
+head = st.columns([1, 3])[0].selectbox(
+    t("t5.logits.head"), list(range(H)), key="t5_head", **URL, help=t("t5.logits.head_help", h=H, last=H - 1)
+)
+plot(
+    F.token_heatmap_grid(
+        np.stack([v.content[head], v.position[head]]),
+        toks,
+        t("t5.logits.title", head=head),
+        panel_titles=[t("t5.logits.content"), t("t5.logits.position")],
+        value_label=t("t5.logits.value"),
+        cols=2,
+        panel_height=panel_h,
+    ),
+    "t5_terms",
+)
 pair = np.stack([v.weights_content_only[head], v.weights[head]])
-plot(F.token_heatmap_grid(pair, toks, t("t5.logits.weights_title", head=head), kind="weights",
-                          zmax=float(np.nanmax(pair)), panel_titles=[t("t5.logits.bias_off"), t("t5.logits.bias_on")],
-                          value_label=t("t5.logits.weight"), cols=2, panel_height=panel_h), "t5_attention")
+plot(
+    F.token_heatmap_grid(
+        pair,
+        toks,
+        t("t5.logits.weights_title", head=head),
+        kind="weights",
+        zmax=float(np.nanmax(pair)),
+        panel_titles=[t("t5.logits.bias_off"), t("t5.logits.bias_on")],
+        value_label=t("t5.logits.weight"),
+        cols=2,
+        panel_height=panel_h,
+    ),
+    "t5_attention",
+)
 if causal:
     st.caption(t("t5.logits.causal_note"))
 

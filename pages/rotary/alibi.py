@@ -17,8 +17,14 @@ KEY = "alibi"
 header(
     KEY,
     enc.PAPER,
-    sources=(enc.alibi_slopes, enc.alibi_bias, enc.alibi_bias_symmetric, enc.alibi_bias_code,
-             enc.Alibi.logit_terms, nope.equal_logit_weights),
+    sources=(
+        enc.alibi_slopes,
+        enc.alibi_bias,
+        enc.alibi_bias_symmetric,
+        enc.alibi_bias_code,
+        enc.Alibi.logit_terms,
+        nope.equal_logit_weights,
+    ),
 )
 prose(KEY, "intro")
 
@@ -37,8 +43,9 @@ text = st.session_state.sentence
 n = len(tokens)
 
 c1, c2 = st.columns([2, 1])
-H = c1.slider(t("alibi.heads"), 1, ch.MAX_HEADS, 8, key="alibi_heads", **URL,
-              help=t("alibi.heads_help", max=ch.MAX_HEADS))
+H = c1.slider(
+    t("alibi.heads"), 1, ch.MAX_HEADS, 8, key="alibi_heads", **URL, help=t("alibi.heads_help", max=ch.MAX_HEADS)
+)
 causal = c2.toggle(t("alibi.causal"), value=True, key="alibi_causal", **URL, help=t("alibi.causal_help"))
 sv = slopes_view(H)
 head_names = [t("alibi.head_name", h=h + 1, m=sv.labels[h]) for h in range(H)]
@@ -50,19 +57,35 @@ st.subheader(t("alibi.slopes.subheader"))
 steepest = int(np.argmax(sv.slopes)) + 1  # heads are numbered from 1 on this page
 choices = list(range(1, H + 1)) if H <= 8 else sorted({1, 2, H // 2, H - 1, H})
 predict(
-    "alibi_q", t("alibi.slopes.question", H=H), choices, steepest,
-    t("alibi.slopes.answer_interleaved" if H & (H - 1) else "alibi.slopes.answer_power",
-      h=steepest, m=sv.labels[steepest - 1], H=H),
+    "alibi_q",
+    t("alibi.slopes.question", H=H),
+    choices,
+    steepest,
+    t(
+        "alibi.slopes.answer_interleaved" if H & (H - 1) else "alibi.slopes.answer_power",
+        h=steepest,
+        m=sv.labels[steepest - 1],
+        H=H,
+    ),
     format_func=lambda h, lang=i18n.language(): i18n.t("alibi.slopes.option", lang, h=h),
 )
 prose(KEY, "slopes")
 with secondary(t("alibi.slopes.axis")):
-    log_slopes = st.checkbox(t("alibi.slopes.log"), value=True, key="alibi_log_slopes", **URL,
-                             help=t("alibi.slopes.log_help"))
-plot(F.head_bars(sv.slopes, t("alibi.slopes.title", H=H), y_title=t("alibi.slopes.y_title"),
-                 colors=colors, text=list(sv.labels), log_y=log_slopes,
-                 hover=[t("alibi.slopes.hover", e=e, w=w) for e, w in zip(sv.exponents, sv.windows)]),
-     "slopes")
+    log_slopes = st.checkbox(
+        t("alibi.slopes.log"), value=True, key="alibi_log_slopes", **URL, help=t("alibi.slopes.log_help")
+    )
+plot(
+    F.head_bars(
+        sv.slopes,
+        t("alibi.slopes.title", H=H),
+        y_title=t("alibi.slopes.y_title"),
+        colors=colors,
+        text=list(sv.labels),
+        log_y=log_slopes,
+        hover=[t("alibi.slopes.hover", e=e, w=w) for e, w in zip(sv.exponents, sv.windows, strict=False)],
+    ),
+    "slopes",
+)
 if H & (H - 1):
     c = 1 << (H.bit_length() - 1)
     st.info(t("alibi.slopes.not_power", H=H, c=c, rest=H - c, c2=2 * c, extra=", ".join(sv.labels[c:])))
@@ -77,87 +100,176 @@ prose(KEY, "bias")
 with st.expander(t("alibi.bias.proof")):
     show_derivation("alibi-shift-invariance", key_prefix="alibi_proof", compact=True)
 bias_form = t("alibi.bias.form_causal" if causal else "alibi.bias.form_bidirectional")
-plot(F.token_heatmap_grid(hv.bias[:, :shown, :shown], hv.tokens[:shown],
-                          t("alibi.bias.title", form=bias_form, cut=cut),
-                          panel_titles=head_names, value_label=t("alibi.bias_value"), cols=4,
-                          row_title=query_i, col_title=key_j),
-     "bias_grid")
+plot(
+    F.token_heatmap_grid(
+        hv.bias[:, :shown, :shown],
+        hv.tokens[:shown],
+        t("alibi.bias.title", form=bias_form, cut=cut),
+        panel_titles=head_names,
+        value_label=t("alibi.bias_value"),
+        cols=4,
+        row_title=query_i,
+        col_title=key_j,
+    ),
+    "bias_grid",
+)
 
 # --------------------------------------------------------------------------------- attention
 st.subheader(t("alibi.attention.subheader"))
 prose(KEY, "attention")
 if st.session_state.get("alibi_head", 1) > H:
     st.session_state.alibi_head = H  # the head count shrank under the chosen head
-head = st.selectbox(t("alibi.attention.head"), list(range(1, H + 1)), key="alibi_head", **URL,
-                    format_func=lambda h: head_names[h - 1], help=t("alibi.attention.head_help", H=H))
+head = st.selectbox(
+    t("alibi.attention.head"),
+    list(range(1, H + 1)),
+    key="alibi_head",
+    **URL,
+    format_func=lambda h: head_names[h - 1],
+    help=t("alibi.attention.head_help", H=H),
+)
 weight = t("alibi.weight_value")
-plot(F.token_heatmap_grid(np.stack([hv.weights[head - 1], hv.weights_content_only[head - 1]]), hv.tokens,
-                          t("alibi.attention.pair_title", head=head), kind="weights",
-                          panel_titles=[t("alibi.attention.with_alibi", m=sv.labels[head - 1]),
-                                        t("alibi.attention.without")],
-                          value_label=weight, cols=2, panel_height=480, row_title=query_i, col_title=key_j),
-     "att_pair")
-plot(F.token_heatmap_grid(hv.weights[:, :shown, :shown], hv.tokens[:shown],
-                          t("alibi.attention.grid_title", cut=cut), panel_titles=head_names, kind="weights",
-                          value_label=weight, cols=4, row_title=query_i, col_title=key_j),
-     "att_grid")
+plot(
+    F.token_heatmap_grid(
+        np.stack([hv.weights[head - 1], hv.weights_content_only[head - 1]]),
+        hv.tokens,
+        t("alibi.attention.pair_title", head=head),
+        kind="weights",
+        panel_titles=[t("alibi.attention.with_alibi", m=sv.labels[head - 1]), t("alibi.attention.without")],
+        value_label=weight,
+        cols=2,
+        panel_height=480,
+        row_title=query_i,
+        col_title=key_j,
+    ),
+    "att_pair",
+)
+plot(
+    F.token_heatmap_grid(
+        hv.weights[:, :shown, :shown],
+        hv.tokens[:shown],
+        t("alibi.attention.grid_title", cut=cut),
+        panel_titles=head_names,
+        kind="weights",
+        value_label=weight,
+        cols=4,
+        row_title=query_i,
+        col_title=key_j,
+    ),
+    "att_grid",
+)
 
 # ---------------------------------------------------------------------------- +m·j in the code
 st.subheader(t("alibi.code.subheader"))
 prose(KEY, "code")
 cf = code_form_view(text, seed(), H, head - 1)
-plot(F.token_heatmap_grid(np.stack([cf.bias_paper, cf.bias_code]), cf.tokens,
-                          t("alibi.code.title", head=head, m=sv.labels[head - 1]), value_label=t("alibi.bias_value"),
-                          panel_titles=[t("alibi.code.paper"), t("alibi.code.code")],
-                          cols=2, panel_height=480, row_title=query_i, col_title=key_j),
-     "code_bias")
+plot(
+    F.token_heatmap_grid(
+        np.stack([cf.bias_paper, cf.bias_code]),
+        cf.tokens,
+        t("alibi.code.title", head=head, m=sv.labels[head - 1]),
+        value_label=t("alibi.bias_value"),
+        panel_titles=[t("alibi.code.paper"), t("alibi.code.code")],
+        cols=2,
+        panel_height=480,
+        row_title=query_i,
+        col_title=key_j,
+    ),
+    "code_bias",
+)
 m1, m2 = st.columns(2)
 m1.metric(t("alibi.code.metric_causal"), f"{cf.diff_causal:.1e}")
 m2.metric(t("alibi.code.metric_bidirectional"), f"{cf.diff_bidirectional:.3f}")
 prose(KEY, "code-unmasked")
-plot(F.token_heatmap_grid(np.stack([cf.weights_symmetric_bidirectional, cf.weights_code_bidirectional]),
-                          cf.tokens, t("alibi.code.weights_title", head=head), kind="weights",
-                          panel_titles=[t("alibi.code.symmetric"), t("alibi.code.code_form")], value_label=weight,
-                          cols=2, panel_height=480, row_title=query_i, col_title=key_j),
-     "code_weights")
+plot(
+    F.token_heatmap_grid(
+        np.stack([cf.weights_symmetric_bidirectional, cf.weights_code_bidirectional]),
+        cf.tokens,
+        t("alibi.code.weights_title", head=head),
+        kind="weights",
+        panel_titles=[t("alibi.code.symmetric"), t("alibi.code.code_form")],
+        value_label=weight,
+        cols=2,
+        panel_height=480,
+        row_title=query_i,
+        col_title=key_j,
+    ),
+    "code_weights",
+)
 st.markdown(t("alibi.code.last_key", head=head, code=cf.last_key_mass_code, symmetric=cf.last_key_mass_symmetric))
 
 # ------------------------------------------------------------------------ past the training length
 st.subheader(t("alibi.extrapolation.subheader"))
 prose(KEY, "extrapolation")
 e1, e2 = st.columns(2)
-train_len = e1.slider(t("alibi.extrapolation.train_len"), 4, 512, 32, key="alibi_train_len", **URL,
-                      help=t("alibi.extrapolation.train_len_help"))
-test_len = e2.slider(t("alibi.extrapolation.test_len"), 8, ch.MAX_TEST_LEN, 512, step=8,
-                     key="alibi_test_len", **URL, help=t("alibi.extrapolation.test_len_help", max=ch.MAX_TEST_LEN))
+train_len = e1.slider(
+    t("alibi.extrapolation.train_len"),
+    4,
+    512,
+    32,
+    key="alibi_train_len",
+    **URL,
+    help=t("alibi.extrapolation.train_len_help"),
+)
+test_len = e2.slider(
+    t("alibi.extrapolation.test_len"),
+    8,
+    ch.MAX_TEST_LEN,
+    512,
+    step=8,
+    key="alibi_test_len",
+    **URL,
+    help=t("alibi.extrapolation.test_len_help", max=ch.MAX_TEST_LEN),
+)
 with secondary(t("alibi.extrapolation.axis")):
     o1, o2 = st.columns(2)
-log_x = o1.checkbox(t("alibi.extrapolation.log_x"), value=True, key="alibi_log_x", **URL,
-                    help=t("alibi.extrapolation.log_x_help"))
-scaled = o2.checkbox(t("alibi.extrapolation.scaled"), value=False, key="alibi_scaled", **URL,
-                     help=t("alibi.extrapolation.scaled_help"))
+log_x = o1.checkbox(
+    t("alibi.extrapolation.log_x"), value=True, key="alibi_log_x", **URL, help=t("alibi.extrapolation.log_x_help")
+)
+scaled = o2.checkbox(
+    t("alibi.extrapolation.scaled"), value=False, key="alibi_scaled", **URL, help=t("alibi.extrapolation.scaled_help")
+)
 ex = extrapolation(text, seed(), H, train_len, test_len)
 L = ex.distances.size
-if L > test_len:
+if test_len < L:
     st.caption(t("alibi.extrapolation.longer", L=L))
 st.markdown(t("alibi.extrapolation.text", tokens=inline_tokens(ex.tokens[:24]) + (" …" if L > 24 else "")))
 train_mark = {t("alibi.extrapolation.train_mark"): train_len}
 d_lin = ch.sample_distances(L, log=False)  # a few hundred points are enough to draw a curve
-plot(F.head_lines(d_lin, ex.penalty[:, d_lin], t("alibi.extrapolation.penalty_title", last=L - 1),
-                  names=head_names, colors=colors, x_title=t("alibi.extrapolation.distance", sign=sign),
-                  y_title=t("alibi.extrapolation.penalty_y"), marks=train_mark),
-     "penalty")
+plot(
+    F.head_lines(
+        d_lin,
+        ex.penalty[:, d_lin],
+        t("alibi.extrapolation.penalty_title", last=L - 1),
+        names=head_names,
+        colors=colors,
+        x_title=t("alibi.extrapolation.distance", sign=sign),
+        y_title=t("alibi.extrapolation.penalty_y"),
+        marks=train_mark,
+    ),
+    "penalty",
+)
 d = ch.sample_distances(L, log=log_x)
 if scaled:
     xs = ex.slopes[:, None] * d[None, :]  # (h, points): each head in units of its own 1/m
     x_title, marks = t("alibi.extrapolation.scaled_x"), {}
 else:
     xs, x_title, marks = d, t("alibi.extrapolation.distance_w", sign=sign), train_mark
-plot(F.head_lines(xs, ex.within[:, d], t("alibi.extrapolation.within_title", L=L),
-                  names=head_names, colors=colors, dashed_ys=ex.within_bias_only[:, d],
-                  dashed_suffix=t("alibi.extrapolation.bias_alone"), marks=marks, x_title=x_title,
-                  y_title=t("alibi.extrapolation.within_y"), log_x=log_x),
-     "within")
+plot(
+    F.head_lines(
+        xs,
+        ex.within[:, d],
+        t("alibi.extrapolation.within_title", L=L),
+        names=head_names,
+        colors=colors,
+        dashed_ys=ex.within_bias_only[:, d],
+        dashed_suffix=t("alibi.extrapolation.bias_alone"),
+        marks=marks,
+        x_title=x_title,
+        y_title=t("alibi.extrapolation.within_y"),
+        log_x=log_x,
+    ),
+    "within",
+)
 st.dataframe(
     {
         t("alibi.extrapolation.col_head"): list(range(1, H + 1)),
@@ -181,39 +293,71 @@ b1, b2 = st.columns([1, 3])
 if b1.button(t("alibi.nope.shuffle"), key="nope_shuffle", disabled=n < 2):
     st.session_state.nope_shuffles += 1
 ns = nope_symmetry(text, seed(), st.session_state.nope_shuffles)
-b2.markdown(t("alibi.nope.shuffled",
-              tokens=inline_tokens(ns.tokens[k] for k in ns.order[:40]) + (" …" if n > 40 else "")))
+b2.markdown(
+    t("alibi.nope.shuffled", tokens=inline_tokens(ns.tokens[k] for k in ns.order[:40]) + (" …" if n > 40 else ""))
+)
 n1, n2 = st.columns(2)
 n1.metric(t("alibi.nope.metric_bidirectional"), f"{ns.diff_bidirectional:.1e}")
 n2.metric(t("alibi.nope.metric_causal"), f"{ns.diff_causal:.3f}")
-plot(F.token_bars(ns.tokens, {t("alibi.nope.no_mask"): ns.per_token_bidirectional,
-                              t("alibi.nope.causal_mask"): ns.per_token_causal},
-                  t("alibi.nope.bars_title"), x_title=t("alibi.nope.bars_x"), y_title=t("alibi.nope.bars_y")),
-     "nope_shuffle_bars")
+plot(
+    F.token_bars(
+        ns.tokens,
+        {t("alibi.nope.no_mask"): ns.per_token_bidirectional, t("alibi.nope.causal_mask"): ns.per_token_causal},
+        t("alibi.nope.bars_title"),
+        x_title=t("alibi.nope.bars_x"),
+        y_title=t("alibi.nope.bars_y"),
+    ),
+    "nope_shuffle_bars",
+)
 prose(KEY, "nope-shuffle")
 
 st.subheader(t("alibi.counting.subheader"))
 prose(KEY, "counting")
-count_n = st.slider(t("alibi.counting.length"), 2, ch.MAX_COUNT_LEN, 32, key="nope_count_n", **URL,
-                    help=t("alibi.counting.length_help", max=ch.MAX_COUNT_LEN))
+count_n = st.slider(
+    t("alibi.counting.length"),
+    2,
+    ch.MAX_COUNT_LEN,
+    32,
+    key="nope_count_n",
+    **URL,
+    help=t("alibi.counting.length_help", max=ch.MAX_COUNT_LEN),
+)
 cv = counting(count_n, seed())
 FORMULA = "1/(i + 1)"  # a formula: the same in every language
 query_position = t("alibi.counting.query_position")
 g1, g2 = st.columns(2)
 with g1:
-    plot(F.lines(cv.positions, {t("alibi.counting.same_causal"): cv.same_word_causal,
-                                t("alibi.counting.same_bidirectional"): cv.same_word_bidirectional,
-                                FORMULA: cv.formula},
-                 t("alibi.counting.weights_title"), x_title=query_position,
-                 y_title=t("alibi.counting.weight_y"), dashed=(FORMULA,)),
-         "count_weights")
+    plot(
+        F.lines(
+            cv.positions,
+            {
+                t("alibi.counting.same_causal"): cv.same_word_causal,
+                t("alibi.counting.same_bidirectional"): cv.same_word_bidirectional,
+                FORMULA: cv.formula,
+            },
+            t("alibi.counting.weights_title"),
+            x_title=query_position,
+            y_title=t("alibi.counting.weight_y"),
+            dashed=(FORMULA,),
+        ),
+        "count_weights",
+    )
 with g2:
-    plot(F.lines(cv.positions, {t("alibi.counting.uniform_causal"): cv.share_uniform_causal,
-                                t("alibi.counting.head_causal"): cv.share_head_causal,
-                                t("alibi.counting.uniform_bidirectional"): cv.share_uniform_bidirectional,
-                                FORMULA: cv.formula},
-                 t("alibi.counting.share_title", bos=ch.BOS), x_title=query_position,
-                 y_title=t("alibi.counting.share_y", bos=ch.BOS), dashed=(FORMULA,)),
-         "count_share")
+    plot(
+        F.lines(
+            cv.positions,
+            {
+                t("alibi.counting.uniform_causal"): cv.share_uniform_causal,
+                t("alibi.counting.head_causal"): cv.share_head_causal,
+                t("alibi.counting.uniform_bidirectional"): cv.share_uniform_bidirectional,
+                FORMULA: cv.formula,
+            },
+            t("alibi.counting.share_title", bos=ch.BOS),
+            x_title=query_position,
+            y_title=t("alibi.counting.share_y", bos=ch.BOS),
+            dashed=(FORMULA,),
+        ),
+        "count_share",
+    )
 st.markdown(t("alibi.counting.recovery", last=count_n - 1, error=cv.max_recovery_error, n=count_n))
 prose(KEY, "finding")

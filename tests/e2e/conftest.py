@@ -66,7 +66,8 @@ def served(browser, app_url) -> str:
     context = browser.new_context()
     page = context.new_page()
     page.goto(app_url + "/", timeout=TIMEOUT_MS)
-    page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]',
-                           state="attached", timeout=TIMEOUT_MS)
+    page.wait_for_selector(
+        '[data-testid="stApp"][data-test-script-state="notRunning"]', state="attached", timeout=TIMEOUT_MS
+    )
     context.close()
     return app_url

@@ -5,6 +5,7 @@ parameters the new page uses, presenter mode, and the CSV under a chart."""
 from __future__ import annotations
 
 import urllib.parse
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -59,10 +60,16 @@ def test_link_restores_controls_and_keyboard_writes_them_back(fresh):
     assert page.locator(".st-key-t5_causal input[type='checkbox']").is_checked()
     assert page.evaluate(PLOT_JS, "Full range: N = 64, D = 128, causal") is not None
     expect(page.locator('[data-testid="stSidebar"]').get_by_role("textbox", name="Sentence")).to_have_value(
-        "one two three")
+        "one two three"
+    )
     q = query(page)
-    assert (q["t5_buckets"], q["t5_causal"], q["s"], q["seed"], q["present"]) == ("64", "true", "one two three",
-                                                                                   "7", "1")
+    assert (q["t5_buckets"], q["t5_causal"], q["s"], q["seed"], q["present"]) == (
+        "64",
+        "true",
+        "one two three",
+        "7",
+        "1",
+    )
     # Keyboard: focus the slider's thumb and press →; the page redraws and the address follows.
     thumb = slider(page, "t5_buckets")
     thumb.focus()
@@ -85,7 +92,8 @@ def test_presenter_toggle_enlarges_and_tucks_away(fresh):
     wait_rendered(page)
     sizes = lambda: page.evaluate(  # noqa: E731  (the title, and the first paragraph of prose)
         "() => ['h1', '[data-testid=\"stMain\"] .stMarkdown p']"
-        ".map(s => parseFloat(getComputedStyle(document.querySelector(s)).fontSize))")
+        ".map(s => parseFloat(getComputedStyle(document.querySelector(s)).fontSize))"
+    )
     before, height = sizes(), page.evaluate(PLOT_JS, "Slopes m")["height"]
     assert page.locator(".st-key-alibi_log_slopes").is_visible()
     expect(page.get_by_text("Show the code this page runs")).to_be_visible()
@@ -119,7 +127,7 @@ def test_numbers_under_a_chart_download_as_csv(fresh):
         button.click()
     download = info.value
     assert download.suggested_filename == "pe-atlas-pe_matrix.csv"
-    rows = open(download.path(), encoding="utf-8").read().strip().splitlines()
+    rows = Path(download.path()).read_text(encoding="utf-8").strip().splitlines()
     assert rows[0] == ",0,1,2,3" and len(rows) == 7  # header + 6 positions
     first = [float(v) for v in rows[1].split(",")[1:]]
     assert first == pytest.approx([0.0, 1.0, 0.0, 1.0])  # PE(0) = sin 0, cos 0 in every pair

@@ -58,7 +58,9 @@ def test_every_derivation_renders_in_katex(page: Page, app_url: str, lang: str):
     displays = page.locator(".katex-display")
     assert displays.count() >= TOTAL_STEPS + len(D.ALL_DERIVATIONS), displays.count()
     if lang == "ko":  # inline math inside the Korean rules, claims and notes
-        inline = page.locator(".stMarkdown .katex:not(.katex-display .katex), [data-testid='stCaptionContainer'] .katex")
+        inline = page.locator(
+            ".stMarkdown .katex:not(.katex-display .katex), [data-testid='stCaptionContainer'] .katex"
+        )
         assert inline.count() >= 10, inline.count()
     _katex_is_clean(page)
     # The changed sub-expression is drawn in the highlight colour, i.e. \\textcolor was understood.

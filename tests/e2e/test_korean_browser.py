@@ -83,9 +83,11 @@ PROBE_JS = """(family) => {
   const ctx = canvas.getContext('2d', {willReadFrequently: true});
   const draw = ch => { ctx.clearRect(0, 0, 64, 64); ctx.font = `40px ${family}`; ctx.textBaseline = 'middle';
     ctx.fillText(ch, 8, 32); const px = ctx.getImageData(0, 0, 64, 64).data; let h = 0;
-    for (let i = 3; i < px.length; i += 4) h = (h * 31 + px[i]) | 0; return h + ':' + ctx.measureText(ch).width.toFixed(2); };
+    for (let i = 3; i < px.length; i += 4) h = (h * 31 + px[i]) | 0;
+    return h + ':' + ctx.measureText(ch).width.toFixed(2); };
   const tofu = new Set([draw('\\u0378'), draw('\\u0379')]);
-  return Object.fromEntries(['\\u037f', '\\u0380', '\\u0381', '한', '글', 'A', 'Σ', '·', '−', 'ᴷ', '‖'].map(c => [c, tofu.has(draw(c))]));
+  const probes = ['\\u037f', '\\u0380', '\\u0381', '한', '글', 'A', 'Σ', '·', '−', 'ᴷ', '‖'];
+  return Object.fromEntries(probes.map(c => [c, tofu.has(draw(c))]));
 }"""
 
 WAIT_CHARTS_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).every(el => el._fullLayout)"""

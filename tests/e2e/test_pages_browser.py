@@ -179,8 +179,11 @@ def new_tab(context, base: str) -> Tab:
 def leaving(tab: Tab, urls: list[str]) -> list[str]:
     """The URLs that go anywhere but our own server (an offline app must never ask the internet)."""
     own = urllib.parse.urlsplit(tab.base).netloc
-    return [u for u in urls if urllib.parse.urlsplit(u).scheme in ("http", "https", "ws", "wss")
-            and urllib.parse.urlsplit(u).netloc != own]
+    return [
+        u
+        for u in urls
+        if urllib.parse.urlsplit(u).scheme in ("http", "https", "ws", "wss") and urllib.parse.urlsplit(u).netloc != own
+    ]
 
 
 @pytest.fixture(scope="session")
@@ -239,8 +242,8 @@ def test_page_renders(here: Here):
         assert page.locator(".js-plotly-plot").count() >= 1, "no plotly chart was drawn"
     else:  # a page of pure mathematics (Derivations) shows formulas instead
         assert page.locator(".js-plotly-plot").count() + page.locator(".katex").count() >= 1
-    assert here.tab.page_errors[here.errors_from:] == [], "uncaught JavaScript errors"
-    assert here.tab.dialogs[here.dialogs_from:] == []
+    assert here.tab.page_errors[here.errors_from :] == [], "uncaught JavaScript errors"
+    assert here.tab.dialogs[here.dialogs_from :] == []
     assert leaving(here.tab, here.tab.requests) == [], "the page asked another host for something"
 
 
@@ -266,7 +269,9 @@ def test_script_payload_is_shown_as_text(here: Here):
         assert k is not None, "the page did not draw the payload's tokens"
         tick_text = page.evaluate(
             "k => Array.from(document.querySelectorAll('.js-plotly-plot')[k]"
-            ".querySelectorAll('.xtick text, .ytick text'), t => t.textContent)", k)
+            ".querySelectorAll('.xtick text, .ytick text'), t => t.textContent)",
+            k,
+        )
         assert "<" in tick_text and "&lt;" not in tick_text, tick_text
 
 
@@ -282,8 +287,7 @@ def test_typing_a_sentence_redraws_the_token_heatmap(here: Here):
     before = plots(page)
     k = token_heatmap(before, FIRST_LABEL[old])
     assert k is not None, (
-        f"no heatmap is labelled with the sentence's tokens; tick labels: "
-        f"{[c['ticks'] for c in before if c['heat']]}"
+        f"no heatmap is labelled with the sentence's tokens; tick labels: {[c['ticks'] for c in before if c['heat']]}"
     )
     key = before[k]["key"]
     type_sentence(page, NEW)

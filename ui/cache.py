@@ -1,0 +1,40 @@
+"""The one caching layer of the pages: every cache is bounded, and shared by every session.
+
+A page wraps the explain/ function it calls: ``view = cached(ch.heads_view)``, then ``view(text,
+seed(), H)``. Arguments must be primitives (strings, numbers, tuples of them): they are the cache
+key, so the same sentence, seed and controls are computed once for the whole class. Results are
+copied out per call (st.cache_data pickles them), so no learner can change another's numbers.
+
+Bounds. A class types hundreds of sentences; an unbounded cache keyed on the sentence would grow the
+server without limit. Every cache here holds at most `max_entries` results (least recently used go
+first); the default suits small results (a few arrays of a sentence's size). A function whose
+result is large says so with a smaller bound where it is wrapped.
+
+`resource` is for read-only objects that cannot be pickled and are the same for everyone (a model
+in eval mode, loaded once per process); never for anything a session changes.
+
+No other module calls st.cache_data or st.cache_resource (tests/test_architecture.py checks).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar
+
+import streamlit as st
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+DEFAULT_ENTRIES = 64  # small results: a few (h, n, n) float32 arrays of a ≤ 256-token sentence
+RESOURCE_ENTRIES = 4  # models: a handful per process
+
+
+def cached(fn: Callable[P, R], *, max_entries: int = DEFAULT_ENTRIES) -> Callable[P, R]:
+    """`fn` with a bounded, process-wide cache keyed on its arguments."""
+    return st.cache_data(max_entries=max_entries, show_spinner=False)(fn)
+
+
+def resource(fn: Callable[P, R], *, max_entries: int = RESOURCE_ENTRIES) -> Callable[P, R]:
+    """`fn` returning a read-only object shared by every session (loaded once per argument)."""
+    return st.cache_resource(max_entries=max_entries, show_spinner=False)(fn)
