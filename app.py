@@ -10,9 +10,10 @@ from pathlib import Path
 import streamlit as st
 import torch
 
-from ui import classroom
 from ui.chapters import CHAPTERS, PARTS, part_title
 from ui.i18n import activate, language_switch, t
+from ui.lessons import follow_lesson, lesson_banner
+from ui.presenter import presenter_style
 from ui.sidebar import shared_sidebar
 
 # One thread per torch op: the app's tensors are small (≤ 256 tokens, d ≤ 512) and every learner's
@@ -42,7 +43,7 @@ pages = {
 # a learner should see every chapter at a glance.
 navigation = st.navigation({part: ps for part, ps in pages.items() if ps}, expanded=True)
 shared_sidebar()
-classroom.follow_lesson()  # after Previous / Next: open the step's page (stops this run)
-classroom.presenter_style()
-classroom.lesson_banner(navigation.url_path or CHAPTERS[0].key)
+follow_lesson()  # after Previous / Next: open the step's page (stops this run)
+presenter_style()
+lesson_banner(navigation.url_path or CHAPTERS[0].key)
 navigation.run()

@@ -1,4 +1,4 @@
-"""The classroom layer (ui/classroom.py, ui/common.plot): links restore each page's main controls,
+"""The classroom layer (ui/url_state.py, ui/presenter.py, ui/question.py, ui/lessons.py, ui/common.plot):
 bad links fall back to defaults, presenter mode, predict-then-reveal, lessons, and the numbers
 under every chart."""
 
@@ -12,10 +12,11 @@ from streamlit.testing.v1 import AppTest
 from encoders.alibi import alibi_slopes
 from encoders.t5 import relative_position_bucket
 from explain import figures as F
+from explain.lessons import LESSONS
+from explain.numbers import MAX_TABLE_CELLS, heatmap_tables, trace_table
 from tests.helpers import APP, TIMEOUT, errors, fig_array, figure
-from ui import classroom
+from ui import presenter
 from ui.chapters import BY_KEY, CHAPTERS
-from ui.common import MAX_TABLE_CELLS, heatmap_tables, trace_table
 
 
 def run_with_params(page: str, params: dict[str, str], sentence: str | None = None) -> AppTest:
@@ -190,9 +191,9 @@ def test_presenter_mode_scales_figures_and_hides_secondary_controls():
     assert normal.toggle(key="presenter").value is False and present.toggle(key="presenter").value is True
     h0 = figure(normal, "Slopes m")["layout"]["height"]
     h1 = figure(present, "Slopes m")["layout"]["height"]
-    assert h1 == round(h0 * classroom.FIGURE_SCALE)
+    assert h1 == round(h0 * presenter.FIGURE_SCALE)
     f0 = figure(normal, "Slopes m")["layout"]["font"]["size"]
-    assert figure(present, "Slopes m")["layout"]["font"]["size"] == pytest.approx(f0 * classroom.FONT_SCALE)
+    assert figure(present, "Slopes m")["layout"]["font"]["size"] == pytest.approx(f0 * presenter.FONT_SCALE)
     labels = lambda at: [e.label for e in at.expander]  # noqa: E731
     # The code panel is not drawn; the display options move into collapsed expanders.
     assert "Show the code this page runs" in labels(normal)
@@ -239,12 +240,12 @@ def test_predict_rejects_an_answer_that_is_not_an_option():
 
 
 def _bad_predict():
-    from ui.classroom import predict
+    from ui.question import predict
 
     predict("x", "?", [1, 2], 3, "")
 
 
-@pytest.mark.parametrize("lesson", classroom.LESSONS, ids=lambda lesson: lesson.key)
+@pytest.mark.parametrize("lesson", LESSONS, ids=lambda lesson: lesson.key)
 def test_every_lesson_step_opens_its_page_with_its_controls(lesson):
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     at.selectbox(key="lesson").set_value(lesson.key).run()
@@ -254,7 +255,7 @@ def test_every_lesson_step_opens_its_page_with_its_controls(lesson):
         assert not errors(at), (lesson.key, k)
         assert at.title[0].value == BY_KEY[step.chapter].title, (lesson.key, k)
         banner = [i.value for i in at.info if "step" in i.value]
-        assert banner and banner[0].startswith(f"**{lesson.title}** · step {k + 1} of {len(lesson.steps)}")
+        assert banner and banner[0].startswith(f"**{lesson.title()}** · step {k + 1} of {len(lesson.steps)}")
         for key, v in step.controls.items():
             assert at.session_state[key] == v and value(at, key) == v, (lesson.key, k, key)
         if step.sentence is not None:

@@ -1,5 +1,5 @@
-"""explain/figures.py builds each figure in one constructor call (see _figure): the shapes and labels
-plotly's add_vline / add_hline / add_vrect would add are written out by hand there. These tests pin
+"""explain/figures builds each figure in one constructor call (theme.make_figure): the shapes and labels
+plotly's add_vline / add_hline / add_vrect would add are written out by hand in explain/figures/fast.py. These tests pin
 them to what plotly itself makes, so a plotly upgrade that moves them shows up here, and check that
 a figure's look does not depend on whether streamlit or this module was imported last."""
 
@@ -13,6 +13,7 @@ import plotly.io as pio
 import pytest
 
 from explain import figures as F
+from explain.figures import fast
 
 
 def _spec(fig: go.Figure) -> dict:
@@ -28,8 +29,8 @@ def test_vline_and_its_label_match_plotly(position):
     ref = _plain()
     ref.add_vline(x=3.5, line=dict(color="red", width=2), annotation=dict(text="here"), annotation_position=position)
     ours = _plain(
-        shapes=[F._vline(3.5, dict(color="red", width=2))],
-        annotations=[F._vline_note(3.5, position.replace(" ", "_"), text="here")],
+        shapes=[fast.vline(3.5, dict(color="red", width=2))],
+        annotations=[fast.vline_note(3.5, position.replace(" ", "_"), text="here")],
     )
     assert _spec(ours) == _spec(ref)
 
@@ -39,8 +40,8 @@ def test_hline_and_its_label_match_plotly(position):
     ref = _plain()
     ref.add_hline(y=-2.0, line=dict(dash="dash"), annotation=dict(text="there"), annotation_position=position)
     ours = _plain(
-        shapes=[F._hline(-2.0, dict(dash="dash"))],
-        annotations=[F._hline_note(-2.0, position.replace(" ", "_"), text="there")],
+        shapes=[fast.hline(-2.0, dict(dash="dash"))],
+        annotations=[fast.hline_note(-2.0, position.replace(" ", "_"), text="there")],
     )
     assert _spec(ours) == _spec(ref)
 
@@ -58,8 +59,8 @@ def test_vrect_and_its_label_match_plotly(position):
         annotation_position=position,
     )
     ours = _plain(
-        shapes=[F._vrect(4, -1, fillcolor="grey", line=dict(width=0), layer="below")],
-        annotations=[F._vrect_note(4, -1, position.replace(" ", "_"), text="band")],
+        shapes=[fast.vrect(4, -1, fillcolor="grey", line=dict(width=0), layer="below")],
+        annotations=[fast.vrect_note(4, -1, position.replace(" ", "_"), text="band")],
     )
     assert _spec(ours) == _spec(ref)
 
@@ -118,4 +119,4 @@ def test_typed_arrays_match_plotlys_own_encoding(array):
         fig = go.Figure(data=[{"type": "scatter", "x": x}], _validate=False)
         return json.loads(pio.to_json(fig.to_dict(), validate=False))["data"][0]["x"]
 
-    assert sent(F._typed_arrays(array)) == sent(array)
+    assert sent(fast.typed_arrays(array)) == sent(array)

@@ -25,6 +25,7 @@ from encoders.rope import (
     rotation_matrix,
 )
 from explain.chapters import rope as ch
+from explain.chapters import rope_figures
 from tests.helpers import errors, fig_array, figure, figures, open_page, rand
 
 PAGE = "pages/rotary/rope.py"
@@ -471,17 +472,15 @@ def test_page_with_300_tokens_korean_emoji_and_a_single_token():
 
 
 def test_rotation_circles_unvalidated_build_is_valid_plotly():
-    """figures.rotation_circles skips plotly's validation for speed: rebuilding the same figure
+    """rope_figures.rotation_circles skips plotly's validation for speed: rebuilding the same figure
     with full validation must give exactly the same figure, frames included."""
     import json
 
     import plotly.graph_objects as go
 
-    from explain import figures as F
-
     c = ch.circles(TOKS, 0, 16, 10000.0, 1, 5, 2, 6, 12, "both")
     pairs = c.q_xy.shape[1]
-    fig = F.rotation_circles(
+    fig = rope_figures.rotation_circles(
         c.q_xy,
         c.k_xy,
         "Rotation <circles>",

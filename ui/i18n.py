@@ -7,19 +7,24 @@ words and `ui.common.prose` for its paragraphs.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable, Iterable
+from typing import Any
+
 import streamlit as st
 
 from explain import i18n
 from explain.i18n import LANGS, NAMES
+from ui.url_state import Param
 
 KEY = "lang"  # session-state key and URL parameter (?lang=ko)
+LANG = Param.choice(KEY, LANGS, default=i18n.DEFAULT)
 
 
 def lang() -> str:
     """This learner's language: the switch's value, or on the very first run the URL's."""
     value = st.session_state.get(KEY)
     if value is None:
-        value = st.query_params.get(KEY)
+        value = LANG.from_url()
     return i18n.valid(value)
 
 
@@ -41,7 +46,9 @@ def language_switch() -> None:
     if KEY not in st.session_state:
         st.session_state[KEY] = lang()  # first run of a session: a ?lang=ko link
     with st.sidebar:
-        st.segmented_control(
+        # The value lives in session state (set above), so no default is passed; Streamlit's stubs
+        # want one whenever required=True.
+        st.segmented_control(  # type: ignore[call-overload]
             t("common.language_label"),
             LANGS,
             key=KEY,
@@ -50,9 +57,12 @@ def language_switch() -> None:
             label_visibility="collapsed",
             required=True,
         )
-    current = activate()
-    if current == i18n.DEFAULT:
-        if KEY in st.query_params:
-            del st.query_params[KEY]
-    elif st.query_params.get(KEY) != current:
-        st.query_params[KEY] = current
+    LANG.mirror(activate())
+
+
+def option_names(options: Iterable[Hashable], name: Callable[[Any], str]) -> Callable[[Any], str]:
+    """A widget's format_func: each option's name, looked up now in this run's language. (AppTest calls
+    format_func again outside the run, where the language is not this session's; a table built
+    during the run answers the same there.)"""
+    table = {option: name(option) for option in options}
+    return table.__getitem__

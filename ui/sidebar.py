@@ -11,8 +11,10 @@ import streamlit as st
 
 from encoders.text import MAX_CHARS, MAX_TOKENS
 from explain.i18n import t as t_in
-from ui import classroom
 from ui.i18n import t
+from ui.lessons import lesson_sidebar, mirror_lesson, restore_lesson
+from ui.presenter import mirror_presenter, presenter_toggle, restore_presenter
+from ui.url_state import Param
 
 DEFAULT_SENTENCE = t_in("common.sidebar.default_sentence", "en")
 MAX_SEED = 9_999
@@ -37,19 +39,23 @@ EXAMPLES = {
 }
 
 
+def _seed(raw: str) -> int:
+    """A seed from the address: an integer (cut to 12 characters), clamped into 0…MAX_SEED."""
+    return min(max(int(raw[:12]), 0), MAX_SEED)
+
+
+# Always in the address (no default to drop it for): a link names the sentence and seed it shows.
+SENTENCE = Param("sentence", "s", None, lambda raw: raw[:MAX_CHARS], max_raw=MAX_CHARS)
+SEED = Param("seed", "seed", None, _seed)
+
+
 def _restore_from_url() -> None:
     """First run of a session: take sentence and seed from the URL if present, else defaults.
     A session that opens in Korean starts from a Korean sentence."""
-    params = st.query_params
-    if "sentence" not in st.session_state:
-        default = t("common.sidebar.default_sentence")
-        st.session_state.sentence = str(params.get("s", default))[:MAX_CHARS]
-    if "seed" not in st.session_state:
-        try:
-            seed = int(str(params.get("seed", "0"))[:12])
-        except ValueError:
-            seed = 0
-        st.session_state.seed = min(max(seed, 0), MAX_SEED)
+    SENTENCE.restore()
+    SEED.restore()
+    st.session_state.setdefault("sentence", t("common.sidebar.default_sentence"))
+    st.session_state.setdefault("seed", 0)
 
 
 def _load_example() -> None:
@@ -61,8 +67,8 @@ def _load_example() -> None:
 
 def shared_sidebar() -> None:
     _restore_from_url()
-    classroom.restore_presenter()
-    classroom.restore_lesson()
+    restore_presenter()
+    restore_lesson()
     with st.sidebar:
         st.text_area(
             t("common.sidebar.sentence"),
@@ -92,15 +98,13 @@ def shared_sidebar() -> None:
         )
         st.caption(t("common.sidebar.url_note"))
         st.divider()
-        classroom.presenter_toggle()
-        classroom.lesson_sidebar()
+        presenter_toggle()
+        lesson_sidebar()
     _mirror_to_url()
-    classroom.mirror_presenter()
-    classroom.mirror_lesson()
+    mirror_presenter()
+    mirror_lesson()
 
 
 def _mirror_to_url() -> None:
-    wanted = {"s": st.session_state.sentence, "seed": str(st.session_state.seed)}
-    for key, value in wanted.items():
-        if st.query_params.get(key) != value:
-            st.query_params[key] = value
+    SENTENCE.mirror(st.session_state.sentence)
+    SEED.mirror(st.session_state.seed)

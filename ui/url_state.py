@@ -43,6 +43,7 @@ class Param:
     parse: Callable[[str], Any]  # raw text → a valid value, or ValueError / TypeError
     dump: Callable[[Any], str] = str
     options: tuple[Hashable, ...] = ()  # for choices: the widget's options, in order
+    max_raw: int = MAX_RAW  # characters of the parameter read before parsing
 
     # -- constructors for the usual kinds ---------------------------------------------------------
     @classmethod
@@ -89,7 +90,7 @@ class Param:
     @classmethod
     def text(cls, key: str, default: str, max_chars: int, param: str | None = None) -> Param:
         """Free text, cut to max_chars."""
-        return cls(key, param or key, default, lambda raw: raw[:max_chars])
+        return cls(key, param or key, default, lambda raw: raw[:max_chars], max_raw=max_chars)
 
     # -- the two halves ---------------------------------------------------------------------------
     def from_url(self) -> Any | None:
@@ -98,7 +99,7 @@ class Param:
         if raw is None:
             return None
         try:
-            return self.parse(str(raw)[:MAX_RAW])
+            return self.parse(str(raw)[: self.max_raw])
         except (ValueError, TypeError, KeyError):
             return None
 

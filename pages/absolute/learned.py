@@ -7,9 +7,12 @@ import streamlit as st
 from encoders import learned as enc
 from explain import figures as F
 from explain.chapters import learned as ch
-from ui.classroom import URL, predict, secondary
+from explain.chapters import learned_figures
 from ui.common import header, inline_tokens, plot, prose, seed, sentence_tokens
 from ui.i18n import t
+from ui.presenter import secondary
+from ui.question import predict
+from ui.url_state import URL
 
 KEY = "learned"
 MAX_TABLE_ROWS = 256  # rows of the real table drawn at most (more: means of blocks of rows)
@@ -81,7 +84,7 @@ def toy_section(tokens) -> None:
         help=t("learned.toy.parameters_help", max_len=max_len, d=ch.TOY_D_MODEL),
     )
     plot(
-        F.lookup_table(
+        learned_figures.lookup_table(
             v.table,
             v.tokens,
             t("learned.toy.table_title", max_len=max_len, d=ch.TOY_D_MODEL, seed=seed()),
@@ -136,7 +139,7 @@ def toy_section(tokens) -> None:
     with a2:
         title = t("learned.toy.attention_all") if not v.missing else t("learned.toy.attention_cut", last=v.n_fit - 1)
         plot(
-            F.token_heatmap_cut(
+            learned_figures.token_heatmap_cut(
                 v.weights,
                 v.tokens,
                 v.n_fit,
@@ -323,7 +326,7 @@ def real_section() -> None:
     q1, q2 = st.columns([2, 3])
     with q1:
         plot(
-            F.path_2d(
+            learned_figures.path_2d(
                 pca.scores[:, a],
                 pca.scores[:, b],
                 pca.positions,

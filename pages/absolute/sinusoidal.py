@@ -7,11 +7,12 @@ from encoders import sinusoidal as enc
 from explain import figures as F
 from explain.chapters import common
 from explain.chapters import sinusoidal as ch
-from ui import classroom
-from ui.classroom import URL, predict, secondary
 from ui.common import header, plot, prose, seed, sentence_tokens
 from ui.derivation import show_derivation
 from ui.i18n import t
+from ui.presenter import secondary
+from ui.question import predict
+from ui.url_state import URL, Param
 
 KEY = "sinusoidal"
 header(KEY, enc.PAPER, sources=(enc.sinusoidal_frequencies, enc.sinusoidal_rows, enc.shift_matrix))
@@ -22,13 +23,13 @@ dot_products = st.cache_data(ch.dot_products)
 layouts = st.cache_data(ch.layouts)
 run_layer = st.cache_data(common.run_layer)
 
-# "d" cannot be bound to the address under its own name (the Derivations page sets ?d= by hand), so
-# it is mirrored by hand as ?sin_d=.
-classroom.url_default("d", "sin_d", 64, classroom.int_in(2, 512, step=2))
 c1, c2, c3 = st.columns(3)
 n = c1.slider(t("sinusoidal.control.n"), 2, 512, 64, key="n", help=t("sinusoidal.control.n_help"), **URL)
-d = c2.slider(t("sinusoidal.control.d"), 2, 512, 64, step=2, key="d", help=t("sinusoidal.control.d_help"))
-classroom.url_mirror("sin_d", d, 64)
+# "d" cannot be bound to the address under its own name (the Derivations page sets ?d= by hand), so
+# it is linked by hand as ?sin_d=.
+d = Param.integer("d", 2, 512, default=64, step=2, param="sin_d").widget(
+    c2.slider, t("sinusoidal.control.d"), 2, 512, 64, step=2, help=t("sinusoidal.control.d_help")
+)
 base = c3.select_slider(
     t("sinusoidal.control.base"),
     [10, 100, 1_000, 10_000, 100_000],
@@ -182,15 +183,13 @@ with st.expander(t("sinusoidal.dot.proof")):
 st.subheader(t("sinusoidal.heading.shift"))
 prose(KEY, "shift")
 k1, k2 = st.columns(2)
-# Integer number inputs are mirrored by hand: Streamlit's own binding crashes on ?p=inf.
-classroom.url_default("p", "p", 5, classroom.int_in(0, 100_000))
-classroom.url_default("delta", "delta", 3, classroom.int_in(-100_000, 100_000))
-p = k1.number_input(t("sinusoidal.control.p"), 0, 100_000, 5, key="p", help=t("sinusoidal.control.p_help"))
-delta = k2.number_input(
-    t("sinusoidal.control.delta"), -100_000, 100_000, 3, key="delta", help=t("sinusoidal.control.delta_help")
+# Integer number inputs are linked by hand: Streamlit's own binding crashes on ?p=inf.
+p = Param.integer("p", 0, 100_000, default=5).widget(
+    k1.number_input, t("sinusoidal.control.p"), 0, 100_000, 5, help=t("sinusoidal.control.p_help")
 )
-classroom.url_mirror("p", p, 5)
-classroom.url_mirror("delta", delta, 3)
+delta = Param.integer("delta", -100_000, 100_000, default=3).widget(
+    k2.number_input, t("sinusoidal.control.delta"), -100_000, 100_000, 3, help=t("sinusoidal.control.delta_help")
+)
 chk = ch.shift_check(int(p), int(delta), d, float(base))
 show = min(d, 32)
 t1, t2 = st.columns(2)

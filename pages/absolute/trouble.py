@@ -6,9 +6,10 @@ import streamlit as st
 from encoders.text import MAX_TOKENS, tokenize
 from explain import figures as F
 from explain.chapters import trouble as ch
-from ui.classroom import URL, predict
 from ui.common import header, inline_tokens, plot, prose, seed, sentence_tokens
 from ui.i18n import lang, t
+from ui.question import predict
+from ui.url_state import URL
 
 KEY = "trouble"
 header(

@@ -5,9 +5,10 @@ import streamlit as st
 from encoders import attention
 from explain import figures as F
 from explain.chapters import why_order as ch
-from ui.classroom import URL, predict
 from ui.common import header, inline_tokens, plot, prose, seed, sentence_tokens
 from ui.i18n import t
+from ui.question import predict
+from ui.url_state import URL
 
 KEY = "why-order"
 header(KEY, sources=(attention.attend, attention.SelfAttention.forward))

@@ -7,9 +7,10 @@ from explain import derivations as D
 from explain import i18n
 from explain.chapters import sinusoidal as sin_ch
 from ui import derivation as UD
-from ui.classroom import URL, predict
 from ui.common import header, prose
 from ui.i18n import t
+from ui.question import predict
+from ui.url_state import URL
 
 KEY = "derivations"
 header(KEY, sources=(D.verify, D._check_step, D._scalar_equal))

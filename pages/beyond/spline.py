@@ -7,11 +7,14 @@ from encoders import spline as enc
 from explain import figures as F
 from explain import i18n
 from explain.chapters import spline as ch
+from explain.chapters import spline_figures
 from explain.i18n import language
 from lab import spline_data
-from ui.classroom import URL, predict, secondary
 from ui.common import header, plot, prose
 from ui.i18n import t
+from ui.presenter import secondary
+from ui.question import predict
+from ui.url_state import URL
 
 KEY = "spline"
 header(
@@ -51,7 +54,9 @@ knots_kind = c3.radio(
 kind_word = t(f"spline.knot.{knots_kind}")
 B = basis(degree, n_ctrl, knots_kind)
 plot(
-    F.spline_basis(B.t, B.N, B.knots, B.domain, t("spline.basis_title", n=n_ctrl, degree=degree, kind=kind_word)),
+    spline_figures.spline_basis(
+        B.t, B.N, B.knots, B.domain, t("spline.basis_title", n=n_ctrl, degree=degree, kind=kind_word)
+    ),
     "spline_basis",
 )
 st.caption(
@@ -115,7 +120,7 @@ predict(
 l1, l2 = st.columns(2)
 with l1:
     plot(
-        F.curve_edit(
+        spline_figures.curve_edit(
             E.bspline_before,
             E.bspline_after,
             E.bspline_changed,
@@ -130,7 +135,7 @@ with l1:
     )
 with l2:
     plot(
-        F.curve_edit(
+        spline_figures.curve_edit(
             E.bezier_before,
             E.bezier_after,
             E.bezier_changed,
@@ -193,7 +198,7 @@ R = reconstruct(family, a, b, c, letter)
 r1, r2 = st.columns([3, 2])
 with r1:
     plot(
-        F.curves_2d(
+        spline_figures.curves_2d(
             {
                 t("spline.input"): R.points,
                 t("spline.model_spline"): R.spline,
@@ -240,7 +245,7 @@ L = edit_latent(family, a, b, c, letter, ctrl_index, along1, along2)
 t1, t2 = st.columns(2)
 with t1:
     plot(
-        F.latent_trajectory(
+        spline_figures.latent_trajectory(
             L.traj_2d,
             L.ctrl_2d,
             t("spline.latent_title"),
@@ -254,7 +259,7 @@ with t1:
     st.caption(t("spline.latent_caption", pct=100 * L.explained, n=len(L.traj_2d), k=K))
 with t2:
     plot(
-        F.curve_edit(
+        spline_figures.curve_edit(
             L.decoded,
             L.decoded_after,
             L.in_support,
@@ -350,7 +355,7 @@ let_b = q4.selectbox(
 alpha = q5.slider(t("spline.alpha"), 0.0, 1.0, 0.5, 0.05, key="spline_alpha", **URL, help=t("spline.range_01"))
 M = blend(fam_a, let_a, fam_b, let_b, alpha)
 plot(
-    F.curves_2d(
+    spline_figures.curves_2d(
         {
             "A": M.a,
             "B": M.b,

@@ -7,10 +7,11 @@ from encoders import cope as enc
 from explain import figures as F
 from explain import i18n
 from explain.chapters import cope as ch
-from ui.classroom import URL, predict
 from ui.common import header, inline_tokens, plot, prose, seed, sentence_tokens
 from ui.derivation import show_derivation
 from ui.i18n import t
+from ui.question import predict
+from ui.url_state import URL
 
 KEY = "cope"
 header(

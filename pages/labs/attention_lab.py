@@ -7,10 +7,11 @@ from encoders import REGISTRY
 from explain import figures as F
 from explain import i18n
 from explain.chapters import attention_lab as lab
-from explain.chapters import common
-from ui.classroom import URL, predict
+from explain.chapters import attention_lab_figures, common
 from ui.common import header, inline_tokens, plot, prose, seed, sentence_tokens
 from ui.i18n import t
+from ui.question import predict
+from ui.url_state import URL
 
 KEY = "attention-lab"
 SHOWN = ("weights", "position", "content")  # what every panel shows: stable ids, words in the catalogue
@@ -74,7 +75,7 @@ def panel_figure(text, seed_, method, n_heads, causal, dial, off, head, shown, z
 @st.cache_data(max_entries=16)
 def shift_figure(text, seed_, methods, prefix, n_heads, causal, head, lang):
     sh = shift_test(text, seed_, methods, prefix, n_heads, causal, head)
-    return F.labelled_bars(
+    return attention_lab_figures.labelled_bars(
         [short(m, lang) for m in sh.methods],
         sh.max_change,
         tr("shift_title", lang, k=len(sh.prefix), who=who_label(head, lang)),

@@ -7,10 +7,12 @@ from encoders import minilm as enc
 from explain import figures as F
 from explain import i18n
 from explain.chapters import minilm as ch
+from explain.chapters import minilm_figures
 from explain.i18n import language
-from ui.classroom import URL, predict
 from ui.common import header, inline_tokens, plot, prose, seed
 from ui.i18n import t
+from ui.question import predict
+from ui.url_state import URL
 
 KEY = "minilm"
 header(
@@ -43,7 +45,7 @@ def grid_figure(text: str, lang: str):
     marks = {(h.layer - 1, h.head - 1): ch.target_mark(h.target, lang) for h in heads.labels}
     thumbs, block = ch.thumbnail_weights(base.weights)
     title = i18n.t("minilm.grid_title", lang) + (i18n.t("minilm.grid_block", lang, block=block) if block > 1 else "")
-    return F.attention_thumbnails(thumbs, title, marks=marks)
+    return minilm_figures.attention_thumbnails(thumbs, title, marks=marks)
 
 
 text = st.session_state.get("sentence", "")
@@ -135,7 +137,7 @@ src = st.radio(
 )
 masses = heads.reference if src == "reference" else heads.sentence
 plot(
-    F.layer_head_maps(
+    minilm_figures.layer_head_maps(
         np.moveaxis(masses, -1, 0),
         t("minilm.masses_title", src=t(f"minilm.src_opt.{src}")),
         panel_titles=[t("minilm.panel_on", target=ch.target_text(g)) for g in ch.TARGETS],
@@ -223,7 +225,7 @@ ids_text = ", ".join(str(int(v)) for v in pc.position_ids[:24]) + (" …" if n >
 st.caption(t("minilm.ids_caption", ids=ids_text))
 panel = t("minilm.panel.shift", shift=shift) if mode == "shift" else t(f"minilm.panel.{mode}")
 plot(
-    F.layer_head_maps(
+    minilm_figures.layer_head_maps(
         pc.change[None],
         t("minilm.change_title"),
         panel_titles=[panel],

@@ -11,14 +11,16 @@ from encoders.cope import PAPER
 from explain import figures as F
 from explain import i18n
 from explain.chapters import toy_tasks as ch
+from explain.chapters import toy_tasks_figures
 from lab import tasks as T
 from lab.model import TinyTransformer
 from lab.regenerate import ENCODINGS, shipped_config
 from lab.service import SEED_RANGE, STEP_RANGE, BadSettings, QueueFull, TrainingService
 from lab.train import answer_loss
-from ui.classroom import URL, predict
 from ui.common import header, inline_tokens, plot, prose
 from ui.i18n import t
+from ui.question import predict
+from ui.url_state import URL
 
 KEY = "toy-lab"
 header(KEY, PAPER, sources=(T.flipflop_sample, TinyTransformer.forward, answer_loss))
@@ -185,7 +187,7 @@ else:
     )
     de = distance_errors(task_name, encs, split, lang=lang)
     plot(
-        F.grouped_bars(
+        toy_tasks_figures.grouped_bars(
             de.bins,
             de.error,
             t("toy_tasks.fig.distance", split=split_short(split)),

@@ -6,10 +6,11 @@ import streamlit as st
 from encoders import deberta as enc
 from explain import figures as F
 from explain.chapters import deberta as ch
-from ui.classroom import URL, predict
 from ui.common import header, plot, prose, seed, sentence_tokens
 from ui.derivation import show_derivation
 from ui.i18n import t
+from ui.question import predict
+from ui.url_state import URL
 
 KEY = "deberta"
 SIGN = t("deberta.sign")

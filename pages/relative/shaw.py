@@ -6,9 +6,11 @@ import streamlit as st
 from encoders import shaw as enc
 from explain import figures as F
 from explain.chapters import shaw as ch
-from ui.classroom import URL, predict
+from explain.chapters import shaw_figures
 from ui.common import header, plot, prose, seed, sentence_tokens
 from ui.i18n import t
+from ui.question import predict
+from ui.url_state import URL
 
 KEY = "shaw"
 K_MAX = 64
@@ -58,7 +60,7 @@ if n > 1:
         format_func=lambda r: f"{r:,}",
     )
 plot(
-    F.token_heatmap_marked(
+    shaw_figures.token_heatmap_marked(
         v.clipped,
         toks,
         toks,

@@ -6,10 +6,12 @@ import streamlit as st
 from encoders import t5 as enc
 from explain import figures as F
 from explain.chapters import t5 as ch
-from ui.classroom import URL, predict
+from explain.chapters import t5_figures
 from ui.common import header, plot, prose, seed, sentence_tokens
 from ui.derivation import show_derivation
 from ui.i18n import t
+from ui.question import predict
+from ui.url_state import URL
 
 KEY = "t5"
 SIGN = t("t5.sign")
@@ -215,7 +217,7 @@ with t1:
     )
 with t2:
     plot(
-        F.step_lines(
+        t5_figures.step_lines(
             r,
             {t("t5.head", h=h): by_r[h] for h in range(H)},
             t("t5.table.lines_title"),

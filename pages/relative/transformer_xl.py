@@ -6,10 +6,12 @@ import streamlit as st
 from encoders import transformer_xl as enc
 from explain import figures as F
 from explain.chapters import transformer_xl as ch
-from ui.classroom import URL, predict
+from explain.chapters import transformer_xl_figures
 from ui.common import header, plot, prose, seed, sentence_tokens
 from ui.derivation import show_derivation
 from ui.i18n import t
+from ui.question import predict
+from ui.url_state import URL
 
 KEY = "transformer-xl"
 N_HEADS = 4
@@ -185,7 +187,7 @@ lim = dict(zmin=float(np.nanmin(demo.stages[0].distance)), zmax=float(np.nanmax(
 g1, g2 = st.columns(2)
 with g1:
     plot(
-        F.labelled_grid(
+        transformer_xl_figures.labelled_grid(
             stage.distance,
             stage.labels,
             t("transformer_xl.shift.step_title", name=step_names[stage_name], rows=rows, cols=cols),
@@ -202,7 +204,7 @@ with g1:
 with g2:
     g_dist = np.where(demo.valid, demo.wanted, np.nan)
     plot(
-        F.labelled_grid(
+        transformer_xl_figures.labelled_grid(
             g_dist,
             demo.gathered_labels,
             t("transformer_xl.shift.gather_title"),

@@ -8,10 +8,13 @@ from encoders import nope
 from explain import figures as F
 from explain import i18n
 from explain.chapters import alibi as ch
-from ui.classroom import URL, predict, secondary
+from explain.chapters import alibi_figures
 from ui.common import header, inline_tokens, plot, prose, seed, sentence_tokens
 from ui.derivation import show_derivation
 from ui.i18n import t
+from ui.presenter import secondary
+from ui.question import predict
+from ui.url_state import URL
 
 KEY = "alibi"
 header(
@@ -49,7 +52,7 @@ H = c1.slider(
 causal = c2.toggle(t("alibi.causal"), value=True, key="alibi_causal", **URL, help=t("alibi.causal_help"))
 sv = slopes_view(H)
 head_names = [t("alibi.head_name", h=h + 1, m=sv.labels[h]) for h in range(H)]
-colors = F.head_colors(sv.slopes)
+colors = alibi_figures.head_colors(sv.slopes)
 sign = t("alibi.sign")  # enc.Alibi.relative_sign in the learner's language (a test keeps them equal)
 
 # ------------------------------------------------------------------------------------- slopes
@@ -75,7 +78,7 @@ with secondary(t("alibi.slopes.axis")):
         t("alibi.slopes.log"), value=True, key="alibi_log_slopes", **URL, help=t("alibi.slopes.log_help")
     )
 plot(
-    F.head_bars(
+    alibi_figures.head_bars(
         sv.slopes,
         t("alibi.slopes.title", H=H),
         y_title=t("alibi.slopes.y_title"),
@@ -236,7 +239,7 @@ st.markdown(t("alibi.extrapolation.text", tokens=inline_tokens(ex.tokens[:24]) +
 train_mark = {t("alibi.extrapolation.train_mark"): train_len}
 d_lin = ch.sample_distances(L, log=False)  # a few hundred points are enough to draw a curve
 plot(
-    F.head_lines(
+    alibi_figures.head_lines(
         d_lin,
         ex.penalty[:, d_lin],
         t("alibi.extrapolation.penalty_title", last=L - 1),
@@ -255,7 +258,7 @@ if scaled:
 else:
     xs, x_title, marks = d, t("alibi.extrapolation.distance_w", sign=sign), train_mark
 plot(
-    F.head_lines(
+    alibi_figures.head_lines(
         xs,
         ex.within[:, d],
         t("alibi.extrapolation.within_title", L=L),

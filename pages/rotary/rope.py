@@ -5,13 +5,14 @@ import streamlit as st
 
 from encoders import rope as enc
 from explain import figures as F
-from explain.chapters import common
+from explain.chapters import common, rope_figures
 from explain.chapters import rope as ch
-from ui import classroom
-from ui.classroom import URL, predict, secondary
 from ui.common import header, plot, prose, seed, sentence_tokens
 from ui.derivation import show_derivation
 from ui.i18n import t
+from ui.presenter import secondary
+from ui.question import predict
+from ui.url_state import URL, Param
 
 KEY = "rope"
 header(KEY, enc.PAPER, sources=(enc.rope_frequencies, enc.apply_rotary, enc.RoPE.logit_terms))
@@ -113,7 +114,7 @@ frame_titles = [
     frame.format(m=a, n=b, offset=b - a, score=s).replace("-", "−") for a, b, s in zip(c.m, c.n, c.score, strict=False)
 ]
 plot(
-    F.rotation_circles(
+    rope_figures.rotation_circles(
         c.q_xy,
         c.k_xy,
         t("rope.circles.title"),
@@ -143,18 +144,10 @@ with st.expander(t("rope.identity.proof_complex")):
     show_derivation("rope-complex-2d", key_prefix="rope_proofc", compact=True)
 r1, r2 = st.columns(2)
 size = r1.slider(t("rope.identity.size"), 4, 64, 24, key="rope_size", **URL, help=t("rope.identity.size_help"))
-# Integer number inputs are mirrored by hand: Streamlit's own binding crashes on ?rope_shift=inf.
-classroom.url_default("rope_shift", "rope_shift", 1000, classroom.int_in(-1_000_000, 1_000_000))
-shift = r2.number_input(
-    t("rope.identity.shift"),
-    -1_000_000,
-    1_000_000,
-    1000,
-    step=100,
-    key="rope_shift",
-    help=t("rope.identity.shift_help"),
+# Integer number inputs are linked by hand: Streamlit's own binding crashes on ?rope_shift=inf.
+shift = Param.integer("rope_shift", -1_000_000, 1_000_000, default=1000).widget(
+    r2.number_input, t("rope.identity.shift"), -1_000_000, 1_000_000, 1000, step=100, help=t("rope.identity.shift_help")
 )
-classroom.url_mirror("rope_shift", shift, 1000)
 ri = relative_identity(toks, seed(), d, float(base), qi, ki, size, int(shift))
 answers = {v: t(f"rope.identity.answer_{v}") for v in ("no", "little", "lot")}  # stable ids → words
 predict(
@@ -294,11 +287,9 @@ s1, s2 = st.columns(2)
 causal = s1.toggle(
     t("rope.sentence.causal"), value=False, key="rope_causal", **URL, help=t("rope.sentence.causal_help")
 )
-classroom.url_default("rope_offset", "rope_offset", 0, classroom.int_in(0, 100_000))
-offset = s2.number_input(
-    t("rope.sentence.offset"), 0, 100_000, 0, step=10, key="rope_offset", help=t("rope.sentence.offset_help")
+offset = Param.integer("rope_offset", 0, 100_000, default=0).widget(
+    s2.number_input, t("rope.sentence.offset"), 0, 100_000, 0, step=10, help=t("rope.sentence.offset_help")
 )
-classroom.url_mirror("rope_offset", offset, 0)
 plain = run_tokens(toks, seed(), "none", 64, 1, causal)
 rope = run_tokens(toks, seed(), "rope", 64, 1, causal)
 moved = run_tokens(toks, seed(), "rope", 64, 1, causal, int(offset)) if offset else rope

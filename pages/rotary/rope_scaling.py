@@ -6,9 +6,10 @@ import streamlit as st
 from encoders import rope_scaling as enc
 from explain import figures as F
 from explain.chapters import rope_scaling as ch
-from ui.classroom import URL, predict
 from ui.common import header, plot, prose, seed, sentence_tokens
 from ui.i18n import t
+from ui.question import predict
+from ui.url_state import URL
 
 KEY = "rope-scaling"
 header(

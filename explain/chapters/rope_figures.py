@@ -1,0 +1,231 @@
+"""Figures only the rope chapter draws (built from explain.figures' parts and its one look)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from explain.figures.fast import typed_arrays
+from explain.figures.theme import (
+    LINES,
+    escape,
+    make_figure,
+)
+from explain.i18n import t as _t
+
+
+def rotation_circles(
+    q_xy: np.ndarray,
+    k_xy: np.ndarray,
+    title: str,
+    *,
+    panel_titles: Sequence[str],
+    notes: np.ndarray,
+    frame_titles: Sequence[str],
+    frame_labels: Sequence[str],
+    q_name: str | None = None,  # default "query"
+    k_name: str | None = None,  # default "key"
+    slider_prefix: str = "",
+    cols: int = 4,
+    frame_ms: int = 160,
+    panel_height: int = 300,
+) -> go.Figure:
+    """RoPE's rotation circles: one circle per 2-D pair (q_xy, k_xy: (frames, pairs, 2)), the query
+    pair as a blue arrow and the key pair as a vermillion one, a grey arc for the angle between
+    them, and a note under each circle (notes: (frames, pairs) strings). Frames animate with a
+    Play/Pause button and a slider (short frame_labels, shown after slider_prefix); the second title
+    line (frame_titles) changes with the frame, after the colour key for q and k.
+
+    All circles share one pair of axes (circle p centred on a grid), so a frame updates four traces
+    whatever the number of pairs: fast to build, light to animate. Each circle is scaled so the
+    longer of its two arrows touches the rim (rotation keeps lengths, so the scale is the same in
+    every frame); hover on an arrow tip gives the true coordinates. All text is escaped.
+    """
+    q_name = _t("figures.query") if q_name is None else q_name
+    k_name = _t("figures.key") if k_name is None else k_name
+    q_xy, k_xy = np.asarray(q_xy, dtype=float), np.asarray(k_xy, dtype=float)
+    n_frames, n_pairs, _ = q_xy.shape
+    cols = max(1, min(cols, n_pairs))
+    rows = int(np.ceil(n_pairs / cols))
+    step_x, step_y = 2.9, 3.3  # grid spacing in circle radii: room for a title above and a note below
+    cx = (np.arange(n_pairs) % cols) * step_x  # (pairs,)
+    cy = -(np.arange(n_pairs) // cols) * step_y
+    radius = np.maximum(np.linalg.norm(q_xy[0], axis=-1), np.linalg.norm(k_xy[0], axis=-1))  # (pairs,)
+    radius = np.where(radius > 0, radius, 1.0)
+    q_color, k_color, arc_color = LINES[0], LINES[1], "#555555"
+    key_line = (
+        f"<span style='color:{q_color}'>━▶ {escape(q_name)}</span>   "
+        f"<span style='color:{k_color}'>━▶ {escape(k_name)}</span>   "
+    )
+
+    def heading(t):  # the fixed title; under it the colour key and what this frame shows
+        return (
+            f"<b>{escape(title)}</b><br><span style='font-size:15px;font-weight:normal'>{key_line}"
+            f"{escape(frame_titles[t])}</span>"
+        )
+
+    def gaps(parts):  # segments joined into one float array, separated by NaN (a gap in the line)
+        return np.concatenate([np.append(np.asarray(seg, dtype=float), np.nan) for seg in parts])
+
+    def arrows(xy, color, name):  # (pairs, 2) → one trace of origin→tip segments
+        tips = xy / radius[:, None]
+        xs = gaps([[cx[p], cx[p] + tips[p, 0]] for p in range(n_pairs)])
+        ys = gaps([[cy[p], cy[p] + tips[p, 1]] for p in range(n_pairs)])
+        hover = [
+            h
+            for p in range(n_pairs)
+            for h in ("", f"{escape(name)} · {_t('figures.pair', p=p)}: ({xy[p, 0]:.3f}, {xy[p, 1]:.3f})", "")
+        ]
+        return dict(
+            type="scatter",
+            x=xs,
+            y=ys,
+            mode="lines+markers",
+            showlegend=False,
+            line=dict(color=color, width=5),
+            marker=dict(
+                symbol=np.array(["circle", "arrow", "circle"] * n_pairs),
+                size=np.tile([7, 20, 0], n_pairs),
+                angleref="previous",
+                color=color,
+            ),
+            text=hover,
+            hovertemplate="%{text}<extra></extra>",
+        )
+
+    def arcs(q, k):  # the shortest way round from the query arrow to the key arrow, radius 0.36
+        parts_x, parts_y = [], []
+        for p in range(n_pairs):
+            a0 = np.arctan2(q[p, 1], q[p, 0])
+            delta = (np.arctan2(k[p, 1], k[p, 0]) - a0 + np.pi) % (2 * np.pi) - np.pi
+            t = a0 + np.linspace(0.0, delta, 30)
+            parts_x.append(cx[p] + 0.36 * np.cos(t))
+            parts_y.append(cy[p] + 0.36 * np.sin(t))
+        return dict(
+            type="scatter",
+            x=gaps(parts_x),
+            y=gaps(parts_y),
+            mode="lines",
+            line=dict(color=arc_color, width=3),
+            hoverinfo="skip",
+            showlegend=False,
+        )
+
+    def texts(ys, labels, size, color):
+        return dict(
+            type="scatter",
+            x=cx,
+            y=np.asarray(ys, dtype=float),
+            mode="text",
+            text=[escape(str(v)) for v in labels],
+            textposition="middle center",
+            textfont=dict(size=size, color=color),
+            hoverinfo="skip",
+            showlegend=False,
+        )
+
+    def frame_traces(t):
+        return [
+            arcs(q_xy[t], k_xy[t]),
+            arrows(q_xy[t], q_color, q_name),
+            arrows(k_xy[t], k_color, k_name),
+            texts(cy - 1.36, notes[t], 16, "#222222"),
+        ]
+
+    ring = np.linspace(0, 2 * np.pi, 121)
+    static = [
+        dict(
+            type="scatter",
+            x=gaps([cx[p] + np.cos(ring) for p in range(n_pairs)]),
+            y=gaps([cy[p] + np.sin(ring) for p in range(n_pairs)]),
+            mode="lines",
+            line=dict(color="#c8c8c8", width=2),
+            hoverinfo="skip",
+            showlegend=False,
+        ),
+        texts(cy + 1.3, panel_titles, 15, "#333333"),
+    ]
+    animated = list(range(len(static), len(static) + 4))  # the traces frames replace
+    still = {"frame": {"duration": 0, "redraw": True}, "mode": "immediate", "transition": {"duration": 0}}
+    axis = dict(visible=False, fixedrange=True)
+    layout = dict(
+        xaxis=dict(range=[-1.45, (cols - 1) * step_x + 1.45], **axis),
+        yaxis=dict(range=[-(rows - 1) * step_y - 1.7, 1.55], scaleanchor="x", scaleratio=1, **axis),
+        updatemenus=[
+            dict(
+                type="buttons",
+                direction="left",
+                x=0,
+                y=0,
+                xanchor="left",
+                yanchor="top",
+                pad=dict(t=10, r=10),
+                showactive=False,
+                font=dict(size=15),
+                buttons=[
+                    dict(
+                        label=_t("figures.play"),
+                        method="animate",
+                        args=[
+                            None,
+                            {
+                                "frame": {"duration": frame_ms, "redraw": True},
+                                "fromcurrent": True,
+                                "transition": {"duration": 0},
+                                "mode": "immediate",
+                            },
+                        ],
+                    ),
+                    dict(label=_t("figures.pause"), method="animate", args=[[None], still]),
+                ],
+            )
+        ],
+        sliders=[
+            dict(
+                active=0,
+                x=0.2,
+                len=0.8,
+                y=0,
+                yanchor="top",
+                pad=dict(t=10),
+                currentvalue=dict(prefix=escape(slider_prefix), font=dict(size=15)),
+                font=dict(size=11),
+                steps=[
+                    dict(label=escape(frame_labels[t]), method="animate", args=[[str(t)], still])
+                    for t in range(n_frames)
+                ],
+            )
+        ]
+        if n_frames > 1
+        else [],
+    )
+    # The whole title object in every frame: an animated layout replaces it, so a bare text would
+    # lose its font and place.
+    frames = [
+        dict(
+            data=frame_traces(t),
+            traces=animated,
+            name=str(t),
+            layout=dict(title=dict(text=heading(t), x=0, xanchor="left", font=dict(size=15))),
+        )
+        for t in range(n_frames)
+    ]
+    # Built from plain dicts without validation: the frames hold thousands of points, and checking
+    # each trace again costs seconds; every key above is a standard plotly attribute
+    # (tests/test_rope.py rebuilds the figure with full validation and compares).
+    fig = make_figure(
+        static + frame_traces(0),
+        heading(0),
+        rows * panel_height + 160,
+        _validate=False,
+        **layout,
+        margin=dict(l=10, r=10, t=100, b=100),
+    )
+    # go.Figure(frames=…) validates every frame even with _validate=False (its frames validator
+    # copies each Frame through the validating constructor): ~150 ms for 41 frames, a third of the
+    # RoPE page's rerun. Frames made unvalidated and attached directly cost ~20 ms. _frame_objs is
+    # where plotly's own constructor keeps them (plotly is pinned in requirements.txt).
+    fig._frame_objs = [go.Frame(**typed_arrays(f), _validate=False) for f in frames]
+    return fig

@@ -1,0 +1,45 @@
+"""Figures only the shaw chapter draws (built from explain.figures' parts and its one look)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from explain.figures.primitives import token_heatmap_parts
+from explain.figures.theme import (
+    make_figure,
+)
+
+
+def token_heatmap_marked(
+    z: np.ndarray,
+    row_tokens: Sequence[str],
+    col_tokens: Sequence[str] | None,
+    title: str,
+    *,
+    mark: np.ndarray,
+    **kwargs,
+) -> go.Figure:
+    """token_heatmap with the cells where `mark` is True veiled in translucent grey (e.g. Shaw's
+    clipped pairs, which all share one vector). The veil takes no hover: the cell below still
+    answers. Say what the veil means in the title."""
+    traces, layout = token_heatmap_parts(z, row_tokens, col_tokens, title, **kwargs)
+    veil = np.where(np.asarray(mark, dtype=bool), 1.0, np.nan)
+    grey = "rgba(60, 60, 60, 0.42)"
+    traces.append(
+        dict(
+            type="heatmap",
+            z=veil,
+            x=list(range(veil.shape[1])),
+            y=list(range(veil.shape[0])),
+            colorscale=[[0, grey], [1, grey]],
+            zmin=0,
+            zmax=1,
+            showscale=False,
+            hoverinfo="skip",
+            hoverongaps=False,
+        )
+    )
+    return make_figure(traces, **layout)

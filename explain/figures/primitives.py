@@ -1,0 +1,553 @@
+"""The figures several chapters draw: token maps, matrices, lines, bars, grids of small maps.
+
+Numbers in, plotly Figure out, in the atlas's one look (theme.py). A figure only one chapter draws
+lives beside that chapter (explain/chapters/<chapter>_figures.py) and is built from these parts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from explain.i18n import t as _t
+
+from .fast import hline, hline_note, vline, vline_note, vrect, vrect_note
+from .theme import (
+    HOVER_NAMES_MAX_CELLS,
+    INDEX,
+    LINES,
+    MAX_TICKS,
+    SIGNED,
+    WEIGHTS,
+    axis_words,
+    escape,
+    make_figure,
+    short,
+    signed_range,
+    token_axis,
+    wire,
+)
+
+
+def token_heatmap(
+    z: np.ndarray,
+    row_tokens: Sequence[str],
+    col_tokens: Sequence[str] | None,
+    title: str,
+    *,
+    kind: str = "signed",
+    row_title: str | None = None,  # default "query i" in the current language
+    col_title: str | None = None,  # default "key j"
+    value_label: str | None = None,  # default "value"
+    zmin: float | None = None,
+    zmax: float | None = None,
+    show_values: bool | None = None,
+    height: int | None = None,
+    max_ticks: int = MAX_TICKS,
+) -> go.Figure:
+    """A (rows × cols) matrix with tokens on both axes. NaN cells (e.g. causally masked) stay blank.
+
+    col_tokens=None: the columns are channels (numbered), not tokens.
+
+    kind: "signed" (diverging, symmetric around 0), "weights" (0…1) or "index" (sequential).
+    """
+    traces, layout = token_heatmap_parts(
+        z,
+        row_tokens,
+        col_tokens,
+        title,
+        kind=kind,
+        row_title=row_title,
+        col_title=col_title,
+        value_label=value_label,
+        zmin=zmin,
+        zmax=zmax,
+        show_values=show_values,
+        height=height,
+        max_ticks=max_ticks,
+    )
+    return make_figure(traces, **layout)
+
+
+def token_heatmap_parts(
+    z,
+    row_tokens,
+    col_tokens,
+    title,
+    *,
+    kind="signed",
+    row_title=None,
+    col_title=None,
+    value_label=None,
+    zmin=None,
+    zmax=None,
+    show_values=None,
+    height=None,
+    max_ticks=MAX_TICKS,
+) -> tuple[list, dict]:
+    """token_heatmap's traces and layout (title and height included), for builders that add to it
+    before the figure is made."""
+    row_title, col_title, value_label = axis_words(row_title, col_title, value_label)
+    z = np.asarray(z, dtype=float)
+    n_rows, n_cols = z.shape
+    # Token names in the hover need one string per cell: ~3 MB and ~0.8 s per 256 × 256 map. Past
+    # HOVER_NAMES_MAX_CELLS the hover names positions only (the thinned axis labels name tokens).
+    custom = None
+    if n_rows * n_cols <= HOVER_NAMES_MAX_CELLS:
+        rows = [f"{i} · {escape(t)}" for i, t in enumerate(row_tokens)]
+        cols = [f"{j} · {escape(t)}" for j, t in enumerate(col_tokens)] if col_tokens else list(range(n_cols))
+        custom = np.empty((n_rows, n_cols, 2), dtype=object)
+        custom[:, :, 0] = np.asarray(rows, dtype=object)[:, None]
+        custom[:, :, 1] = np.asarray(cols, dtype=object)[None, :]
+    where = "%{customdata[0]}", "%{customdata[1]}"
+    if custom is None:
+        where = "%{y}", "%{x}"
+    scale = dict(signed=SIGNED, weights=WEIGHTS, index=INDEX)[kind]
+    if kind == "signed":
+        r = signed_range(z, zmax)
+        zmin, zmax = -r, r
+    elif kind == "weights":
+        zmin = 0.0 if zmin is None else zmin
+        zmax = 1.0 if zmax is None else zmax
+    if show_values is None:
+        show_values = max(n_rows, n_cols) <= 12
+    heat = dict(
+        type="heatmap",
+        z=wire(z),
+        x=list(range(n_cols)),
+        y=list(range(n_rows)),
+        colorscale=scale,
+        zmin=zmin,
+        zmax=zmax,
+        customdata=custom,
+        hovertemplate=(
+            f"{row_title}: {where[0]}<br>{col_title}: {where[1]}<br>{value_label}: %{{z:.6g}}<extra></extra>"
+        ),
+        colorbar=dict(title=dict(text=value_label, side="right"), thickness=12),
+        hoverongaps=False,
+        texttemplate="%{z:.2f}" if show_values else None,
+        textfont=dict(size=10),
+    )
+    if col_tokens:
+        xaxis = dict(
+            title=col_title,
+            side="bottom",
+            tickangle=-45,
+            zeroline=False,
+            **token_axis(col_tokens, max_ticks=max_ticks),
+        )
+    else:
+        xaxis = dict(title=col_title, side="bottom", showgrid=False)
+    # No zero lines: they would cross the blank (NaN, masked) cells of row 0 / column 0.
+    yaxis = dict(title=row_title, autorange="reversed", zeroline=False, **token_axis(row_tokens, max_ticks=max_ticks))
+    side = max(n_rows, 4)
+    return [heat], dict(
+        title=title, height=height or int(min(720, max(340, 130 + 22 * side))), xaxis=xaxis, yaxis=yaxis
+    )
+
+
+def matrix_heatmap(
+    z: np.ndarray,
+    title: str,
+    *,
+    x_title: str,
+    y_title: str,
+    value_label: str | None = None,  # default "value"
+    kind: str = "signed",
+    x: Sequence | None = None,
+    y: Sequence | None = None,
+    zmax: float | None = None,
+    height: int = 420,
+) -> go.Figure:
+    """A numeric matrix on numeric axes (the PE matrix: position × channel; a bucket map; …)."""
+    value_label = _t("figures.value") if value_label is None else value_label
+    z = np.asarray(z, dtype=float)
+    scale = dict(signed=SIGNED, weights=WEIGHTS, index=INDEX)[kind]
+    r = signed_range(z, zmax) if kind == "signed" else None
+    heat = dict(
+        type="heatmap",
+        z=wire(z),
+        x=list(x) if x is not None else list(range(z.shape[1])),
+        y=list(y) if y is not None else list(range(z.shape[0])),
+        colorscale=scale,
+        zmin=-r if r is not None else None,
+        zmax=r,
+        hovertemplate=f"{y_title}: %{{y}}<br>{x_title}: %{{x}}<br>{value_label}: %{{z:.6g}}<extra></extra>",
+        colorbar=dict(title=dict(text=value_label, side="right"), thickness=12),
+    )
+    return make_figure(
+        [heat],
+        title,
+        height,
+        xaxis=dict(title=x_title, showgrid=False),
+        yaxis=dict(title=y_title, autorange="reversed", showgrid=False),
+    )
+
+
+def lines(
+    x: Sequence[float] | np.ndarray,
+    ys: Mapping[str, Sequence[float] | np.ndarray],
+    title: str,
+    *,
+    x_title: str,
+    y_title: str,
+    log_x: bool = False,
+    log_y: bool = False,
+    markers: bool = False,
+    height: int = 380,
+    dashed: Sequence[str] = (),
+) -> go.Figure:
+    """One line per named series over a shared x."""
+    traces = []
+    for k, (name, y) in enumerate(ys.items()):
+        traces.append(
+            dict(
+                type="scatter",
+                x=np.asarray(x),
+                y=np.asarray(y),
+                name=name,
+                mode="lines+markers" if markers else "lines",
+                line=dict(color=LINES[k % len(LINES)], width=2, dash="dash" if name in dashed else None),
+                hovertemplate=f"{x_title}: %{{x}}<br>{y_title}: %{{y:.6g}}<extra>{escape(name)}</extra>",
+            )
+        )
+    return make_figure(
+        traces,
+        title,
+        height + 40,
+        xaxis=dict(title=x_title, type="log" if log_x else None, zeroline=True),
+        yaxis=dict(title=y_title, type="log" if log_y else None, zeroline=True),
+        # Legend under the plot: above it, it collides with the title on narrow columns.
+        legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0),
+    )
+
+
+def bars(
+    labels: Sequence[str],
+    values: Sequence[float] | np.ndarray,
+    title: str,
+    *,
+    x_title: str,
+    y_title: str,
+    highlight: Sequence[int] = (),
+    height: int = 340,
+) -> go.Figure:
+    """Bars over tokens (by position, so repeated words stay apart); `highlight` marks some bars."""
+    values = np.asarray(values, dtype=float)
+    colors = [LINES[1] if i in set(highlight) else LINES[0] for i in range(len(values))]
+    names = [f"{i} · {escape(t)}" for i, t in enumerate(labels)]
+    bar = dict(
+        type="bar",
+        x=list(range(len(values))),
+        y=values,
+        marker_color=colors,
+        customdata=names,
+        hovertemplate=f"%{{customdata}}<br>{y_title}: %{{y:.6g}}<extra></extra>",
+    )
+    return make_figure(
+        [bar], title, height, xaxis=dict(title=x_title, tickangle=-45, **token_axis(labels)), yaxis=dict(title=y_title)
+    )
+
+
+def mark_lines(
+    fig: go.Figure,
+    *,
+    x: Mapping[str, float] | None = None,
+    y: Mapping[str, float] | None = None,
+) -> go.Figure:
+    """Labelled dashed reference lines on a figure from this module: vertical at each x, horizontal
+    at each y (label → coordinate), e.g. "end of training" under the last trained position.
+    Labels are escaped: they may contain typed text."""
+    # plotly.js places annotations on a log axis at 10^coordinate (shapes take plain data values),
+    # so the label of a line on a log axis must be given its log10 to land on the line.
+    if not x and not y:
+        return fig
+    log_x, log_y = fig.layout.xaxis.type == "log", fig.layout.yaxis.type == "log"
+    line = dict(color=LINES[7], width=2, dash="dash")
+    shapes, notes = list(fig.layout.shapes), list(fig.layout.annotations)
+    for label, value in (x or {}).items():
+        shapes.append(vline(value, line))
+        notes.append(
+            vline_note(
+                float(np.log10(value)) if log_x and value > 0 else value,
+                "top_right",
+                text=escape(label),
+                font=dict(size=12),
+                bgcolor="rgba(255,255,255,0.8)",
+            )
+        )
+    for label, value in (y or {}).items():
+        shapes.append(hline(value, line))
+        notes.append(
+            hline_note(
+                float(np.log10(value)) if log_y and value > 0 else value,
+                "bottom_left",
+                text=escape(label),
+                font=dict(size=12),
+                bgcolor="rgba(255,255,255,0.8)",
+            )
+        )
+    # One relayout for all the lines (each add_vline / add_hline would be one, at 3–6 ms apiece); the
+    # figure is changed in place, as callers expect.
+    fig.update_layout(shapes=shapes, annotations=notes)
+    return fig
+
+
+def staircase(
+    x: Sequence[int] | np.ndarray,
+    y: Sequence[int] | np.ndarray,
+    region: Sequence[int] | np.ndarray,
+    title: str,
+    *,
+    regions: Sequence[str],
+    x_title: str,
+    y_title: str,
+    height: int = 440,
+    band: tuple[float, float] | None = None,
+    band_label: str = "",
+) -> go.Figure:
+    """A step function over integers (T5's distance → bucket map): a thin grey step line, and one
+    marker per x coloured by its region (region[k] indexes `regions`, Okabe–Ito colours).
+    `band` (lo, hi) shades an x range with a label (e.g. the distances a sentence reaches)."""
+    x, y, region = np.asarray(x), np.asarray(y), np.asarray(region)
+    traces = [
+        dict(
+            type="scatter",
+            x=x,
+            y=y,
+            mode="lines",
+            line=dict(shape="hv", color="#9a9a9a", width=1),
+            hoverinfo="skip",
+            showlegend=False,
+        )
+    ]
+    bands = {}
+    if band is not None:
+        bands = dict(
+            shapes=[vrect(band[0], band[1], fillcolor="rgba(120, 120, 120, 0.13)", line=dict(width=0), layer="below")],
+            annotations=[vrect_note(band[0], band[1], "top_left", text=escape(band_label), font=dict(size=12))],
+        )
+    for k, name in enumerate(regions):
+        sel = region == k
+        if not sel.any():
+            continue
+        traces.append(
+            dict(
+                type="scatter",
+                x=x[sel],
+                y=y[sel],
+                mode="markers",
+                name=name,
+                marker=dict(color=LINES[k % len(LINES)], size=6 if x.size <= 400 else 4),
+                hovertemplate=f"{x_title}: %{{x}}<br>{y_title}: %{{y}}<extra>{escape(name)}</extra>",
+            )
+        )
+    return make_figure(
+        traces,
+        title,
+        height,
+        xaxis=dict(title=x_title, zeroline=True),
+        yaxis=dict(title=y_title, zeroline=False, rangemode="tozero"),
+        legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0),
+        **bands,
+    )
+
+
+def token_bars(
+    labels: Sequence[str],
+    series: Mapping[str, Sequence[float] | np.ndarray],
+    title: str,
+    *,
+    x_title: str,
+    y_title: str,
+    height: int = 360,
+) -> go.Figure:
+    """Grouped bars over tokens (by position), one colour per named series."""
+    names = [f"{i} · {escape(t)}" for i, t in enumerate(labels)]
+    traces = []
+    for k, (name, values) in enumerate(series.items()):
+        traces.append(
+            dict(
+                type="bar",
+                x=list(range(len(labels))),
+                y=np.asarray(values, dtype=float),
+                name=name,
+                marker_color=LINES[k % len(LINES)],
+                customdata=names,
+                hovertemplate=f"%{{customdata}}<br>{y_title}: %{{y:.6g}}<extra>{escape(name)}</extra>",
+            )
+        )
+    return make_figure(
+        traces,
+        title,
+        height + 40,
+        xaxis=dict(title=x_title, tickangle=-45, **token_axis(labels)),
+        yaxis=dict(title=y_title),
+        barmode="group",
+        bargap=0.15,
+        legend=dict(orientation="h", yanchor="top", y=-0.3, xanchor="left", x=0),
+    )
+
+
+def token_heatmap_grid(
+    zs: np.ndarray,
+    tokens: Sequence[str],
+    title: str,
+    *,
+    panel_titles: Sequence[str],
+    kind: str = "signed",
+    value_label: str | None = None,  # default "value"
+    row_title: str | None = None,  # default "query i"
+    col_title: str | None = None,  # default "key j"
+    zmin: float | None = None,
+    zmax: float | None = None,
+    cols: int = 4,
+    panel_height: int = 250,
+    max_ticks: int | None = None,
+) -> go.Figure:
+    """Small multiples: one (n × n) token heatmap per panel (zs: (panels, n, n)), one shared colour
+    scale so panels compare at a glance. NaN cells stay blank. Rows and columns are named
+    "position · token" so repeated words keep their own cells and hover names both tokens; tick
+    labels are thinned to a few per panel, on the left column and the bottom row only.
+    The layout is built as one dict (not make_subplots + per-axis updates, which cost ~1 s for 16
+    panels in plotly's validation)."""
+    row_title, col_title, value_label = axis_words(row_title, col_title, value_label)
+    zs = np.asarray(zs, dtype=float)
+    n_panels, n_rows, n_cols = zs.shape
+    cols = max(1, min(cols, n_panels))
+    rows = int(np.ceil(n_panels / cols))
+    names = [f"{k} · {escape(t)}" for k, t in enumerate(tokens)]
+    # Labels per panel axis: fewer as panels get narrower. The caller knows when the whole figure
+    # itself sits in a narrow page column (max_ticks).
+    step = max(1, int(np.ceil(len(names) / (max_ticks or {1: MAX_TICKS, 2: 24}.get(cols, 8)))))
+    tick_idx = list(range(0, len(names), step))
+    ticks = dict(
+        type="category",
+        tickmode="array",
+        tickvals=[names[k] for k in tick_idx],
+        ticktext=[escape(short(tokens[k], 8)) for k in tick_idx],
+        showgrid=False,
+        zeroline=False,
+        tickfont=dict(size=10),
+    )
+    scale = dict(signed=SIGNED, weights=WEIGHTS, index=INDEX)[kind]
+    if kind == "signed":
+        r = signed_range(zs, zmax)
+        zmin, zmax = -r, r
+    elif kind == "weights":
+        zmin = 0.0 if zmin is None else zmin
+        zmax = 1.0 if zmax is None else zmax
+    h_gap, v_gap = (0.05 if cols > 1 else 0.0), (min(0.1, 0.45 / rows) if rows > 1 else 0.0)
+    width, height = (1 - h_gap * (cols - 1)) / cols, (1 - v_gap * (rows - 1)) / rows
+    traces, layout, notes = [], {}, []
+    for p in range(n_panels):
+        row, col = p // cols, p % cols
+        suffix = "" if p == 0 else str(p + 1)
+        x0, y1 = col * (width + h_gap), 1 - row * (height + v_gap)
+        last_row = p + cols >= n_panels
+        layout[f"xaxis{suffix}"] = dict(
+            ticks,
+            domain=[max(0.0, x0), min(1.0, x0 + width)],
+            anchor=f"y{suffix}",
+            showticklabels=last_row,
+            tickangle=-45,
+            title=dict(text=col_title) if last_row and col == 0 else None,
+        )
+        layout[f"yaxis{suffix}"] = dict(
+            ticks,
+            domain=[max(0.0, y1 - height), min(1.0, y1)],
+            anchor=f"x{suffix}",
+            autorange="reversed",
+            showticklabels=col == 0,
+            title=dict(text=row_title) if col == 0 and row == 0 else None,
+        )
+        notes.append(
+            dict(
+                text=escape(panel_titles[p]),
+                x=x0 + width / 2,
+                y=y1,
+                xref="paper",
+                yref="paper",
+                xanchor="center",
+                yanchor="bottom",
+                showarrow=False,
+                font=dict(size=12),
+            )
+        )
+        traces.append(
+            dict(
+                type="heatmap",
+                z=zs[p].astype(np.float32),  # float32 halves what the browser receives
+                x=names[:n_cols],
+                y=names[:n_rows],
+                xaxis=f"x{suffix}",
+                yaxis=f"y{suffix}",
+                coloraxis="coloraxis",
+                hoverongaps=False,
+                hovertemplate=(
+                    f"{escape(panel_titles[p])}<br>{row_title}: %{{y}}<br>{col_title}: %{{x}}"
+                    f"<br>{value_label}: %{{z:.4g}}<extra></extra>"
+                ),
+            )
+        )
+    layout["coloraxis"] = dict(
+        colorscale=scale, cmin=zmin, cmax=zmax, colorbar=dict(title=dict(text=value_label, side="right"), thickness=12)
+    )
+    layout["annotations"] = notes
+    return make_figure(traces, title, rows * panel_height + 110, **layout)
+
+
+def token_map(
+    z: np.ndarray, tokens: Sequence[str], title: str, *, kind: str = "signed", value_label: str | None = None
+) -> go.Figure:
+    """A token × token map that stays light at any length: token_heatmap (numbers in the cells,
+    per-cell hover) up to 64 tokens, one panel of the categorical token_heatmap_grid beyond (a
+    256 × 256 map with per-cell hover labels would be megabytes)."""
+    if len(tokens) <= 64:
+        return token_heatmap(z, tokens, tokens, title, kind=kind, value_label=value_label)
+    return token_heatmap_grid(
+        np.asarray(z)[None],
+        tokens,
+        title,
+        panel_titles=[""],
+        kind=kind,
+        value_label=value_label,
+        cols=1,
+        panel_height=560,
+    )
+
+
+def lab_map(
+    z: np.ndarray,
+    tokens: Sequence[str],
+    title: str,
+    *,
+    kind: str = "weights",
+    value_label: str | None = None,
+    zmax: float | None = None,
+    height: int | None = None,
+    max_ticks: int = MAX_TICKS,
+) -> go.Figure:
+    """token_map with a colour range the caller may fix (the attention lab shares one signed range
+    across its panels, so "bigger" means the same in every encoding): token_heatmap up to 64 tokens,
+    one categorical panel of token_heatmap_grid beyond. max_ticks: token labels per axis at most
+    (fewer for a map drawn in half a page's width, where 40 rotated labels run into each other)."""
+    value_label = _t("figures.weight") if value_label is None else value_label
+    if len(tokens) <= 64:
+        return token_heatmap(
+            z, tokens, tokens, title, kind=kind, value_label=value_label, zmax=zmax, height=height, max_ticks=max_ticks
+        )
+    return token_heatmap_grid(
+        np.asarray(z)[None],
+        tokens,
+        title,
+        panel_titles=[""],
+        kind=kind,
+        value_label=value_label,
+        zmax=zmax,
+        cols=1,
+        panel_height=(height or 560) - 110,
+        max_ticks=max_ticks,
+    )

@@ -1,0 +1,166 @@
+"""Lessons in the sidebar: pick a walk, step through it, and each step opens its page with its
+sentence and controls set (the lessons themselves are data: explain/lessons.py).
+
+Kept in the address as ?lesson=<key>&step=<k> (1-based), so a link opens the same step.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from explain.lessons import BY_KEY as LESSON_BY_KEY
+from explain.lessons import LESSONS, Lesson, Step
+from ui.chapters import BY_KEY
+from ui.i18n import t
+from ui.presenter import PRESENTER, presenter
+from ui.url_state import Param
+
+LESSON_KEY, STEP_KEY = "lesson", "lesson_step"  # session_state keys
+LESSON = Param.choice(LESSON_KEY, (None, *LESSON_BY_KEY), default=None, param="lesson")
+STEP_PARAM = "step"  # ?step=2 (1-based)
+_GO = "_lesson_go"  # set by a callback: switch to the current step's page on this run
+
+
+def current_step() -> tuple[Lesson, int, Step] | None:
+    lesson = LESSON_BY_KEY.get(st.session_state.get(LESSON_KEY) or "")
+    if lesson is None:
+        return None
+    k = min(max(int(st.session_state.get(STEP_KEY, 0)), 0), len(lesson.steps) - 1)
+    return lesson, k, lesson.steps[k]
+
+
+def apply_step(lesson_key: str, k: int) -> None:
+    """Put the learner on step k of a lesson: sentence, seed and widget values into session state.
+    Called from widget callbacks (before the script runs), the only time widget-backed keys may be
+    set; the page switch follows on this run (follow_lesson)."""
+    lesson = LESSON_BY_KEY[lesson_key]
+    k = min(max(k, 0), len(lesson.steps) - 1)
+    step = lesson.steps[k]
+    st.session_state[LESSON_KEY] = lesson_key
+    st.session_state[STEP_KEY] = k
+    if step.sentence is not None:
+        st.session_state["sentence"] = step.sentence
+    if step.seed is not None:
+        st.session_state["seed"] = step.seed
+    for key, value in step.controls.items():
+        st.session_state[key] = value
+    st.session_state[_GO] = True
+
+
+def _start_lesson() -> None:
+    chosen = st.session_state.get(LESSON_KEY)
+    if chosen in LESSON_BY_KEY:
+        apply_step(chosen, 0)
+    else:
+        st.session_state.pop(STEP_KEY, None)
+
+
+def _move(delta: int) -> None:
+    now = current_step()
+    if now is not None:
+        apply_step(now[0].key, now[1] + delta)
+
+
+def _leave() -> None:
+    st.session_state[LESSON_KEY] = None
+    st.session_state.pop(STEP_KEY, None)
+
+
+def restore_lesson() -> None:
+    """First run of a session: the lesson and step from ?lesson=…&step=… (1-based), if valid. The
+    controls themselves come from the address (each page's own parameters), not from the lesson."""
+    if LESSON_KEY in st.session_state:
+        return
+    key = LESSON.from_url()
+    st.session_state[LESSON_KEY] = key
+    if key is not None:
+        n = len(LESSON_BY_KEY[key].steps)
+        step = Param.integer(STEP_KEY, 1, n, default=1, param=STEP_PARAM).from_url() or 1
+        st.session_state[STEP_KEY] = step - 1
+
+
+def lesson_sidebar() -> None:
+    """The sidebar's lesson picker and its Previous / Next buttons."""
+    st.selectbox(
+        t("classroom.lesson"),
+        [lesson.key for lesson in LESSONS],
+        index=None,
+        key=LESSON_KEY,
+        format_func={lesson.key: lesson.title() for lesson in LESSONS}.get,
+        placeholder=t("classroom.lesson_placeholder"),
+        on_change=_start_lesson,
+        help=t("classroom.lesson_help"),
+    )
+    now = current_step()
+    if now is None:
+        return
+    lesson, k, step = now
+    st.caption(t("classroom.step_of", k=k + 1, n=len(lesson.steps), chapter=BY_KEY[step.chapter].title))
+    b1, b2, b3 = st.columns(3)
+    b1.button(
+        t("classroom.previous"),
+        key="lesson_prev",
+        icon=":material/arrow_back:",
+        on_click=_move,
+        args=(-1,),
+        disabled=k == 0,
+        width="stretch",
+    )
+    b2.button(
+        t("classroom.next"),
+        key="lesson_next",
+        icon=":material/arrow_forward:",
+        on_click=_move,
+        args=(1,),
+        disabled=k == len(lesson.steps) - 1,
+        width="stretch",
+    )
+    b3.button(t("classroom.leave"), key="lesson_leave", icon=":material/close:", on_click=_leave, width="stretch")
+
+
+def mirror_lesson() -> None:
+    now = current_step()
+    LESSON.mirror(now[0].key if now else None)
+    Param.integer(STEP_KEY, 1, 99, default=0, param=STEP_PARAM).mirror(now[1] + 1 if now else 0)
+
+
+def follow_lesson() -> None:
+    """After a lesson button: open the step's page (this stops the run and starts the page)."""
+    if st.session_state.pop(_GO, False):
+        now = current_step()
+        if now is not None:
+            # Explicit parameters, not None: with None Streamlit clears the address and refuses when
+            # it holds a parameter bound to a widget of the page being left. The new page's bound
+            # widgets write their own parameters; these are the hand-mirrored ones.
+            keep = {
+                "s": str(st.session_state.get("sentence", "")),
+                "seed": str(st.session_state.get("seed", 0)),
+                LESSON.param: now[0].key,
+                STEP_PARAM: str(now[1] + 1),
+            }
+            if presenter():
+                keep[PRESENTER.param] = "1"
+            if st.session_state.get("lang", "en") != "en":
+                keep["lang"] = str(st.session_state["lang"])
+            st.switch_page(BY_KEY[now[2].chapter].path, query_params=keep)
+
+
+def lesson_banner(chapter_key: str) -> None:
+    """The current step's instruction at the top of its page."""
+    now = current_step()
+    if now is None:
+        return
+    lesson, k, step = now
+    if step.chapter == chapter_key:
+        st.info(
+            t(
+                "classroom.banner",
+                lesson=lesson.title(),
+                k=k + 1,
+                n=len(lesson.steps),
+                instruction=lesson.instruction(k),
+            ),
+            icon=":material/school:",
+        )
+    else:
+        st.caption(t("classroom.elsewhere", lesson=lesson.title(), k=k + 1, chapter=BY_KEY[step.chapter].title))

@@ -1,0 +1,81 @@
+"""Presenter mode: for a projector, larger type and charts, secondary controls tucked away.
+
+A sidebar toggle, kept in the address as ?present=1. Figures grow in ui.common.plot
+(scale_figure); secondary controls go into a collapsed expander (secondary()). The one st.html call
+sends a fixed style sheet, never user text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from ui.i18n import t
+from ui.url_state import Param
+
+PRESENTER = Param.flag("presenter", param="present")  # session key "presenter", ?present=1
+FIGURE_SCALE = 1.3  # figures are this much taller in presenter mode …
+FONT_SCALE = 1.35  # … and their text this much larger
+
+# A fixed style sheet (no user text): larger type for a projector, full-width content.
+PRESENTER_CSS = """<style>
+[data-testid="stMainBlockContainer"] { max-width: 100%; padding-left: 2.5rem; padding-right: 2.5rem; }
+[data-testid="stMain"] .stMarkdown p, [data-testid="stMain"] .stMarkdown li,
+[data-testid="stMain"] [data-testid="stCaptionContainer"] { font-size: 1.35rem; line-height: 1.5; }
+[data-testid="stMain"] h1 { font-size: 3.2rem; }
+[data-testid="stMain"] h2 { font-size: 2.4rem; }
+[data-testid="stMain"] h3 { font-size: 2rem; }
+[data-testid="stMain"] .katex { font-size: 1.35em; }
+[data-testid="stMain"] [data-testid="stWidgetLabel"] p { font-size: 1.05rem; }
+[data-testid="stMain"] [data-testid="stMetricValue"] { font-size: 2.6rem; }
+</style>"""
+
+
+def presenter() -> bool:
+    """Is presenter mode on (for this learner's session)?"""
+    return bool(st.session_state.get(PRESENTER.key, False))
+
+
+def restore_presenter() -> None:
+    """First run of a session: presenter mode from ?present=1 (anything else: off)."""
+    PRESENTER.restore()
+
+
+def presenter_toggle() -> None:
+    st.toggle(t("classroom.presenter"), key=PRESENTER.key, help=t("classroom.presenter_help"))
+
+
+def mirror_presenter() -> None:
+    PRESENTER.mirror(presenter())
+
+
+def presenter_style() -> None:
+    """The presenter style sheet, when presenter mode is on (a fixed string, never user text)."""
+    if presenter():
+        st.html(PRESENTER_CSS)
+
+
+def scale_figure(fig: go.Figure) -> None:
+    """Presenter mode: a taller figure with larger text (in place; pages build figures per run)."""
+    if not presenter():
+        return
+    height = fig.layout.height or 450
+    size = (fig.layout.font.size or 13) * FONT_SCALE
+    title_size = (fig.layout.title.font.size or 15) * FONT_SCALE
+    fig.update_layout(height=round(height * FIGURE_SCALE), font_size=size, title_font_size=title_size)
+
+
+@contextmanager
+def secondary(label: str | None = None) -> Iterator[None]:
+    """Secondary controls (fine settings, display options): shown in place normally, tucked into a
+    collapsed expander in presenter mode so the projector shows only what the lesson is about.
+    The widgets always exist, so their values (and the page) stay the same either way."""
+    if presenter():
+        with st.expander(label or t("classroom.more_settings"), expanded=False, icon=":material/tune:"):
+            yield
+    else:
+        with st.container():
+            yield
