@@ -1,6 +1,6 @@
 """The classroom layer (ui/url_state.py, ui/presenter.py, ui/question.py, ui/lessons.py and
-ui/common.plot): links restore each page's main controls, bad links fall back to defaults, presenter mode, predict-then-reveal, lessons, and the numbers
-under every chart."""
+ui/common.plot): links restore each page's main controls, bad links fall back to defaults,
+presenter mode, predict-then-reveal, lessons, and the numbers under every chart."""
 
 from __future__ import annotations
 
