@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from explain.figures.primitives import token_heatmap_parts
+from explain.figures.maps import token_heatmap_parts
 from explain.figures.theme import (
     INDEX,
     LINES,

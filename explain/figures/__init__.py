@@ -2,24 +2,15 @@
 
     theme.py       the look (colour scales, font, template) and make_figure, the one constructor call
     fast.py        plotly fast paths: shapes, notes and typed arrays written out (pinned by tests)
-    primitives.py  the figures several chapters draw (token maps, matrices, lines, bars, grids)
+    maps.py        maps several chapters draw (token maps, matrices, grids of small maps)
+    charts.py      charts several chapters draw (lines, bars, marks, the bucket staircase)
 
 A builder used by one chapter only lives beside it, in explain/chapters/<chapter>_figures.py.
 `from explain import figures as F` gives the shared builders and the colour constants.
 """
 
-from .primitives import (
-    bars,
-    lab_map,
-    lines,
-    mark_lines,
-    matrix_heatmap,
-    staircase,
-    token_bars,
-    token_heatmap,
-    token_heatmap_grid,
-    token_map,
-)
+from .charts import bars, lines, mark_lines, staircase, token_bars
+from .maps import lab_map, matrix_heatmap, token_heatmap, token_heatmap_grid, token_map
 from .theme import FONT, INDEX, LINES, SIGNED, WEIGHTS
 
 __all__ = [

@@ -1,4 +1,4 @@
-"""The figures several chapters draw: token maps, matrices, lines, bars, grids of small maps.
+"""Maps several chapters draw: token × token heatmaps, matrices, grids of small maps.
 
 Numbers in, plotly Figure out, in the atlas's one look (theme.py). A figure only one chapter draws
 lives beside that chapter (explain/chapters/<chapter>_figures.py) and is built from these parts.
@@ -6,18 +6,16 @@ lives beside that chapter (explain/chapters/<chapter>_figures.py) and is built f
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
 
 from explain.i18n import t as _t
 
-from .fast import hline, hline_note, vline, vline_note, vrect, vrect_note
 from .theme import (
     HOVER_NAMES_MAX_CELLS,
     INDEX,
-    LINES,
     MAX_TICKS,
     SIGNED,
     WEIGHTS,
@@ -183,211 +181,6 @@ def matrix_heatmap(
         height,
         xaxis=dict(title=x_title, showgrid=False),
         yaxis=dict(title=y_title, autorange="reversed", showgrid=False),
-    )
-
-
-def lines(
-    x: Sequence[float] | np.ndarray,
-    ys: Mapping[str, Sequence[float] | np.ndarray],
-    title: str,
-    *,
-    x_title: str,
-    y_title: str,
-    log_x: bool = False,
-    log_y: bool = False,
-    markers: bool = False,
-    height: int = 380,
-    dashed: Sequence[str] = (),
-) -> go.Figure:
-    """One line per named series over a shared x."""
-    traces = []
-    for k, (name, y) in enumerate(ys.items()):
-        traces.append(
-            dict(
-                type="scatter",
-                x=np.asarray(x),
-                y=np.asarray(y),
-                name=name,
-                mode="lines+markers" if markers else "lines",
-                line=dict(color=LINES[k % len(LINES)], width=2, dash="dash" if name in dashed else None),
-                hovertemplate=f"{x_title}: %{{x}}<br>{y_title}: %{{y:.6g}}<extra>{escape(name)}</extra>",
-            )
-        )
-    return make_figure(
-        traces,
-        title,
-        height + 40,
-        xaxis=dict(title=x_title, type="log" if log_x else None, zeroline=True),
-        yaxis=dict(title=y_title, type="log" if log_y else None, zeroline=True),
-        # Legend under the plot: above it, it collides with the title on narrow columns.
-        legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0),
-    )
-
-
-def bars(
-    labels: Sequence[str],
-    values: Sequence[float] | np.ndarray,
-    title: str,
-    *,
-    x_title: str,
-    y_title: str,
-    highlight: Sequence[int] = (),
-    height: int = 340,
-) -> go.Figure:
-    """Bars over tokens (by position, so repeated words stay apart); `highlight` marks some bars."""
-    values = np.asarray(values, dtype=float)
-    colors = [LINES[1] if i in set(highlight) else LINES[0] for i in range(len(values))]
-    names = [f"{i} · {escape(t)}" for i, t in enumerate(labels)]
-    bar = dict(
-        type="bar",
-        x=list(range(len(values))),
-        y=values,
-        marker_color=colors,
-        customdata=names,
-        hovertemplate=f"%{{customdata}}<br>{y_title}: %{{y:.6g}}<extra></extra>",
-    )
-    return make_figure(
-        [bar], title, height, xaxis=dict(title=x_title, tickangle=-45, **token_axis(labels)), yaxis=dict(title=y_title)
-    )
-
-
-def mark_lines(
-    fig: go.Figure,
-    *,
-    x: Mapping[str, float] | None = None,
-    y: Mapping[str, float] | None = None,
-) -> go.Figure:
-    """Labelled dashed reference lines on a figure from this module: vertical at each x, horizontal
-    at each y (label → coordinate), e.g. "end of training" under the last trained position.
-    Labels are escaped: they may contain typed text."""
-    # plotly.js places annotations on a log axis at 10^coordinate (shapes take plain data values),
-    # so the label of a line on a log axis must be given its log10 to land on the line.
-    if not x and not y:
-        return fig
-    log_x, log_y = fig.layout.xaxis.type == "log", fig.layout.yaxis.type == "log"
-    line = dict(color=LINES[7], width=2, dash="dash")
-    shapes, notes = list(fig.layout.shapes), list(fig.layout.annotations)
-    for label, value in (x or {}).items():
-        shapes.append(vline(value, line))
-        notes.append(
-            vline_note(
-                float(np.log10(value)) if log_x and value > 0 else value,
-                "top_right",
-                text=escape(label),
-                font=dict(size=12),
-                bgcolor="rgba(255,255,255,0.8)",
-            )
-        )
-    for label, value in (y or {}).items():
-        shapes.append(hline(value, line))
-        notes.append(
-            hline_note(
-                float(np.log10(value)) if log_y and value > 0 else value,
-                "bottom_left",
-                text=escape(label),
-                font=dict(size=12),
-                bgcolor="rgba(255,255,255,0.8)",
-            )
-        )
-    # One relayout for all the lines (each add_vline / add_hline would be one, at 3–6 ms apiece); the
-    # figure is changed in place, as callers expect.
-    fig.update_layout(shapes=shapes, annotations=notes)
-    return fig
-
-
-def staircase(
-    x: Sequence[int] | np.ndarray,
-    y: Sequence[int] | np.ndarray,
-    region: Sequence[int] | np.ndarray,
-    title: str,
-    *,
-    regions: Sequence[str],
-    x_title: str,
-    y_title: str,
-    height: int = 440,
-    band: tuple[float, float] | None = None,
-    band_label: str = "",
-) -> go.Figure:
-    """A step function over integers (T5's distance → bucket map): a thin grey step line, and one
-    marker per x coloured by its region (region[k] indexes `regions`, Okabe–Ito colours).
-    `band` (lo, hi) shades an x range with a label (e.g. the distances a sentence reaches)."""
-    x, y, region = np.asarray(x), np.asarray(y), np.asarray(region)
-    traces = [
-        dict(
-            type="scatter",
-            x=x,
-            y=y,
-            mode="lines",
-            line=dict(shape="hv", color="#9a9a9a", width=1),
-            hoverinfo="skip",
-            showlegend=False,
-        )
-    ]
-    bands = {}
-    if band is not None:
-        bands = dict(
-            shapes=[vrect(band[0], band[1], fillcolor="rgba(120, 120, 120, 0.13)", line=dict(width=0), layer="below")],
-            annotations=[vrect_note(band[0], band[1], "top_left", text=escape(band_label), font=dict(size=12))],
-        )
-    for k, name in enumerate(regions):
-        sel = region == k
-        if not sel.any():
-            continue
-        traces.append(
-            dict(
-                type="scatter",
-                x=x[sel],
-                y=y[sel],
-                mode="markers",
-                name=name,
-                marker=dict(color=LINES[k % len(LINES)], size=6 if x.size <= 400 else 4),
-                hovertemplate=f"{x_title}: %{{x}}<br>{y_title}: %{{y}}<extra>{escape(name)}</extra>",
-            )
-        )
-    return make_figure(
-        traces,
-        title,
-        height,
-        xaxis=dict(title=x_title, zeroline=True),
-        yaxis=dict(title=y_title, zeroline=False, rangemode="tozero"),
-        legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0),
-        **bands,
-    )
-
-
-def token_bars(
-    labels: Sequence[str],
-    series: Mapping[str, Sequence[float] | np.ndarray],
-    title: str,
-    *,
-    x_title: str,
-    y_title: str,
-    height: int = 360,
-) -> go.Figure:
-    """Grouped bars over tokens (by position), one colour per named series."""
-    names = [f"{i} · {escape(t)}" for i, t in enumerate(labels)]
-    traces = []
-    for k, (name, values) in enumerate(series.items()):
-        traces.append(
-            dict(
-                type="bar",
-                x=list(range(len(labels))),
-                y=np.asarray(values, dtype=float),
-                name=name,
-                marker_color=LINES[k % len(LINES)],
-                customdata=names,
-                hovertemplate=f"%{{customdata}}<br>{y_title}: %{{y:.6g}}<extra>{escape(name)}</extra>",
-            )
-        )
-    return make_figure(
-        traces,
-        title,
-        height + 40,
-        xaxis=dict(title=x_title, tickangle=-45, **token_axis(labels)),
-        yaxis=dict(title=y_title),
-        barmode="group",
-        bargap=0.15,
-        legend=dict(orientation="h", yanchor="top", y=-0.3, xanchor="left", x=0),
     )
 
 
