@@ -24,7 +24,7 @@ class Step:
     controls: Mapping[str, Any] = field(default_factory=dict)  # widget key → value
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "controls", MappingProxyType(dict(self.controls)))
+        object.__setattr__(self, "controls", dict(self.controls))  # a copy: picklable, unlike a mappingproxy
 
 
 @dataclass(frozen=True)

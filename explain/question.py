@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any
 
 
@@ -37,7 +36,9 @@ class Question:
         options, labels = tuple(self.options), tuple(self.labels)
         object.__setattr__(self, "options", options)
         object.__setattr__(self, "labels", labels)
-        object.__setattr__(self, "facts", MappingProxyType(dict(self.facts)))
+        # A plain dict (a copy): results are cached with st.cache_data, which pickles them, and a
+        # read-only mappingproxy cannot be pickled.
+        object.__setattr__(self, "facts", dict(self.facts))
         if len(options) < 2:
             raise ValueError(f"{self.key}: a question needs at least two options, got {options!r}")
         if len(labels) != len(options):

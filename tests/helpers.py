@@ -62,3 +62,12 @@ def errors(at: AppTest) -> list[str]:
 def rand(*shape, seed: int = 0, dtype=torch.float64) -> torch.Tensor:
     """A seeded standard-normal tensor (float64 by default): test inputs that are the same every run."""
     return torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=dtype)
+
+
+def chart(at: AppTest, key: str) -> dict:
+    """The figure JSON of the chart with this key (the `key` the page passed to ui.common.plot): a
+    stable name, unlike a title, which follows the language and the controls."""
+    for el in at.get("plotly_chart"):
+        if el.key == key:
+            return json.loads(el.proto.spec)
+    raise AssertionError(f"no chart with key {key!r}; have {[el.key for el in at.get('plotly_chart')]}")

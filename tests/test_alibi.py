@@ -5,7 +5,7 @@ rule written out per case, HF transformers' BLOOM ALiBi as an oracle), then the 
 """
 
 import math
-from itertools import permutations
+from itertools import pairwise, permutations
 
 import numpy as np
 import pytest
@@ -17,7 +17,7 @@ from encoders.attention import causal_mask, toy_layer
 from encoders.nope import equal_logit_weights
 from explain.chapters import alibi as ch
 from explain.chapters.common import run_tokens
-from tests.helpers import errors, fig_array, figure, open_page
+from tests.helpers import chart, errors, fig_array, open_page
 
 SENTENCE = "The cat sat on the mat. The dog sat on the log."
 TOKENS = ("The", "cat", "sat", "on", "the", "mat", ".", "The", "dog", "sat", "on", "the", "log", ".")
@@ -109,6 +109,39 @@ def test_slopes_match_transformers_bloom():
         ours = alibi_slopes(H).numpy()
         theirs = _get_alibi_slopes(H, torch.device("cpu")).double().numpy()
         assert np.allclose(ours, theirs, rtol=1e-6, atol=0), H
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+@pytest.mark.parametrize("H", range(1, ch.MAX_HEADS + 1))
+def test_slopes_question_over_every_head_count(H, lang):
+    """The steepest-head question at every value of the page's head slider, in both languages: the
+    answer is an option, and every fact the explanation states agrees with the reference rule
+    written out in this file (not with encoders/alibi.py)."""
+    q = ch.slopes_question(H, lang)
+    if H == 1:
+        assert q is None  # one head: nothing to compare
+        return
+    ref = reference_rule(H)
+    steepest = max(range(H), key=lambda k: ref[k]) + 1
+    assert q.answer == steepest and steepest in q.options
+    if H <= ch.QUESTION_OPTIONS:
+        assert q.options == tuple(range(1, H + 1))
+    else:
+        assert len(q.options) <= 6 and {1, H} <= set(q.options)
+    c = 2 ** math.floor(math.log2(H))
+    f = q.facts
+    assert f["head"] == steepest and f["H"] == H and f["c"] == c and f["c2"] == 2 * c
+    assert f["m"] == ch.slope_label(ref[steepest - 1]) and f["m_first"] == ch.slope_label(ref[0])
+    assert f["power_of_two"] is (c == H)
+    if c == H:
+        assert steepest == 1 and all(a > b for a, b in pairwise(ref))  # "falls with h"
+    else:
+        assert steepest == f["first_extra"] == c + 1  # the first extra head
+        assert f["m_first_extra"] == ch.slope_label(2.0 ** (-4.0 / c)) and 2.0 ** (-4.0 / c) > max(ref[:c])
+    # every value the explanation states is in it (the template is filled from the facts)
+    for name in ("head", "m", "H") + (() if c == H else ("c", "first_extra", "m_first_extra")):
+        assert str(f[name]) in q.explanation, (name, q.explanation)
+    assert q.labels[q.options.index(steepest)] == q.answer_label
 
 
 def test_slope_labels():
@@ -396,29 +429,29 @@ def _grid_panels(fig):
 def test_page_default_and_head_extremes():
     at = open_page(PAGE, sentence=SENTENCE)
     assert not errors(at)
-    slopes = fig_array(figure(at, "Slopes m for H = 8")["data"][0]["y"])
+    slopes = fig_array(chart(at, "slopes")["data"][0]["y"])
     assert np.allclose(slopes, [2.0**-e for e in range(1, 9)])
-    panels = _grid_panels(figure(at, "ALiBi bias per head"))
+    panels = _grid_panels(chart(at, "bias_grid"))
     assert len(panels) == 8 and panels[0].shape == (14, 14)
     assert panels[0][5, 2] == pytest.approx(-1.5) and np.isnan(panels[0][2, 5])  # −m(i−j), masked above
 
     at.slider(key="alibi_heads").set_value(1).run()
     assert not errors(at)
-    assert np.allclose(fig_array(figure(at, "Slopes m for H = 1")["data"][0]["y"]), [1 / 256])
-    assert len(_grid_panels(figure(at, "Attention weights, every head"))) == 1
+    assert np.allclose(fig_array(chart(at, "slopes")["data"][0]["y"]), [1 / 256])
+    assert len(_grid_panels(chart(at, "att_grid"))) == 1
 
     at.slider(key="alibi_heads").set_value(16).run()
     at.selectbox(key="alibi_head").set_value(16).run()
     assert not errors(at)
-    assert len(_grid_panels(figure(at, "ALiBi bias per head"))) == 16
-    pair = _grid_panels(figure(at, "Head 16: the same layer"))
+    assert len(_grid_panels(chart(at, "bias_grid"))) == 16
+    pair = _grid_panels(chart(at, "att_pair"))
     assert len(pair) == 2 and np.allclose(np.nansum(pair[0], axis=1), 1.0, atol=1e-5)
 
     # shrinking H below the chosen head must not break the page
     at.slider(key="alibi_heads").set_value(6).run()
     assert not errors(at)
     assert at.selectbox(key="alibi_head").value == 6
-    slopes = fig_array(figure(at, "Slopes m for H = 6")["data"][0]["y"])
+    slopes = fig_array(chart(at, "slopes")["data"][0]["y"])
     assert np.allclose(slopes, [1 / 4, 1 / 16, 1 / 64, 1 / 256, 1 / 2, 1 / 8])  # in head order, unsorted
     assert any("not a power of two" in i.value for i in at.info)
 
@@ -427,13 +460,13 @@ def test_page_causal_toggle_switches_to_the_symmetric_bias():
     at = open_page(PAGE, sentence=SENTENCE)
     at.toggle(key="alibi_causal").set_value(False).run()
     assert not errors(at)
-    head1 = _grid_panels(figure(at, "ALiBi bias per head (−m·|i − j|"))[0]
+    head1 = _grid_panels(chart(at, "bias_grid"))[0]
     assert not np.isnan(head1).any() and np.allclose(head1, head1.T)
     assert head1[2, 5] == pytest.approx(-1.5)
-    weights = _grid_panels(figure(at, "Attention weights, every head"))[0]
+    weights = _grid_panels(chart(at, "att_grid"))[0]
     assert (weights[0, 1:] > 0).all()  # the first token now sees the future
     at.toggle(key="alibi_causal").set_value(True).run()
-    weights = _grid_panels(figure(at, "Attention weights, every head"))[0]
+    weights = _grid_panels(chart(at, "att_grid"))[0]
     assert (np.nan_to_num(weights[0, 1:]) == 0).all()
 
 
@@ -442,16 +475,16 @@ def test_page_training_and_test_length_extremes():
     at.slider(key="alibi_train_len").set_value(512).run()
     at.slider(key="alibi_test_len").set_value(8).run()
     assert not errors(at)
-    assert "text of 512 tokens" in figure(at, "Attention of the last token")["layout"]["title"]["text"]
+    assert "text of 512 tokens" in chart(at, "within")["layout"]["title"]["text"]
     at.slider(key="alibi_train_len").set_value(4).run()
     at.slider(key="alibi_test_len").set_value(2048).run()
     at.checkbox(key="alibi_log_x").uncheck().run()
     assert not errors(at)
-    within = figure(at, "Attention of the last token within distance w (text of 2048 tokens)")
+    within = chart(at, "within")
     assert fig_array(within["data"][0]["x"])[-1] == 2047
     at.checkbox(key="alibi_scaled").check().run()
     assert not errors(at)
-    x = fig_array(figure(at, "Attention of the last token")["data"][0]["x"])
+    x = fig_array(chart(at, "within")["data"][0]["x"])
     assert x[-1] == pytest.approx(2047 / 2)  # head 1, m = 1/2: distance in units of 1/m
     at.checkbox(key="alibi_log_slopes").uncheck().run()
     assert not errors(at)
@@ -459,15 +492,15 @@ def test_page_training_and_test_length_extremes():
 
 def test_page_nope_widgets():
     at = open_page(PAGE, sentence=SENTENCE)
-    before = fig_array(figure(at, "How much each token's output changed")["data"][1]["y"])
+    before = fig_array(chart(at, "nope_shuffle_bars")["data"][1]["y"])
     at.button(key="nope_shuffle").click().run()
     assert not errors(at)
-    after = fig_array(figure(at, "How much each token's output changed")["data"][1]["y"])
+    after = fig_array(chart(at, "nope_shuffle_bars")["data"][1]["y"])
     assert not np.allclose(before, after)
     for n in (2, 256):
         at.slider(key="nope_count_n").set_value(n).run()
         assert not errors(at)
-        fig = figure(at, "Attention weight on the first token")
+        fig = chart(at, "count_weights")
         causal = fig_array(fig["data"][0]["y"])
         assert causal.shape == (n,) and np.allclose(causal, 1 / (np.arange(n) + 1), atol=1e-9)
 
@@ -477,21 +510,21 @@ def test_page_with_300_tokens():
     at = open_page(PAGE, sentence=text)
     assert not errors(at)
     assert any("300 tokens" in w.value for w in at.warning)
-    assert _grid_panels(figure(at, "ALiBi bias per head"))[0].shape == (64, 64)
-    assert "first 64 of 256 tokens" in figure(at, "Attention weights, every head")["layout"]["title"]["text"]
-    assert _grid_panels(figure(at, "Head 1: the same layer"))[0].shape == (256, 256)
-    assert _grid_panels(figure(at, "Two biases for head 1"))[0].shape == (256, 256)
+    assert _grid_panels(chart(at, "bias_grid"))[0].shape == (64, 64)
+    assert "first 64 of 256 tokens" in chart(at, "att_grid")["layout"]["title"]["text"]
+    assert _grid_panels(chart(at, "att_pair"))[0].shape == (256, 256)
+    assert _grid_panels(chart(at, "code_bias"))[0].shape == (256, 256)
 
 
 def test_page_with_korean_and_emoji():
     at = open_page(PAGE, sentence="고양이가 매트 위에 앉았다 🐱 👩‍💻 🇰🇷 <b>x</b>")
     assert not errors(at)
-    pair = figure(at, "Head 1: the same layer")
+    pair = chart(at, "att_pair")
     names = pair["data"][0]["y"]
     assert len(names) == 15 and names[0] == "0 · 고양이가" and names[4] == "4 · 🐱"
     assert names[5] == "5 · 👩\u200d💻" and names[6] == "6 · 🇰🇷"  # one token per grapheme cluster
     assert names[7] == "7 · &lt;"  # typed markup is shown as text, not rendered
-    assert "[BOS]" in figure(at, "Share of [BOS]")["layout"]["title"]["text"]
+    assert "[BOS]" in chart(at, "count_share")["layout"]["title"]["text"]
 
 
 # ------------------------------------------------------------------------------- English and Korean
@@ -513,16 +546,16 @@ def test_page_switches_to_korean_and_keeps_every_control():
     at.toggle(key="alibi_causal").set_value(False).run()
     at.selectbox(key="alibi_head").set_value(5).run()
     at.slider(key="alibi_train_len").set_value(64).run()
-    bias_en = _grid_panels(figure(at, "ALiBi bias per head"))
+    bias_en = _grid_panels(chart(at, "bias_grid"))
     at.button_group(key="lang").set_value("ko").run()
     assert not errors(at)
     assert at.slider(key="alibi_heads").value == 6 and at.toggle(key="alibi_causal").value is False
     assert at.selectbox(key="alibi_head").value == 5 and at.slider(key="alibi_train_len").value == 64
     assert at.slider(key="alibi_heads").label == t("alibi.heads", "ko") != t("alibi.heads", "en")
     # the same numbers under Korean titles
-    slopes = fig_array(figure(at, t("alibi.slopes.title", "ko", H=6))["data"][0]["y"])
+    slopes = fig_array(chart(at, "slopes")["data"][0]["y"])
     assert np.allclose(slopes, [1 / 4, 1 / 16, 1 / 64, 1 / 256, 1 / 2, 1 / 8])
-    bias_ko = _grid_panels(figure(at, "헤드별 ALiBi 편향"))
+    bias_ko = _grid_panels(chart(at, "bias_grid"))
     assert all(np.array_equal(a, b, equal_nan=True) for a, b in zip(bias_en, bias_ko, strict=False))
     assert any("2의 거듭제곱이 아닙니다" in i.value for i in at.info)
     assert at.selectbox(key="alibi_head").options[4] == "헤드 5 · m = 1/2"

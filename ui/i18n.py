@@ -35,6 +35,12 @@ def activate() -> str:
     return current
 
 
+def current() -> str:
+    """This run's language, to pass to an explain/ function whose result holds words (its cache key
+    must see the language)."""
+    return i18n.language()
+
+
 def t(key: str, /, **values) -> str:
     return i18n.t(key, i18n.language(), **values)
 

@@ -27,11 +27,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 import streamlit as st
 
-URL = {"bind": "query-params"}  # spread into a bound widget: st.slider(..., key="rs_d", **URL)
+class Bound(TypedDict):
+    bind: Literal["query-params"]
+
+
+URL: Bound = {"bind": "query-params"}  # spread into a bound widget: st.slider(..., key="rs_d", **URL)
 MAX_RAW = 256  # characters of a parameter ever read (a hand-edited address can hold anything)
 
 

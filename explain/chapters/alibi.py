@@ -18,6 +18,8 @@ from encoders.alibi import AlibiConfig, alibi_slopes
 from encoders.attention import attend, causal_mask, split_heads, toy_layer
 from encoders.nope import equal_logit_weights
 from encoders.text import token_embeddings, token_key, tokenize
+from explain.i18n import t
+from explain.question import Question
 
 from .common import run_tokens
 from .why_order import shuffle_order
@@ -26,6 +28,8 @@ D_HEAD = 16  # every head has 16 dimensions, so content logits keep one scale wh
 MAX_HEADS = 16  # the page's head slider; 16 × (256 × 256) maps is what a rerun can afford
 MAX_TEST_LEN = 2048  # the longest extended text; only the last query is computed, so this is cheap
 MAX_COUNT_LEN = 256  # the NoPE counting experiments
+GRID = 64  # the every-head small multiples draw at most this many tokens
+QUESTION_OPTIONS = 8  # up to this many heads, the slope question offers every head
 BOS = "[BOS]"  # the distinct first token of the counting experiment (not "<s>": a plotly title
 #               would read it as HTML strikethrough; not "⟨s⟩": common fonts lack the brackets)
 FILLER = "a"  # the repeated word after it
@@ -70,6 +74,19 @@ class HeadsView:
     weights: np.ndarray  # (h, i, j) attention with content + bias
     weights_content_only: np.ndarray  # (h, i, j) the same layer with the bias switched off (= NoPE)
 
+    def grid(self, a: np.ndarray) -> np.ndarray:
+        """(h, i, j) → the first GRID tokens of every head: what the small multiples draw."""
+        return a[:, :GRID, :GRID]
+
+    @property
+    def cut(self) -> bool:
+        """Are the small multiples cut (more than GRID tokens)?"""
+        return len(self.tokens) > GRID
+
+    def pair(self, head: int) -> np.ndarray:
+        """(2, i, j): head `head` (1-based) with the bias, and the same head without it."""
+        return np.stack([self.weights[head - 1], self.weights_content_only[head - 1]])
+
 
 def heads_view(sentence: str, seed: int, n_heads: int, causal: bool) -> HeadsView:
     """One toy layer with ALiBi on the sentence, and the same layer with the position term off."""
@@ -110,6 +127,16 @@ class CodeFormView:
     diff_bidirectional: float  # max |symmetric − code| without a mask (a real difference)
     last_key_mass_code: float  # mean weight the code form, unmasked, puts on the last key
     last_key_mass_symmetric: float  # the same for the symmetric form
+
+    @property
+    def bias_pair(self) -> np.ndarray:
+        """(2, i, j): the paper's causal bias and the code's +m·j."""
+        return np.stack([self.bias_paper, self.bias_code])
+
+    @property
+    def weights_pair_bidirectional(self) -> np.ndarray:
+        """(2, i, j): without a mask, the symmetric form's attention and the code form's."""
+        return np.stack([self.weights_symmetric_bidirectional, self.weights_code_bidirectional])
 
 
 def code_form_view(sentence: str, seed: int, n_heads: int, head: int) -> CodeFormView:
@@ -190,7 +217,7 @@ def mass_within(weights_last: np.ndarray) -> np.ndarray:
 
 def first_distance_reaching(cumulative: np.ndarray, level: float) -> np.ndarray:
     """(h, L) cumulative mass → (h,) the smallest distance holding at least `level` of the mass."""
-    return np.argmax(cumulative >= level - 1e-12, axis=1)
+    return np.asarray(np.argmax(cumulative >= level - 1e-12, axis=1))
 
 
 @dataclass
@@ -205,6 +232,27 @@ class Extrapolation:
     half_distance: np.ndarray  # (h,) distance holding half of this layer's attention
     half_distance_bias_only: np.ndarray  # (h,)
     beyond_train: np.ndarray  # (h,) mass on keys at distances ≥ train_len (never seen in training)
+
+    def curves(self, log_x: bool, scaled: bool) -> ExtrapolationCurves:
+        """What the two plots draw: a few hundred sampled distances, not all L of them."""
+        L = self.distances.size
+        d_lin = sample_distances(L, log=False)
+        d = sample_distances(L, log=log_x)
+        # In units of 1/m (m·distance) every head's bias-alone curve is the same one.
+        x = self.slopes[:, None] * d[None, :] if scaled else d  # (h, points) or (points,)
+        return ExtrapolationCurves(
+            d_lin, self.penalty[:, d_lin], x, self.within[:, d], self.within_bias_only[:, d], scaled
+        )
+
+
+@dataclass
+class ExtrapolationCurves:
+    penalty_x: np.ndarray  # (points,) evenly spaced distances
+    penalty: np.ndarray  # (h, points) −m·distance there
+    x: np.ndarray  # (points,) distances, or (h, points) m·distance per head when scaled
+    within: np.ndarray  # (h, points) attention mass within each distance
+    within_bias_only: np.ndarray  # (h, points)
+    scaled: bool
 
 
 def extrapolation(sentence: str, seed: int, n_heads: int, train_len: int, test_len: int) -> Extrapolation:
@@ -244,6 +292,10 @@ class NopeSymmetry:
     diff_causal: float
     per_token_bidirectional: np.ndarray  # (n,) max |Δ output| per token, original order
     per_token_causal: np.ndarray  # (n,)
+
+    def shuffled(self, limit: int) -> tuple[tuple[str, ...], bool]:
+        """The first `limit` tokens in shuffled order, and whether there are more."""
+        return tuple(self.tokens[k] for k in self.order[:limit]), len(self.order) > limit
 
 
 def nope_symmetry(sentence: str, seed: int, shuffle_count: int) -> NopeSymmetry:
@@ -286,7 +338,7 @@ class Counting:
 def _share(outputs: np.ndarray, u_first: np.ndarray, u_rest: np.ndarray) -> np.ndarray:
     """Coefficient c_i in output_i = u_rest + c_i·(u_first − u_rest), by projection."""
     direction = u_first - u_rest
-    return (outputs - u_rest) @ direction / (direction @ direction)
+    return np.asarray((outputs - u_rest) @ direction / (direction @ direction))
 
 
 def counting(n: int, seed: int) -> Counting:
@@ -320,4 +372,77 @@ def counting(n: int, seed: int) -> Counting:
         head.weights[0][:, 0],
         recovered,
         float(np.abs(recovered - i).max()),
+    )
+
+
+# ------------------------------------------------------------------------ the slopes, for a learner
+
+
+@dataclass(frozen=True)
+class SlopesSection:
+    view: SlopesView
+    head_names: tuple[str, ...]  # "head 3 · m = 1/8", in head order
+    hover: tuple[str, ...]  # per head: −log2 m and 1/m
+    question: Question | None  # None for a single head: nothing to compare
+    note: str  # the rule for a head count that is not a power of two ("" for a power of two)
+
+
+def power_of_two_below(n_heads: int) -> int:
+    """c = 2^⌊log2 H⌋, the head count whose slopes the reference code starts from."""
+    return 1 << (n_heads.bit_length() - 1)
+
+
+def slopes_question(n_heads: int, lang: str) -> Question | None:
+    """Which head is steepest? Every head is an option up to QUESTION_OPTIONS heads; beyond, a few
+    spread over the range, always including the steepest. The answer and every fact the
+    explanation states come from the slopes the figure draws."""
+    if n_heads < 2:
+        return None
+    sv = slopes_view(n_heads)
+    steepest = int(np.argmax(sv.slopes)) + 1  # heads are numbered from 1 on the page
+    if n_heads <= QUESTION_OPTIONS:
+        options: list[int] = list(range(1, n_heads + 1))
+    else:
+        options = sorted({1, 2, n_heads // 2, n_heads - 1, n_heads, steepest})
+    c = power_of_two_below(n_heads)
+    power = c == n_heads
+    facts: dict[str, object] = {
+        "H": n_heads,
+        "head": steepest,
+        "m": sv.labels[steepest - 1],
+        "power_of_two": power,
+        "c": c,
+        "c2": 2 * c,
+        "first_extra": c + 1,
+        "m_first": sv.labels[0],
+        "m_first_extra": "" if power else sv.labels[c],
+    }
+    key = "alibi.slopes.answer_power" if power else "alibi.slopes.answer_extra"
+    return Question(
+        key="alibi_q",
+        prompt=t("alibi.slopes.question", lang, H=n_heads),
+        options=tuple(options),
+        labels=tuple(t("alibi.slopes.option", lang, h=h) for h in options),
+        answer=steepest,
+        explanation=t(key, lang, **facts),
+        facts=facts,
+    )
+
+
+def slopes_section(n_heads: int, lang: str) -> SlopesSection:
+    sv = slopes_view(n_heads)
+    c = power_of_two_below(n_heads)
+    note = (
+        ""
+        if c == n_heads
+        else t(
+            "alibi.slopes.not_power", lang, H=n_heads, c=c, rest=n_heads - c, c2=2 * c, extra=", ".join(sv.labels[c:])
+        )
+    )
+    return SlopesSection(
+        sv,
+        tuple(t("alibi.head_name", lang, h=h + 1, m=sv.labels[h]) for h in range(n_heads)),
+        tuple(t("alibi.slopes.hover", lang, e=e, w=w) for e, w in zip(sv.exponents, sv.windows, strict=True)),
+        slopes_question(n_heads, lang),
+        note,
     )

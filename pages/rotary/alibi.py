@@ -1,20 +1,24 @@
-"""Chapter: ALiBi and NoPE — a linear distance penalty per head; no encoding at all under a causal mask."""
+"""Chapter: ALiBi and NoPE — a linear distance penalty per head; no encoding at all under a causal mask.
 
-import numpy as np
+A page only shows: widgets → one call into explain/chapters/alibi.py per section (cached, bounded)
+→ figures → st.*. The numbers, the question and every sentence that states a fact about them are
+computed there.
+"""
+
 import streamlit as st
 
 from encoders import alibi as enc
 from encoders import nope
 from explain import figures as F
-from explain import i18n
 from explain.chapters import alibi as ch
 from explain.chapters import alibi_figures
+from ui.cache import cached
 from ui.common import header, inline_tokens, plot, prose, seed, sentence_tokens
 from ui.derivation import show_derivation
-from ui.i18n import t
+from ui.i18n import current, t
 from ui.presenter import secondary
-from ui.question import predict
-from ui.url_state import URL
+from ui.question import ask
+from ui.url_state import URL, Param
 
 KEY = "alibi"
 header(
@@ -31,47 +35,33 @@ header(
 )
 prose(KEY, "intro")
 
-# Bounded caches: one entry of heads_view holds up to 16 × 256 × 256 × 3 float32 (~13 MB), and the
-# cache is shared by every session of the server.
-slopes_view = st.cache_data(ch.slopes_view)
-heads_view = st.cache_data(max_entries=16)(ch.heads_view)
-code_form_view = st.cache_data(max_entries=16)(ch.code_form_view)
-extrapolation = st.cache_data(max_entries=16)(ch.extrapolation)
-nope_symmetry = st.cache_data(max_entries=16)(ch.nope_symmetry)
-counting = st.cache_data(max_entries=16)(ch.counting)
+# Bounded caches shared by every session: one entry of heads_view holds up to 16 × 256 × 256 × 3
+# float32 (~13 MB), hence 16 entries.
+slopes_section = cached(ch.slopes_section)
+heads_view = cached(ch.heads_view, max_entries=16)
+code_form_view = cached(ch.code_form_view, max_entries=16)
+extrapolation = cached(ch.extrapolation, max_entries=16)
+nope_symmetry = cached(ch.nope_symmetry, max_entries=16)
+counting = cached(ch.counting, max_entries=16)
 
-GRID = 64  # the every-head small multiples draw at most this many tokens
 tokens = sentence_tokens()
 text = st.session_state.sentence
-n = len(tokens)
+lang = current()
 
 c1, c2 = st.columns([2, 1])
 H = c1.slider(
     t("alibi.heads"), 1, ch.MAX_HEADS, 8, key="alibi_heads", **URL, help=t("alibi.heads_help", max=ch.MAX_HEADS)
 )
 causal = c2.toggle(t("alibi.causal"), value=True, key="alibi_causal", **URL, help=t("alibi.causal_help"))
-sv = slopes_view(H)
-head_names = [t("alibi.head_name", h=h + 1, m=sv.labels[h]) for h in range(H)]
+sec = slopes_section(H, lang)
+sv = sec.view
 colors = alibi_figures.head_colors(sv.slopes)
 sign = t("alibi.sign")  # enc.Alibi.relative_sign in the learner's language (a test keeps them equal)
 
 # ------------------------------------------------------------------------------------- slopes
 st.subheader(t("alibi.slopes.subheader"))
-steepest = int(np.argmax(sv.slopes)) + 1  # heads are numbered from 1 on this page
-choices = list(range(1, H + 1)) if H <= 8 else sorted({1, 2, H // 2, H - 1, H})
-predict(
-    "alibi_q",
-    t("alibi.slopes.question", H=H),
-    choices,
-    steepest,
-    t(
-        "alibi.slopes.answer_interleaved" if H & (H - 1) else "alibi.slopes.answer_power",
-        h=steepest,
-        m=sv.labels[steepest - 1],
-        H=H,
-    ),
-    format_func=lambda h, lang=i18n.language(): i18n.t("alibi.slopes.option", lang, h=h),
-)
+if sec.question is not None:
+    ask(sec.question)
 prose(KEY, "slopes")
 with secondary(t("alibi.slopes.axis")):
     log_slopes = st.checkbox(
@@ -85,18 +75,16 @@ plot(
         colors=colors,
         text=list(sv.labels),
         log_y=log_slopes,
-        hover=[t("alibi.slopes.hover", e=e, w=w) for e, w in zip(sv.exponents, sv.windows, strict=False)],
+        hover=list(sec.hover),
     ),
     "slopes",
 )
-if H & (H - 1):
-    c = 1 << (H.bit_length() - 1)
-    st.info(t("alibi.slopes.not_power", H=H, c=c, rest=H - c, c2=2 * c, extra=", ".join(sv.labels[c:])))
+if sec.note:
+    st.info(sec.note)
 
 # --------------------------------------------------------------------------------------- bias
 hv = heads_view(text, seed(), H, causal)
-shown = min(n, GRID)
-cut = t("alibi.cut", shown=GRID, n=n) if n > GRID else ""
+cut = t("alibi.cut", shown=ch.GRID, n=len(tokens)) if hv.cut else ""
 query_i, key_j = t("figures.query_i"), t("figures.key_j")  # the grids' axis titles
 st.subheader(t("alibi.bias.subheader"))
 prose(KEY, "bias")
@@ -105,10 +93,10 @@ with st.expander(t("alibi.bias.proof")):
 bias_form = t("alibi.bias.form_causal" if causal else "alibi.bias.form_bidirectional")
 plot(
     F.token_heatmap_grid(
-        hv.bias[:, :shown, :shown],
-        hv.tokens[:shown],
+        hv.grid(hv.bias),
+        hv.tokens[: ch.GRID],
         t("alibi.bias.title", form=bias_form, cut=cut),
-        panel_titles=head_names,
+        panel_titles=list(sec.head_names),
         value_label=t("alibi.bias_value"),
         cols=4,
         row_title=query_i,
@@ -120,20 +108,21 @@ plot(
 # --------------------------------------------------------------------------------- attention
 st.subheader(t("alibi.attention.subheader"))
 prose(KEY, "attention")
-if st.session_state.get("alibi_head", 1) > H:
-    st.session_state.alibi_head = H  # the head count shrank under the chosen head
-head = st.selectbox(
+HEAD = Param.integer("alibi_head", 1, ch.MAX_HEADS, default=1)
+HEAD.restore()
+if st.session_state.get(HEAD.key, 1) > H:
+    st.session_state[HEAD.key] = H  # the head count shrank under the chosen head
+head = HEAD.widget(
+    st.selectbox,
     t("alibi.attention.head"),
     list(range(1, H + 1)),
-    key="alibi_head",
-    **URL,
-    format_func=lambda h: head_names[h - 1],
+    format_func=lambda h: sec.head_names[h - 1],
     help=t("alibi.attention.head_help", H=H),
 )
 weight = t("alibi.weight_value")
 plot(
     F.token_heatmap_grid(
-        np.stack([hv.weights[head - 1], hv.weights_content_only[head - 1]]),
+        hv.pair(head),
         hv.tokens,
         t("alibi.attention.pair_title", head=head),
         kind="weights",
@@ -148,10 +137,10 @@ plot(
 )
 plot(
     F.token_heatmap_grid(
-        hv.weights[:, :shown, :shown],
-        hv.tokens[:shown],
+        hv.grid(hv.weights),
+        hv.tokens[: ch.GRID],
         t("alibi.attention.grid_title", cut=cut),
-        panel_titles=head_names,
+        panel_titles=list(sec.head_names),
         kind="weights",
         value_label=weight,
         cols=4,
@@ -167,7 +156,7 @@ prose(KEY, "code")
 cf = code_form_view(text, seed(), H, head - 1)
 plot(
     F.token_heatmap_grid(
-        np.stack([cf.bias_paper, cf.bias_code]),
+        cf.bias_pair,
         cf.tokens,
         t("alibi.code.title", head=head, m=sv.labels[head - 1]),
         value_label=t("alibi.bias_value"),
@@ -185,7 +174,7 @@ m2.metric(t("alibi.code.metric_bidirectional"), f"{cf.diff_bidirectional:.3f}")
 prose(KEY, "code-unmasked")
 plot(
     F.token_heatmap_grid(
-        np.stack([cf.weights_symmetric_bidirectional, cf.weights_code_bidirectional]),
+        cf.weights_pair_bidirectional,
         cf.tokens,
         t("alibi.code.weights_title", head=head),
         kind="weights",
@@ -232,18 +221,18 @@ scaled = o2.checkbox(
     t("alibi.extrapolation.scaled"), value=False, key="alibi_scaled", **URL, help=t("alibi.extrapolation.scaled_help")
 )
 ex = extrapolation(text, seed(), H, train_len, test_len)
+curves = ex.curves(log_x, scaled)
 L = ex.distances.size
 if test_len < L:
     st.caption(t("alibi.extrapolation.longer", L=L))
 st.markdown(t("alibi.extrapolation.text", tokens=inline_tokens(ex.tokens[:24]) + (" …" if L > 24 else "")))
 train_mark = {t("alibi.extrapolation.train_mark"): train_len}
-d_lin = ch.sample_distances(L, log=False)  # a few hundred points are enough to draw a curve
 plot(
     alibi_figures.head_lines(
-        d_lin,
-        ex.penalty[:, d_lin],
+        curves.penalty_x,
+        curves.penalty,
         t("alibi.extrapolation.penalty_title", last=L - 1),
-        names=head_names,
+        names=list(sec.head_names),
         colors=colors,
         x_title=t("alibi.extrapolation.distance", sign=sign),
         y_title=t("alibi.extrapolation.penalty_y"),
@@ -251,23 +240,17 @@ plot(
     ),
     "penalty",
 )
-d = ch.sample_distances(L, log=log_x)
-if scaled:
-    xs = ex.slopes[:, None] * d[None, :]  # (h, points): each head in units of its own 1/m
-    x_title, marks = t("alibi.extrapolation.scaled_x"), {}
-else:
-    xs, x_title, marks = d, t("alibi.extrapolation.distance_w", sign=sign), train_mark
 plot(
     alibi_figures.head_lines(
-        xs,
-        ex.within[:, d],
+        curves.x,
+        curves.within,
         t("alibi.extrapolation.within_title", L=L),
-        names=head_names,
+        names=list(sec.head_names),
         colors=colors,
-        dashed_ys=ex.within_bias_only[:, d],
+        dashed_ys=curves.within_bias_only,
         dashed_suffix=t("alibi.extrapolation.bias_alone"),
-        marks=marks,
-        x_title=x_title,
+        marks={} if scaled else train_mark,
+        x_title=t("alibi.extrapolation.scaled_x") if scaled else t("alibi.extrapolation.distance_w", sign=sign),
         y_title=t("alibi.extrapolation.within_y"),
         log_x=log_x,
     ),
@@ -293,12 +276,11 @@ prose(KEY, "nope")
 st.subheader(t("alibi.nope.subheader"))
 st.session_state.setdefault("nope_shuffles", 1)
 b1, b2 = st.columns([1, 3])
-if b1.button(t("alibi.nope.shuffle"), key="nope_shuffle", disabled=n < 2):
+if b1.button(t("alibi.nope.shuffle"), key="nope_shuffle", disabled=len(tokens) < 2):
     st.session_state.nope_shuffles += 1
 ns = nope_symmetry(text, seed(), st.session_state.nope_shuffles)
-b2.markdown(
-    t("alibi.nope.shuffled", tokens=inline_tokens(ns.tokens[k] for k in ns.order[:40]) + (" …" if n > 40 else ""))
-)
+shuffled, more = ns.shuffled(40)
+b2.markdown(t("alibi.nope.shuffled", tokens=inline_tokens(shuffled) + (" …" if more else "")))
 n1, n2 = st.columns(2)
 n1.metric(t("alibi.nope.metric_bidirectional"), f"{ns.diff_bidirectional:.1e}")
 n2.metric(t("alibi.nope.metric_causal"), f"{ns.diff_causal:.3f}")
