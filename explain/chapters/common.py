@@ -6,6 +6,7 @@ Arguments are primitives (the page caches on them); the result holds numpy array
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -34,7 +35,7 @@ def run_layer(
     causal: bool = False,
     max_tokens: int = 256,
     positions_offset: int = 0,
-    config=None,
+    config: Any = None,
     term_scales: tuple[tuple[str, float], ...] = (),
 ) -> LayerView:
     """The sentence through one self-attention layer with positional encoding `method`.
@@ -56,7 +57,7 @@ def run_tokens(
     n_heads: int = 4,
     causal: bool = False,
     positions_offset: int = 0,
-    config=None,
+    config: Any = None,
     term_scales: tuple[tuple[str, float], ...] = (),
     float64: bool = False,
 ) -> LayerView:
