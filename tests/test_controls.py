@@ -20,8 +20,17 @@ from ui.chapters import CHAPTERS
 
 SMALL_RANGE = 17  # a slider with at most this many positions is swept through every one
 SIDEBAR_KEYS = {"sentence", "example", "seed", "lesson", "presenter", "lang"}
-KINDS = ("slider", "select_slider", "selectbox", "radio", "button_group", "multiselect", "toggle", "checkbox",
-         "number_input")
+KINDS = (
+    "slider",
+    "select_slider",
+    "selectbox",
+    "radio",
+    "button_group",
+    "multiselect",
+    "toggle",
+    "checkbox",
+    "number_input",
+)
 
 
 def raw_options(at: AppTest, widget: Any) -> list[Any]:
