@@ -137,7 +137,7 @@ def page_figures(chapter_path: str, lang: str) -> dict[str, Any]:
     at.switch_page(chapter_path).run()
     if at.exception:
         raise RuntimeError(f"{chapter_path} ({lang}): {at.exception[0].message}")
-    return {el.key: fingerprint(json.loads(el.proto.spec)) for el in at.get("plotly_chart")}
+    return {str(el.key): fingerprint(json.loads(el.proto.spec)) for el in at.get("plotly_chart")}
 
 
 def load() -> dict[str, dict[str, Any]]:
