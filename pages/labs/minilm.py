@@ -3,11 +3,11 @@
 import numpy as np
 import streamlit as st
 
-from encoders import minilm as enc
 from explain import figures as F
 from explain import i18n
 from explain.chapters import minilm as ch
 from explain.i18n import language
+from models import minilm as enc
 from ui.classroom import URL, predict
 from ui.common import header, inline_tokens, plot, prose, seed
 from ui.i18n import t
@@ -21,7 +21,7 @@ prose(KEY, "intro")
 
 @st.cache_resource(show_spinner=False)  # the spinner below speaks the learner's language
 def _warm() -> bool:
-    """Loads the model and tokenizer once per server process (encoders.minilm.load keeps them);
+    """Loads the model and tokenizer once per server process (models.minilm.load keeps them);
     read-only afterwards."""
     enc.load()
     return True
@@ -76,7 +76,8 @@ st.subheader(t("minilm.grid"))
 prose(KEY, "grid")
 base = run(text)
 heads = position_heads(text)
-plot(grid_figure(text, language()), "minilm_grid")
+LANG = language()  # this run's language, bound into the format_funcs below
+plot(grid_figure(text, LANG), "minilm_grid")
 
 c1, c2 = st.columns(2)
 first = heads.labels[0] if heads.labels else None  # open on a head with a measured role
@@ -130,7 +131,7 @@ src = st.radio(
     horizontal=True,
     key="minilm_src",
     **URL,
-    format_func=lambda v, lang=language(): i18n.t(f"minilm.src_opt.{v}", lang),
+    format_func=lambda v, lang=LANG: i18n.t(f"minilm.src_opt.{v}", lang),
     help=t("minilm.src_help"),
 )
 masses = heads.reference if src == "reference" else heads.sentence
@@ -203,7 +204,7 @@ mode = e1.radio(
     horizontal=True,
     key="minilm_mode",
     **URL,
-    format_func=lambda v, lang=language(): i18n.t(f"minilm.mode_opt.{v}", lang),
+    format_func=lambda v, lang=LANG: i18n.t(f"minilm.mode_opt.{v}", lang),
     help=t("minilm.mode_help"),
 )
 max_shift = max(0, enc.MAX_POSITIONS - n)
