@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import torch
 from torch import Tensor, nn
 
 from .base import Paper, PositionalEncoding, PositionOutOfRange, normal_
@@ -40,13 +41,33 @@ class LearnedAbsolute(PositionalEncoding):
     label = "Learned absolute (BERT / GPT-2)"
     kind = "input"
     paper = PAPER
+    config: LearnedConfig
 
-    def __init__(self, d_model, n_heads, config: LearnedConfig | None = None, generator=None):
+    def __init__(
+        self, d_model: int, n_heads: int, config: LearnedConfig | None = None, generator: torch.Generator | None = None
+    ) -> None:
         config = config or LearnedConfig()
         if config.max_len < 1:
             raise ValueError("max_len must be at least 1")
         super().__init__(d_model, n_heads, config, generator)
         self.table = nn.Parameter(normal_((config.max_len, d_model), config.init_std, generator))  # (max_len, D)
+
+    @classmethod
+    def config_covering(cls, n: int) -> LearnedConfig:
+        """Exactly n rows: one per position 0 … n−1 (the attention lab gives BERT's 512)."""
+        return LearnedConfig(max_len=n)
+
+    @classmethod
+    def config_for_lengths(cls, trained: int, run: int) -> LearnedConfig:
+        """Rows for the trained positions only: the run's later positions have none, by design."""
+        return LearnedConfig(max_len=trained)
+
+    @classmethod
+    def training_config(cls, max_len: int) -> LearnedConfig:
+        """One row per position up to the longest *test* string, as in the CoPE paper's Absolute PE:
+        rows past the training length exist but are never trained. Token embeddings are drawn with
+        std 1, so the table is too (LearnedConfig's default)."""
+        return LearnedConfig(max_len=max_len, init_std=1.0)
 
     def encode_input(self, x: Tensor, positions: Tensor) -> Tensor:
         if positions.numel():

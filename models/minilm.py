@@ -175,7 +175,7 @@ class WordPiece:
         """Split on whitespace, then every punctuation character becomes a word of its own."""
         words = []
         for chunk in self.normalize(text).split():
-            current = []
+            current: list[str] = []
             for ch in chunk:
                 if _is_punctuation(ch):
                     if current:
@@ -300,7 +300,8 @@ class MiniLM(nn.Module):
     def embed(self, ids: Tensor, position_ids: Tensor) -> Tensor:
         """x_0 = LayerNorm(word + position + token type) (BERT §3.2, Figure 2)."""
         types = torch.zeros_like(ids)
-        return self.norm(self.word(ids) + self.position(position_ids) + self.token_type(types))  # (b, n, D)
+        x: Tensor = self.norm(self.word(ids) + self.position(position_ids) + self.token_type(types))  # (b, n, D)
+        return x
 
     def forward(self, ids: Tensor, position_ids: Tensor | None = None) -> BertOutput:
         """ids (b, n) or (n,); position_ids the same shape, default 0…n−1, each in 0…511."""
@@ -388,4 +389,5 @@ def minilm_position_table() -> np.ndarray:
 
     path = Path(get_model_path()) / "model.safetensors"
     with safe_open(str(path), framework="np") as f:
-        return f.get_tensor("embeddings.position_embeddings.weight")  # (512, 384)
+        table: np.ndarray = f.get_tensor("embeddings.position_embeddings.weight")  # (512, 384)
+    return table

@@ -323,12 +323,9 @@ def seed_example(example: str, gap: int, delta: float, slope: float) -> SeedExam
         e = np.exp(x - x.max())
         return e / e.sum()
 
-    return SeedExampleView(
-        tokens,
-        {
-            "none": softmax(content),  # no position term
-            "relative": softmax(content - slope * distance),  # −slope·(i − j)
-            "cope": softmax(content - slope * p),  # −slope·p_ij
-        },
-        p,
+    rulers = (
+        softmax(content),  # no position term
+        softmax(content - slope * distance),  # relative: −slope·(i − j)
+        softmax(content - slope * p),  # CoPE: −slope·p_ij
     )
+    return SeedExampleView(tokens, dict(zip(RULERS, rulers, strict=True)), p)

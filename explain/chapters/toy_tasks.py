@@ -26,9 +26,11 @@ from lab.train import load
 # The source of PAPER_RESULTS, as the page cites it: toy_tasks.paper_source in the catalogue
 # (Golovneva, Wang, Weston, Sukhbaatar 2024, arXiv 2405.18719v2, Tables 2 and 3).
 
-# Paper row label per registry name. T5's bias is our stand-in for the paper's "Relative PE"
-# (the paper's counting runs use the RAM code's learned relative embeddings, not T5 buckets).
-PAPER_ROW = {"learned": "Absolute PE", "rope": "RoPE", "t5": "Relative PE", "cope": "CoPE"}
+# The registered encoding that stands in for each of the paper's rows. T5's bias is our stand-in for
+# the paper's "Relative PE" (the paper's counting runs use the RAM code's learned relative
+# embeddings, not T5 buckets).
+STAND_IN = {"Absolute PE": "learned", "RoPE": "rope", "Relative PE": "t5", "CoPE": "cope"}
+PAPER_ROW = {enc: row for row, enc in STAND_IN.items()}  # registry name → the paper's row label
 
 # task → (paper column names, {paper row: values}); values in %, copied from METHODS.md.
 PAPER_RESULTS: dict[str, tuple[tuple[str, ...], dict[str, tuple[float, ...]]]] = {

@@ -6,13 +6,14 @@ import streamlit as st
 from encoders import deberta as enc
 from explain import figures as F
 from explain.chapters import deberta as ch
+from explain.chapters.common import sign_text
 from ui.classroom import URL, predict
 from ui.common import header, plot, prose, seed, sentence_tokens
 from ui.derivation import show_derivation
 from ui.i18n import t
 
 KEY = "deberta"
-SIGN = t("deberta.sign")
+SIGN = sign_text(enc.DeBERTa.name)
 N_HEADS = 4
 header(
     KEY,

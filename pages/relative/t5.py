@@ -6,13 +6,14 @@ import streamlit as st
 from encoders import t5 as enc
 from explain import figures as F
 from explain.chapters import t5 as ch
+from explain.chapters.common import sign_text
 from ui.classroom import URL, predict
 from ui.common import header, plot, prose, seed, sentence_tokens
 from ui.derivation import show_derivation
 from ui.i18n import t
 
 KEY = "t5"
-SIGN = t("t5.sign")
+SIGN = sign_text(enc.T5Bias.name)
 BUCKETS_MIN, BUCKETS_MAX = 4, 128
 DIST_MIN, DIST_MAX = 2, 1024
 

@@ -6,6 +6,7 @@ import streamlit as st
 from encoders import transformer_xl as enc
 from explain import figures as F
 from explain.chapters import transformer_xl as ch
+from explain.chapters.common import sign_text
 from ui.classroom import URL, predict
 from ui.common import header, plot, prose, seed, sentence_tokens
 from ui.derivation import show_derivation
@@ -13,7 +14,7 @@ from ui.i18n import t
 
 KEY = "transformer-xl"
 N_HEADS = 4
-SIGN = t("transformer_xl.sign")
+SIGN = sign_text(enc.TransformerXL.name)
 header(
     KEY,
     enc.PAPER,

@@ -8,6 +8,7 @@ from encoders import nope
 from explain import figures as F
 from explain import i18n
 from explain.chapters import alibi as ch
+from explain.chapters.common import sign_text
 from ui.classroom import URL, predict, secondary
 from ui.common import header, inline_tokens, plot, prose, seed, sentence_tokens
 from ui.derivation import show_derivation
@@ -50,12 +51,13 @@ causal = c2.toggle(t("alibi.causal"), value=True, key="alibi_causal", **URL, hel
 sv = slopes_view(H)
 head_names = [t("alibi.head_name", h=h + 1, m=sv.labels[h]) for h in range(H)]
 colors = F.head_colors(sv.slopes)
-sign = t("alibi.sign")  # enc.Alibi.relative_sign in the learner's language (a test keeps them equal)
+sign = sign_text(enc.Alibi.name)  # "i − j (query − key)" in the learner's language
 
 # ------------------------------------------------------------------------------------- slopes
 st.subheader(t("alibi.slopes.subheader"))
 steepest = int(np.argmax(sv.slopes)) + 1  # heads are numbered from 1 on this page
 choices = list(range(1, H + 1)) if H <= 8 else sorted({1, 2, H // 2, H - 1, H})
+LANG = i18n.language()  # this run's language, bound into format_func (AppTest calls it after the run)
 predict(
     "alibi_q",
     t("alibi.slopes.question", H=H),
@@ -67,7 +69,7 @@ predict(
         m=sv.labels[steepest - 1],
         H=H,
     ),
-    format_func=lambda h, lang=i18n.language(): i18n.t("alibi.slopes.option", lang, h=h),
+    format_func=lambda h, lang=LANG: i18n.t("alibi.slopes.option", lang, h=h),
 )
 prose(KEY, "slopes")
 with secondary(t("alibi.slopes.axis")):
