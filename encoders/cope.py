@@ -110,6 +110,9 @@ def interpolate_position_logits(z: Tensor, positions: Tensor) -> Tensor:
     return w * z_hi + (1 - w) * z_lo  # (b, h, i, j)
 
 
+Variant = Literal["paper", "official"]
+
+
 @dataclass(frozen=True)
 class CoPEConfig:
     # P, the number of position embeddings e[0] … e[P−1]; counts saturate at P − 1.
@@ -117,7 +120,7 @@ class CoPEConfig:
     npos_max: int = 64
     # "paper": the appendix listing, position logits added after the 1/√d scaling.
     # "official": facebookresearch/RAM's default, position logits added before it (divided by √d).
-    variant: Literal["paper", "official"] = "paper"
+    variant: Variant = "paper"
     # Std of the seeded position table; None = 1/√d, which gives q·e[p] of order 1 for unit-scale q.
     # 0.0 = the paper's zero initialisation (right for training, but then the untrained term is 0).
     init_std: float | None = None

@@ -51,7 +51,7 @@ def run_layer(
     causal: bool = False,
     max_tokens: int = 256,
     positions_offset: int = 0,
-    config=None,
+    config: object = None,
     term_scales: tuple[tuple[str, float], ...] = (),
 ) -> LayerView:
     """The sentence through one self-attention layer with positional encoding `method`.
@@ -73,7 +73,7 @@ def run_tokens(
     n_heads: int = 4,
     causal: bool = False,
     positions_offset: int = 0,
-    config=None,
+    config: object = None,
     term_scales: tuple[tuple[str, float], ...] = (),
     float64: bool = False,
 ) -> LayerView:

@@ -193,14 +193,15 @@ class PositionChange:
 
 def total_variation(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """½ Σ_j |a_ij − b_ij|, averaged over queries i: how much attention moved, 0 … 1."""
-    return 0.5 * np.abs(a.astype(np.float64) - b).sum(-1).mean(-1)
+    moved: np.ndarray = 0.5 * np.abs(a.astype(np.float64) - b).sum(-1).mean(-1)
+    return moved
 
 
 def compare(before: ModelRun, after: ModelRun) -> PositionChange:
     """Per head, how much the attention moved between two runs on the same word pieces."""
     if before.tokens != after.tokens:
         raise ValueError("compare runs on the same word pieces")
-    dh = float(np.linalg.norm(after.hidden - before.hidden) / max(np.linalg.norm(before.hidden), 1e-12))
+    dh = float(np.linalg.norm(after.hidden - before.hidden) / max(float(np.linalg.norm(before.hidden)), 1e-12))
     return PositionChange(
         before.tokens,
         after.position_ids,
