@@ -200,6 +200,7 @@ def test_zero_init_gives_zero_position_term_and_bad_config_refused():
 # --- the chapter's pure functions -----------------------------------------------------------------
 
 from explain.chapters import cope as ch  # noqa: E402
+from explain.chapters import cope_seeds as seeds  # noqa: E402
 
 TEXT = "Alice met Bob. Alice smiled!\n\nThen Alice left? Bob stayed with Alice."
 # tokens: Alice met Bob . Alice smiled ! Then Alice left ? Bob stayed with Alice .   (0 … 15)
@@ -323,7 +324,7 @@ def test_page_korean_emoji_and_long_text():
 
 @pytest.mark.parametrize("gap", [1, 3, 12])
 def test_seed_example_yyyyx_ratios(gap):
-    v = ch.seed_example("yyyyxyyy", gap, 3.0, 1.0)
+    v = seeds.seed_example("yyyyxyyy", gap, 3.0, 1.0)
     x, last_y = 4, len(v.tokens) - 1
     assert v.tokens[x] == "x" and len(v.tokens) == 5 + gap
     rel, cope = v.weights["relative"], v.weights["cope"]
@@ -333,7 +334,7 @@ def test_seed_example_yyyyx_ratios(gap):
 
 
 def test_seed_example_nearer_b_wins():
-    v = ch.seed_example("aaaabaaabb", 1, 3.0, 1.0)
+    v = seeds.seed_example("aaaabaaabb", 1, 3.0, 1.0)
     assert "".join(v.tokens) == "aaaabaaabb"
     assert v.weights["none"][4] == pytest.approx(v.weights["none"][8])
     for name in ("relative", "cope"):
@@ -342,9 +343,9 @@ def test_seed_example_nearer_b_wins():
 
 def test_page_seed_examples():
     at = open_page(PAGE, sentence=TEXT)
-    for example in ch.SEED_EXAMPLES:
+    for example in seeds.SEED_EXAMPLES:
         at.radio(key="cope_example").set_value(example).run()
-        for gap in (1, ch.MAX_GAP):
+        for gap in (1, seeds.MAX_GAP):
             at.slider(key="cope_gap").set_value(gap).run()
             assert not errors(at), (example, gap)
             bars = chart(at, "seed_example")["data"]
@@ -370,12 +371,12 @@ def test_every_option_id_has_a_name_in_both_languages():
     """Option values are stable ids (URL, lessons); each is named through the catalogue."""
     for lang in LANGS:
         names = [t(f"cope.unit.{u}", lang) for u in ch.UNITS]
-        names += [t(f"cope.seeds.example_name.{e}", lang) for e in ch.SEED_EXAMPLES]
-        names += [t(f"cope.seeds.ruler.{r}", lang) for r in ch.RULERS]
+        names += [t(f"cope.seeds.example_name.{e}", lang) for e in seeds.SEED_EXAMPLES]
+        names += [t(f"cope.seeds.ruler.{r}", lang) for r in seeds.RULERS]
         names += [t(f"cope.model.variant_name.{v}", lang) for v in ("paper", "official")]
         assert all(names) and len(set(names)) == len(names), lang
     assert [t(f"cope.unit.{u}", "en") for u in ch.UNITS] == list(ch.UNITS)  # English shows the id itself
-    assert set(ch.seed_example("yyyyxyyy", 1, 3.0, 1.0).weights) == set(ch.RULERS)
+    assert set(seeds.seed_example("yyyyxyyy", 1, 3.0, 1.0).weights) == set(seeds.RULERS)
 
 
 def test_lesson_presets_use_unit_ids_the_page_knows():
@@ -402,7 +403,7 @@ def test_page_switches_to_korean_and_keeps_every_control():
     # the same numbers under Korean titles and legend names
     assert np.array_equal(_z(at, "positions"), p_en, equal_nan=True)
     bars = chart(at, "seed_example")["data"]
-    assert [b["name"] for b in bars] == [t(f"cope.seeds.ruler.{r}", "ko") for r in ch.RULERS]
+    assert [b["name"] for b in bars] == [t(f"cope.seeds.ruler.{r}", "ko") for r in seeds.RULERS]
     assert chart(at, "model_weights")["layout"]["title"]["text"] == "헤드 1: 어텐션 가중치, CoPE (공식 코드)"
     assert any("토큰 16개 중 2개를 셉니다" in m.value for m in at.markdown)
 
@@ -512,13 +513,13 @@ def test_toy_gates_are_the_listings_scaled_sigmoid_not_the_equations():
         assert "sqrt{d}" in intro.split("$$")[2]  # the listing's scaling is named right after it
 
 
-@pytest.mark.parametrize("gap", range(1, ch.MAX_GAP + 1))
+@pytest.mark.parametrize("gap", range(1, seeds.MAX_GAP + 1))
 def test_nearer_b_wins_for_every_positive_slope_and_ties_at_zero(gap):
     """The prose: without positions the two b's tie; relative positions and CoPE both favour the
     nearer b for any slope above 0. Over the page's slope grid and a spread of content bonuses."""
     for slope in np.round(np.arange(0.0, 5.0001, 0.1), 10):
         for delta in (0.0, 3.0, 10.0):
-            v = ch.seed_example("aaaabaaabb", gap, delta, slope)
+            v = seeds.seed_example("aaaabaaabb", gap, delta, slope)
             near, far = v.last, 4
             assert v.tokens[far] == v.tokens[near] == v.sought == "b" and near == 8 and v.back == gap
             assert v.weights["none"][near] == pytest.approx(v.weights["none"][far], rel=1e-12)
@@ -533,11 +534,11 @@ def test_nearer_b_wins_for_every_positive_slope_and_ties_at_zero(gap):
 
 
 def test_seed_example_line_facts():
-    v = ch.seed_example("yyyyxyyy", 3, 3.0, 1.0)
+    v = seeds.seed_example("yyyyxyyy", 3, 3.0, 1.0)
     assert (v.sought, v.last, v.back, v.counted_back) == ("x", 4, 3, 1.0)
     assert v.weight("relative") == v.weights["relative"][4] and v.weight("cope") == v.weights["cope"][4]
-    for example, gap in ch.SEED_DEFAULT_GAP.items():
-        assert "".join(ch.seed_example_tokens(example, gap)) == example  # the review's own sequences
+    for example, gap in seeds.SEED_DEFAULT_GAP.items():
+        assert "".join(seeds.seed_example_tokens(example, gap)) == example  # the review's own sequences
 
 
 # --- the paper's numbers --------------------------------------------------------------------------

@@ -10,7 +10,7 @@ import streamlit as st
 from encoders import cope as enc
 from explain import figures as F
 from explain.chapters import cope as ch
-from explain.chapters import cope_results
+from explain.chapters import cope_results, cope_seeds
 from ui.cache import cached
 from ui.common import header, inline_tokens, plot, prose, seed, sentence_tokens
 from ui.derivation import show_derivation
@@ -40,7 +40,7 @@ positions_question = cached(ch.positions_question, max_entries=32)
 interpolation_view = cached(ch.interpolation_view, max_entries=32)
 attention_view = cached(ch.preferred_count_attention, max_entries=16)
 alice_view = cached(ch.alice_view, max_entries=32)
-seed_view = cached(ch.seed_example, max_entries=32)
+seed_view = cached(cope_seeds.seed_example, max_entries=32)
 model_view = cached(ch.model_view, max_entries=8)
 word_choices = cached(ch.word_choices, max_entries=32)
 paper_results = cached(cope_results.paper_results, max_entries=4)
@@ -316,7 +316,7 @@ else:
 st.subheader(t("cope.seeds.subheader"))
 prose(KEY, "seeds")
 e1, e2, e3, e4 = st.columns([3, 2, 2, 2])
-EXAMPLE = Param.choice("cope_example", tuple(ch.SEED_EXAMPLES), default="yyyyxyyy")
+EXAMPLE = Param.choice("cope_example", tuple(cope_seeds.SEED_EXAMPLES), default="yyyyxyyy")
 example = EXAMPLE.widget(
     e1.radio,
     t("cope.seeds.example"),
@@ -327,11 +327,11 @@ example = EXAMPLE.widget(
 gap = e2.slider(
     t("cope.seeds.gap"),
     1,
-    ch.MAX_GAP,
-    ch.SEED_DEFAULT_GAP[example],
+    cope_seeds.MAX_GAP,
+    cope_seeds.SEED_DEFAULT_GAP[example],
     key="cope_gap",
     **URL,
-    help=t("cope.seeds.gap_help", max=ch.MAX_GAP),
+    help=t("cope.seeds.gap_help", max=cope_seeds.MAX_GAP),
 )
 delta = e3.slider(t("cope.seeds.delta"), 0.0, 10.0, 3.0, 0.5, key="cope_delta", **URL, help=t("cope.seeds.delta_help"))
 slope = e4.slider(t("cope.seeds.slope"), 0.0, 5.0, 1.0, 0.1, key="cope_slope", **URL, help=t("cope.seeds.slope_help"))
@@ -339,7 +339,7 @@ sv = seed_view(example, gap, delta, slope)
 plot(
     F.token_bars(
         sv.tokens,
-        {t(f"cope.seeds.ruler.{r}"): sv.weights[r] for r in ch.RULERS},
+        {t(f"cope.seeds.ruler.{r}"): sv.weights[r] for r in cope_seeds.RULERS},
         t("cope.seeds.title", tokens=" ".join(sv.tokens)),
         x_title=t("cope.seeds.x_title"),
         y_title=t("cope.seeds.y_title"),
