@@ -6,6 +6,10 @@ here (see the package docstring).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from functools import cache
+from types import MappingProxyType
+
 from explain import i18n
 from explain.derivations.alibi import alibi_shift_invariance
 from explain.derivations.cope import cope_all_gates_open
@@ -34,22 +38,25 @@ def _build_all(lang: str) -> tuple[Derivation, ...]:
     )
 
 
-# Builders are cheap (expression construction only; no simplification), so the registry is
-# built once at import as an immutable tuple: in English, the language of the proofs and tests.
-# Another language's registry holds the same sympy objects with other words; it is built the
-# first time it is asked for and kept.
+# Builders are cheap (expression construction only; no simplification, ~20 ms for all), so the
+# registry is built once at import as an immutable tuple: in English, the language of the proofs and
+# tests. Another language's registry holds the same sympy objects with other words; it is built the
+# first time it is asked for and kept (`_built`).
 ALL_DERIVATIONS: tuple[Derivation, ...] = _build_all(i18n.DEFAULT)
 
 _BY_ID = {d.id: d for d in ALL_DERIVATIONS}
 assert len(_BY_ID) == len(ALL_DERIVATIONS), "derivation ids must be unique"
-_BY_LANG: dict[str, dict[str, Derivation]] = {i18n.DEFAULT: _BY_ID}
 
 
-def _registry(lang: str) -> dict[str, Derivation]:
-    lang = i18n.valid(lang)
-    if lang not in _BY_LANG:
-        _BY_LANG[lang] = {d.id: d for d in _build_all(lang)}  # a race builds it twice: harmless
-    return _BY_LANG[lang]
+@cache  # one registry per language; a race builds one twice, which is harmless
+def _built(lang: str) -> Mapping[str, Derivation]:
+    if lang == i18n.DEFAULT:
+        return _BY_ID
+    return MappingProxyType({d.id: d for d in _build_all(lang)})
+
+
+def _registry(lang: str) -> Mapping[str, Derivation]:
+    return _built(i18n.valid(lang))
 
 
 def all_derivations(lang: str = i18n.DEFAULT) -> tuple[Derivation, ...]:
@@ -67,4 +74,4 @@ def get(derivation_id: str, lang: str = i18n.DEFAULT) -> Derivation:
 
 def registered(derivation: Derivation) -> bool:
     """True if `derivation` is a registered one (in any language), not a test's modified copy."""
-    return any(reg.get(derivation.id) is derivation for reg in list(_BY_LANG.values()))
+    return any(_built(lang).get(derivation.id) is derivation for lang in i18n.LANGS)
