@@ -21,7 +21,8 @@ The package
                 numbers at every step / at both ends), `message_text(check, lang)`.
 - common.py     what the identities share: catalogue words, symbols (m, n, i, j, c, θ, ω), named
                 vectors and matrices with their parameters, position defaults.
-- one file per paper, each with its builders: sinusoidal.py, rope.py, transformer_xl.py
+- one file per paper, each with its builders: sinusoidal.py, rope.py (also the matrix atoms
+                `MatExp`, `DirectSum`, `DerivativeAt` its design derivations use), transformer_xl.py
                 (absolute-pe-attention), deberta.py, alibi.py, t5.py, cope.py.
 - registry.py   `ALL_DERIVATIONS` (the order of the chapter), `get(id, lang)`,
                 `all_derivations(lang)`, `registered(derivation)`.
@@ -68,7 +69,20 @@ from explain.derivations.prover import (
     verify,
 )
 from explain.derivations.registry import ALL_DERIVATIONS, all_derivations, get, registered
-from explain.derivations.rope import rope_block_diagonal, rope_complex_2d, rope_matrix_2d, rope_relative_block
+from explain.derivations.rope import (
+    DerivativeAt,
+    DirectSum,
+    MatExp,
+    rope_absorb_basis,
+    rope_block_diagonal,
+    rope_block_exponential,
+    rope_complex_2d,
+    rope_from_the_goal,
+    rope_matrix_2d,
+    rope_relative_block,
+    rope_skew_exponential_2d,
+    rope_skew_generator,
+)
 from explain.derivations.sinusoidal import sinusoidal_dot_product, sinusoidal_shift
 from explain.derivations.t5 import t5_shift_invariance
 from explain.derivations.transformer_xl import absolute_pe_attention
@@ -87,9 +101,12 @@ from explain.derivations.types import (
 __all__ = [
     "ALL_DERIVATIONS",
     "HIGHLIGHT_COLOR",
+    "MatExp",
     "SHIFT_PARAMETERS",
     "STEP_KINDS",
     "Derivation",
+    "DerivativeAt",
+    "DirectSum",
     "Named",
     "Parameter",
     "RopeMatrix",
@@ -111,10 +128,15 @@ __all__ = [
     "message_text",
     "numeric_check",
     "registered",
+    "rope_absorb_basis",
     "rope_block_diagonal",
+    "rope_block_exponential",
     "rope_complex_2d",
+    "rope_from_the_goal",
     "rope_matrix_2d",
     "rope_relative_block",
+    "rope_skew_exponential_2d",
+    "rope_skew_generator",
     "sinusoidal_dot_product",
     "sinusoidal_shift",
     "start",

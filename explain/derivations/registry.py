@@ -14,7 +14,17 @@ from explain import i18n
 from explain.derivations.alibi import alibi_shift_invariance
 from explain.derivations.cope import cope_all_gates_open
 from explain.derivations.deberta import deberta_three_terms
-from explain.derivations.rope import rope_block_diagonal, rope_complex_2d, rope_matrix_2d, rope_relative_block
+from explain.derivations.rope import (
+    rope_absorb_basis,
+    rope_block_diagonal,
+    rope_block_exponential,
+    rope_complex_2d,
+    rope_from_the_goal,
+    rope_matrix_2d,
+    rope_relative_block,
+    rope_skew_exponential_2d,
+    rope_skew_generator,
+)
 from explain.derivations.sinusoidal import sinusoidal_dot_product, sinusoidal_shift
 from explain.derivations.t5 import t5_shift_invariance
 from explain.derivations.transformer_xl import absolute_pe_attention
@@ -30,6 +40,11 @@ def _build_all(lang: str) -> tuple[Derivation, ...]:
         rope_block_diagonal(4, lang),
         rope_block_diagonal(6, lang),
         rope_relative_block(lang),
+        rope_from_the_goal(lang),
+        rope_skew_generator(lang),
+        rope_skew_exponential_2d(lang),
+        rope_block_exponential(lang),
+        rope_absorb_basis(lang),
         absolute_pe_attention(lang),
         deberta_three_terms(lang),
         alibi_shift_invariance(lang),
