@@ -7,6 +7,7 @@ loops and the HF transformers oracles (Llama: half-split; GPT-J: interleaved).
 from __future__ import annotations
 
 import cmath
+import dataclasses
 import math
 
 import numpy as np
@@ -24,9 +25,12 @@ from encoders.rope import (
     rope_frequencies,
     rotation_matrix,
 )
+from explain import derivations as D
 from explain.chapters import rope as ch
 from explain.chapters import rope_figures
-from tests.helpers import errors, fig_array, figure, figures, open_page, rand
+from explain.derivations import view as DV
+from explain.i18n import t
+from tests.helpers import chart, errors, fig_array, open_page, rand
 
 PAGE = "pages/rotary/rope.py"
 KOREAN_EMOJI = "고양이가 🐱 매트 위에 앉았다 👩‍💻 and 東京 🇰🇷!"
@@ -366,31 +370,211 @@ def test_layout_view_numbers():
     assert lay.R_interleaved.shape == (8, 8) and lay.R_half.shape == (8, 8)
 
 
+# -- the chapter's sections, with their words ------------------------------------------------------
+
+
+def independent_logits(q: np.ndarray, k: np.ndarray, d: int, base: float, positions: np.ndarray) -> np.ndarray:
+    """(m, n) logits qᵀR_mᵀR_n k/√d with the rotation written out in numpy (cos/sin per pair),
+    nothing shared with encoders/rope.py."""
+    theta = base ** (-2.0 * np.arange(d // 2) / d)  # (P,)
+    ang = positions[:, None] * theta[None, :]  # (N, P)
+    c, s = np.cos(ang), np.sin(ang)
+
+    def rot(v):  # (d,) → (N, d): pair f = channels 2f, 2f+1
+        a, b = v[0::2], v[1::2]
+        out = np.empty((positions.size, d))
+        out[:, 0::2], out[:, 1::2] = a * c - b * s, a * s + b * c
+        return out
+
+    return rot(q) @ rot(k).T / math.sqrt(d)
+
+
+@pytest.mark.parametrize("d", range(2, 33, 2))
+def test_identity_question_over_the_control_space(d):
+    """The shift question at every head size and base, sizes at both ends and between, shifts from
+    −1,000,000 to 1,000,000 (the number input's range) and 0, two word pairs, both languages: the
+    answer is an option, it is "no" (the identity), and the change it states is the largest change an
+    independent numpy rotation measures — below float64 rounding."""
+    for qi, ki in ((1, 5), (3, 3)):
+        q, k = ch.word_vectors(TOKS, 0, d, qi, ki)
+        for base in ch.BASES:
+            for size in (4, 5, 24, 63, 64):
+                pos = np.arange(size, dtype=np.float64)
+                ref = independent_logits(q, k, d, float(base), pos)
+                for shift in (-1_000_000, -999_900, -100, 0, 100, 1000, 1_000_000):
+                    view = ch.relative_identity(TOKS, 0, d, float(base), qi, ki, size, shift)
+                    moved = independent_logits(q, k, d, float(base), pos + shift)
+                    change = float(np.abs(moved - ref).max())
+                    assert np.allclose(view.logits, ref, atol=1e-12)
+                    assert change < ch.NO_CHANGE and view.max_change < ch.NO_CHANGE, (base, size, shift)
+                    for lang in ("en", "ko"):
+                        question = ch.identity_question(view, shift, lang)
+                        assert question.answer in question.options and question.answer == "no"
+                        assert question.facts == {"shift": shift, "change": view.max_change, "answer": "no"}
+                        assert f"{view.max_change:.1e}" in question.explanation
+                        assert question.labels == tuple(t(f"rope.identity.answer_{a}", lang) for a in question.options)
+
+
+def test_identity_answers_follow_the_measured_change():
+    assert [ch.identity_answer(c) for c in (0.0, 9.9e-7, 1e-6, 0.05, 0.1, 3.0)] == [
+        "no",
+        "no",
+        "little",
+        "little",
+        "lot",
+        "lot",
+    ]
+    view = ch.relative_identity(TOKS, 0, 8, 10000.0, 1, 5, 8, 100)
+    broken = dataclasses.replace(view, max_change=0.5)  # as if the identity failed
+    q = ch.identity_question(broken, 100, "en")
+    assert q.answer == "lot" and "rounding" not in q.explanation.split("That is")[0]
+    assert "0.5" in q.explanation and "more than rounding" in q.explanation
+
+
+def test_circles_section_words_follow_the_numbers():
+    for lang in ("en", "ko"):
+        cs = ch.circles_section(TOKS, 0, 8, 10000.0, 1, 5, 2, 6, "both", lang)
+        c = cs.circles
+        assert cs.notes.shape == (ch.FRAMES, 4) and len(cs.frame_titles) == ch.FRAMES and len(cs.panel_titles) == 4
+        assert cs.gap == pytest.approx(float(np.abs((c.angle - c.predicted_angle + 180) % 360 - 180).max()))
+        assert cs.gap < 1e-9
+        # the note under circle f states its angle and its share; the title the logit of the frame
+        assert f"{c.angle[0, 0]:+.0f}°".replace("-", "−") in cs.notes[0, 0]
+        assert f"{c.score[7]:+.3f}".replace("-", "−") in cs.frame_titles[7]
+        assert f"n − m = {c.n[7] - c.m[7]}" in cs.frame_titles[7]
+        assert f"{c.wavelength[3]:,.0f}" in cs.panel_titles[3]  # λ ≈ 6,283: a slow pair
+
+
+def test_sentence_view():
+    toks = TOKS
+    a = ch.sentence_view(toks, 0, True, 0)
+    assert a.change == 0.0 and a.panels.shape == (2, 7, 7) and a.terms.shape == (3, 7, 7)
+    content, position, total = a.terms
+    assert np.allclose(content + position, total, equal_nan=True)
+    assert np.isnan(total[0, 1]) and not np.isnan(total[1, 0])  # causal: the future is blank
+    assert np.allclose(np.nansum(a.panels, axis=2), 1.0)
+    b = ch.sentence_view(toks, 0, True, 100_000)
+    assert 0 < b.change < 1e-4  # float32 rounding of the large angles
+    assert np.allclose(b.panels, a.panels, atol=1e-4, equal_nan=True)
+    assert np.abs(a.panels[0] - a.panels[1]).max() > 1e-3  # RoPE changed the map
+
+
+# -- why block-diagonal: the numbers beside the proofs ------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("d", [2, 4, 6, 8])
+def test_real_canonical_form_against_scipy_real_schur(d, seed):
+    """QᵀAQ = ⊕ θ_f J with Q orthogonal; the frequencies are those of scipy's real Schur form (whose
+    T is block-diagonal for a normal matrix), found by an independent algorithm."""
+    from scipy.linalg import schur
+
+    a = ch.random_skew(d, seed)
+    assert np.allclose(a, -a.T)
+    q, thetas = ch.real_canonical_form(a)
+    assert np.allclose(q.T @ q, np.eye(d), atol=1e-12)
+    assert np.allclose(q.T @ a @ q, ch.block_generator(thetas), atol=1e-12)
+    assert (np.diff(thetas) <= 1e-12).all() and (thetas >= 0).all()
+    T, Z = schur(a, output="real")
+    assert np.allclose(Z @ T @ Z.T, a, atol=1e-12)
+    blocks = sorted(abs(T[2 * f + 1, 2 * f]) for f in range(d // 2))
+    assert np.allclose(sorted(thetas), blocks, atol=1e-10)
+    off = T.copy()
+    for f in range(d // 2):
+        off[2 * f : 2 * f + 2, 2 * f : 2 * f + 2] = 0
+    assert np.abs(off).max() < 1e-12  # scipy too: a normal matrix's real Schur form is block-diagonal
+
+
+def test_real_canonical_form_with_repeated_and_zero_frequencies():
+    rng = np.random.default_rng(3)
+    for thetas in ([1.0, 1.0, 0.5], [2.0, 0.0], [0.0, 0.0], [1.5, 1.5, 1.5, 1.5]):
+        basis = np.linalg.qr(rng.standard_normal((2 * len(thetas),) * 2))[0]
+        a = basis @ ch.block_generator(np.array(thetas)) @ basis.T
+        q, found = ch.real_canonical_form(a)
+        assert np.allclose(q.T @ q, np.eye(a.shape[0]), atol=1e-10)
+        assert np.allclose(q.T @ a @ q, ch.block_generator(found), atol=1e-10)
+        assert np.allclose(found, sorted(thetas, reverse=True), atol=1e-8)
+    with pytest.raises(ValueError, match="skew"):
+        ch.real_canonical_form(np.eye(4))
+    with pytest.raises(ValueError, match="even"):
+        ch.real_canonical_form(np.zeros((3, 3)))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_skew_view_exponential_is_ropes_rotation_in_the_basis_q(seed):
+    from scipy.linalg import expm
+
+    v = ch.skew_view(seed)
+    assert v.generator.shape == (ch.SKEW_D, ch.SKEW_D) and v.frequencies.shape == (ch.SKEW_D // 2,)
+    assert max(v.off_block, v.block_gap, v.orthogonality_gap, v.exponential_gap, v.relative_gap) < 1e-10
+    # independently: scipy's expm, and RoPE's own rotation_matrix with these frequencies
+    R = rotation_matrix(v.m, ch.SKEW_D, inv_freq=torch.from_numpy(v.frequencies)).numpy()
+    assert np.allclose(expm(v.m * v.generator), v.basis @ R @ v.basis.T, atol=1e-10)
+    for m, n in ((0, 3), (5, 2), (7, 7)):
+        Rm, Rn = expm(m * v.generator), expm(n * v.generator)
+        assert np.allclose(Rm.T @ Rn, expm((n - m) * v.generator), atol=1e-10)
+    assert v.frequencies_text == ", ".join(f"{x:.3f}" for x in v.frequencies)
+    # a matrix that is not of this form is caught: a non-skew A's exponential is not orthogonal
+    e = expm(v.generator + np.eye(ch.SKEW_D) * 0.1)
+    assert np.abs(e.T @ e - np.eye(ch.SKEW_D)).max() > 0.1
+
+
 # -- the page ---------------------------------------------------------------------------------------
-
-
-def circles_fig(at):
-    return figure(at, "<b>Rotation circles")
 
 
 def test_page_runs_and_its_figures_show_the_identity():
     at = open_page(PAGE)
     assert not errors(at)
-    fig = circles_fig(at)
+    fig = chart(at, "rope_circles")
     assert len(fig["frames"]) == 41
     q_arrows = fig_array(fig["data"][3]["x"])  # origin, tip, gap per pair
     assert q_arrows.size == 3 * 8
-    z = fig_array(figure(at, "Logit of")["data"][0]["z"])
+    z = fig_array(chart(at, "rope_identity")["data"][0]["z"])
     assert z.shape == (24, 24)
     for off in range(-23, 24):
         diag = np.diagonal(z, offset=off)
         assert np.ptp(diag) < 1e-9
     md = " ".join(m.value for m in at.markdown)
     assert "Largest spread along any diagonal" in md and "largest gap" in md
-    w = figure(at, "Attention weights on your sentence")
+    w = chart(at, "rope_attention")
     panels = [fig_array(t["z"]) for t in w["data"]]
     assert len(panels) == 2 and np.allclose(panels[1].sum(1), 1, atol=1e-5)
     assert np.abs(panels[0] - panels[1]).max() > 1e-3  # RoPE changed the map
+    # the question is the chapter's, answered by the map
+    radio = at.radio(key="rope_q__choice")
+    radio.set_value(t("rope.identity.answer_no", "en")).run()
+    at.button(key="rope_q__reveal").click().run()
+    assert any(s.value.startswith("Right:") for s in at.success)
+    # the goal's derivation is on the page, and the block-diagonal panel is closed until opened
+    bodies = [el.value for el in at.latex]
+    for s in D.get("rope-from-the-goal").steps:
+        assert any(DV.step_latex(s) in b for b in bodies)
+    assert not [c for c in at.get("plotly_chart") if c.key == "rope_skew_blocks"]
+
+
+def test_why_block_diagonal_panel_shows_every_proof_and_the_numbers():
+    at = open_page(PAGE)
+    at.session_state["rope_why_block"] = True  # open the panel, as a click would
+    at.run()
+    assert not errors(at)
+    bodies = [el.value for el in at.latex]
+    for derivation_id in (
+        "rope-skew-generator",
+        "rope-skew-exponential-2d",
+        "rope-block-exponential",
+        "rope-absorb-basis",
+    ):
+        for s in D.get(derivation_id).steps:
+            assert any(DV.step_latex(s) in b for b in bodies), (derivation_id, s.rule)
+    md = "\n".join(m.value for m in at.markdown)
+    assert md.count(":green-badge[:material/verified: Verified by sympy]") >= 4
+    for theorem in ("spectral theorem for normal matrices", "continuous", "theorem, not a"):
+        assert theorem in md
+    v = ch.skew_view(0)
+    generator = fig_array(chart(at, "rope_skew_generator")["data"][0]["z"])
+    blocks = fig_array(chart(at, "rope_skew_blocks")["data"][0]["z"])
+    assert np.allclose(generator, v.generator) and np.allclose(blocks, v.blocks)
+    assert f"θ_f = {v.frequencies_text}" in md
 
 
 def test_page_widgets_at_their_extremes():
@@ -412,17 +596,17 @@ def test_page_widgets_at_their_extremes():
     at.number_input(key="rope_offset").set_value(100_000)
     at.run()
     assert not errors(at)
-    circles = circles_fig(at)
+    circles = chart(at, "rope_circles")
     assert fig_array(circles["data"][3]["x"]).size == 3  # d = 2: one circle
     assert "n − m = −200" in circles["layout"]["title"]["text"]
     assert "n − m = −240" in circles["frames"][-1]["layout"]["title"]["text"]  # the query moves alone
-    assert fig_array(figure(at, "Logit of")["data"][0]["z"]).shape == (4, 4)
-    assert fig_array(figure(at, "Average bound")["data"][0]["y"]).size == 4097
-    R = fig_array(figure(at, "R_m, m = 200: interleaved")["data"][0]["z"])
+    assert fig_array(chart(at, "rope_identity")["data"][0]["z"]).shape == (4, 4)
+    assert fig_array(chart(at, "rope_decay")["data"][0]["y"]).size == 4097
+    R = fig_array(chart(at, "rope_R_interleaved")["data"][0]["z"])
     assert np.allclose(R, [[math.cos(200), -math.sin(200)], [math.sin(200), math.cos(200)]])
     md = " ".join(m.value for m in at.markdown)
     assert "starts at 100,000" in md
-    terms = figure(at, "RoPE's logit as two terms")
+    terms = chart(at, "rope_terms_grid")
     content, position, total = (fig_array(t["z"]) for t in terms["data"])
     assert np.allclose(content + position, total, atol=1e-4, equal_nan=True)
     assert np.isnan(total[0, 1]) and not np.isnan(total[1, 0])  # causal: the future is blank
@@ -442,13 +626,13 @@ def test_page_widgets_at_their_extremes():
     at.toggle(key="rope_terms").set_value(False)
     at.run()
     assert not errors(at)
-    assert not [f for f in figures(at) if f["layout"]["title"]["text"].startswith("RoPE's logit as two terms")]
-    circles = circles_fig(at)
+    assert "rope_terms_grid" not in [c.key for c in at.get("plotly_chart")]
+    circles = chart(at, "rope_circles")
     assert fig_array(circles["data"][3]["x"]).size == 3 * 16
     assert all("n − m = 200" in f["layout"]["title"]["text"] for f in circles["frames"])
-    z = fig_array(figure(at, "Logit of")["data"][0]["z"])
+    z = fig_array(chart(at, "rope_identity")["data"][0]["z"])
     assert z.shape == (64, 64) and np.ptp(np.diagonal(z, offset=5)) < 1e-9
-    assert np.allclose(fig_array(figure(at, "R_m, m = 0: interleaved")["data"][0]["z"]), np.eye(16))
+    assert np.allclose(fig_array(chart(at, "rope_R_interleaved")["data"][0]["z"]), np.eye(16))
 
 
 def test_page_with_300_tokens_korean_emoji_and_a_single_token():
@@ -456,19 +640,39 @@ def test_page_with_300_tokens_korean_emoji_and_a_single_token():
     at = open_page(PAGE, sentence=long)
     assert not errors(at)
     assert any("first 256" in w.value for w in at.warning)
-    w = figure(at, "Attention weights on your sentence")
+    w = chart(at, "rope_attention")
     assert fig_array(w["data"][1]["z"]).shape == (256, 256)
     at.selectbox(key="rope_q_word").set_value(255).run()
-    assert not errors(at) and "query “w9”" in circles_fig(at)["layout"]["title"]["text"]
+    assert not errors(at) and "query “w9”" in chart(at, "rope_circles")["layout"]["title"]["text"]
+    # the sentence shrinks under the chosen word: the picker falls back to the last word
+    at.session_state["sentence"] = "a b c"
+    at.run()
+    assert not errors(at) and at.selectbox(key="rope_q_word").value == 2
 
     at = open_page(PAGE, sentence=KOREAN_EMOJI)
     assert not errors(at)
     at.selectbox(key="rope_q_word").set_value(1).run()
-    assert "“🐱”" in circles_fig(at)["layout"]["title"]["text"]
+    assert "“🐱”" in chart(at, "rope_circles")["layout"]["title"]["text"]
 
     at = open_page(PAGE, sentence="alone")
     assert not errors(at)
-    assert "query “alone”" in circles_fig(at)["layout"]["title"]["text"]
+    assert "query “alone”" in chart(at, "rope_circles")["layout"]["title"]["text"]
+
+
+def test_page_switches_to_korean_and_keeps_every_control():
+    at = open_page(PAGE)
+    at.selectbox(key="rope_q_word").set_value(3).run()
+    at.radio(key="rope_move").set_value("query").run()
+    at.select_slider(key="rope_d").set_value(8).run()
+    at.number_input(key="rope_shift").set_value(-500).run()
+    logits_en = fig_array(chart(at, "rope_identity")["data"][0]["z"])
+    at.button_group(key="lang").set_value("ko").run()
+    assert not errors(at)
+    assert at.selectbox(key="rope_q_word").value == 3 and at.radio(key="rope_move").value == "query"
+    assert at.select_slider(key="rope_d").value == 8 and at.number_input(key="rope_shift").value == -500
+    assert np.array_equal(fig_array(chart(at, "rope_identity")["data"][0]["z"]), logits_en)
+    assert at.radio(key="rope_move").options == [t("rope.circles.move_both", "ko"), t("rope.circles.move_query", "ko")]
+    assert at.query_params["rope_move"] == "query" and at.query_params["rope_q_word"] == "3"
 
 
 def test_rotation_circles_unvalidated_build_is_valid_plotly():

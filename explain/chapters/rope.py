@@ -1,9 +1,12 @@
-"""What the RoPE chapter shows, computed from encoders/rope.py (numbers only).
+"""What the RoPE chapter shows, computed from encoders/rope.py.
 
-Every function takes primitives and returns numpy arrays (or dataclasses of them), so pages can
-cache them with st.cache_data and tests can check them without Streamlit. The query and key
-vectors are the toy layer's own q and k for the learner's words (one head of size d), so the
-circles, the heatmaps and the attention maps all show the same numbers.
+Every function takes primitives and returns numpy arrays (or dataclasses of them), so the page can
+cache it (ui.cache.cached) and tests can check it without Streamlit. The query and key vectors are
+the toy layer's own q and k for the learner's words (one head of size d), so the circles, the
+heatmaps and the attention maps all show the same numbers. The `*_section` functions also return
+the words a section states about its numbers (captions, legends, the question), in `lang`.
+
+Axis legend: T animation frames, P frequency pairs (d/2), N positions, n tokens, i query, j key.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 import torch
 
 from encoders import build
@@ -24,6 +28,23 @@ from encoders.rope import (
     rotation_matrix,
 )
 from encoders.text import token_embeddings, token_key
+from explain.i18n import t
+from explain.question import Question
+
+from .common import run_tokens
+
+BASES = (10, 100, 1_000, 10_000, 100_000, 1_000_000)  # the base select-slider's options
+MAX_POS = 200  # positions the sliders reach; the animation adds up to FRAMES − 1 more
+FRAMES = 41  # animation frames of the rotation circles
+MAX_SHIFT = 1_000_000  # |c| for "move every position by c"
+MAX_OFFSET = 100_000  # the sentence's first position
+MAX_WORDS = 256  # word pickers index the sentence's first 256 tokens (the tokenizer's limit)
+NO_CHANGE = 1e-6  # a largest change below this is float64 rounding of the angles, not a change
+LITTLE_CHANGE = 0.1  # … below this, a small one
+DECAY_BASES = (1_000.0, 10_000.0, 500_000.0)  # the three long-term-decay curves
+SENTENCE_D = 64  # the sentence section's one head
+SKEW_D = 6  # the random skew-symmetric generator of "why block-diagonal?"
+SKEW_M = 5  # the position at which its exponential is compared
 
 
 def word_vectors(
@@ -40,7 +61,7 @@ def word_vectors(
     return q, k
 
 
-def _rotate(v: np.ndarray, positions, base: float, layout: str = "interleaved") -> np.ndarray:
+def _rotate(v: np.ndarray, positions: npt.ArrayLike, base: float, layout: str = "interleaved") -> np.ndarray:
     """apply_rotary on one vector placed at several positions → (len(positions), d) float64."""
     pos = np.asarray(positions, dtype=np.float64).reshape(-1)
     x = torch.from_numpy(np.tile(v, (pos.size, 1)))  # (n, d)
@@ -181,6 +202,11 @@ class Layouts:
     R_interleaved: np.ndarray  # (d, d) R_m, interleaved
     R_half: np.ndarray  # (d, d) R_m, half-split
 
+    @property
+    def permutation_text(self) -> str:
+        """perm as the page prints it: "0, 2, 4, …"."""
+        return ", ".join(str(int(v)) for v in self.permutation)
+
 
 def layouts(
     tokens: tuple[str, ...], seed: int, d: int, base: float, query_index: int, key_index: int, size: int, m: int
@@ -204,4 +230,250 @@ def layouts(
         float(np.abs(wrong - li).max()),
         rotation_matrix(m, d, base, "interleaved").numpy(),
         rotation_matrix(m, d, base, "half").numpy(),
+    )
+
+
+# ------------------------------------------------------------------------ sections, with their words
+
+
+@dataclass(frozen=True)
+class CirclesSection:
+    circles: Circles
+    notes: np.ndarray  # (T, P) str: the angle and the pair's share of the logit, under each circle
+    panel_titles: tuple[str, ...]  # (P,) "pair f · λ = …"
+    frame_titles: tuple[str, ...]  # (T,) positions, offset and logit of each frame
+    gap: float  # largest |measured − predicted| angle over every pair and frame, degrees
+
+
+def circles_section(
+    tokens: tuple[str, ...],
+    seed: int,
+    d: int,
+    base: float,
+    query_index: int,
+    key_index: int,
+    m: int,
+    n: int,
+    move: str,
+    lang: str,
+) -> CirclesSection:
+    """The rotation circles (FRAMES frames) and what the figure writes on them, in `lang`."""
+    c = circles(tokens, seed, d, base, query_index, key_index, m, n, FRAMES, move)
+    note = t("rope.circles.note", lang)  # one template for every circle and frame
+    notes = np.array(
+        [
+            [note.format(angle=a, share=s).replace("-", "−") for a, s in zip(ang, con, strict=True)]
+            for ang, con in zip(c.angle, c.contribution, strict=True)
+        ]
+    )
+    panels = tuple(
+        t("rope.circles.panel_fine" if lam < 100 else "rope.circles.panel_coarse", lang, f=f, wavelength=lam)
+        for f, lam in enumerate(c.wavelength)
+    )
+    frame = t("rope.circles.frame", lang)
+    frames = tuple(
+        frame.format(m=a, n=b, offset=b - a, score=s).replace("-", "−")
+        for a, b, s in zip(c.m, c.n, c.score, strict=True)
+    )
+    gap = float(np.abs((c.angle - c.predicted_angle + 180) % 360 - 180).max())
+    return CirclesSection(c, notes, panels, frames, gap)
+
+
+IDENTITY_ANSWERS = ("no", "little", "lot")  # stable ids; the words are rope.identity.answer_<id>
+
+
+def identity_answer(max_change: float) -> str:
+    """Does moving every position by c change the scores? Read off the largest change measured."""
+    return "no" if max_change < NO_CHANGE else "little" if max_change < LITTLE_CHANGE else "lot"
+
+
+def identity_question(view: RelativeIdentity, shift: int, lang: str) -> Question:
+    """The shift question, answered by the map the page draws: its largest change under the shift."""
+    answer = identity_answer(view.max_change)
+    facts: dict[str, object] = {"shift": shift, "change": view.max_change, "answer": answer}
+    # "Rounding only" is said only when the measured change is below NO_CHANGE; should the identity
+    # ever fail, the explanation states the change without that claim.
+    key = "rope.identity.explanation" if answer == "no" else "rope.identity.explanation_changed"
+    return Question(
+        key="rope_q",
+        prompt=t("rope.identity.question", lang, shift=shift),
+        options=IDENTITY_ANSWERS,
+        labels=tuple(t(f"rope.identity.answer_{a}", lang) for a in IDENTITY_ANSWERS),
+        answer=answer,
+        explanation=t(key, lang, change=view.max_change, shift=shift),
+        facts=facts,
+    )
+
+
+@dataclass(frozen=True)
+class IdentitySection:
+    view: RelativeIdentity
+    question: Question
+    rows: dict[str, np.ndarray]  # legend name → one row of the map against n − m
+    dashed: tuple[str, ...]  # the middle rows: dashed, so the rows they overlap show through
+
+
+def identity_section(
+    tokens: tuple[str, ...],
+    seed: int,
+    d: int,
+    base: float,
+    query_index: int,
+    key_index: int,
+    size: int,
+    shift: int,
+    lang: str,
+) -> IdentitySection:
+    view = relative_identity(tokens, seed, d, base, query_index, key_index, size, shift)
+    rows = {t("rope.identity.row", lang, m=r): v for r, v in view.by_offset.items()}
+    names = tuple(rows)
+    return IdentitySection(view, identity_question(view, shift, lang), rows, names[1:-1])
+
+
+@dataclass(frozen=True)
+class SentenceView:
+    tokens: tuple[str, ...]
+    offset: int
+    panels: np.ndarray  # (2, n, n): weights without positions (NoPE), with RoPE from `offset`
+    terms: np.ndarray  # (3, n, n): RoPE's content and position terms and their sum; masked cells NaN
+    change: float  # largest |weights from `offset` − weights from 0| (0.0 when offset = 0)
+
+
+def sentence_view(tokens: tuple[str, ...], seed: int, causal: bool, offset: int) -> SentenceView:
+    """The toy layer (one head, d = SENTENCE_D) on the sentence without positions and with RoPE."""
+    plain = run_tokens(tokens, seed, "none", SENTENCE_D, 1, causal)
+    rope = run_tokens(tokens, seed, "rope", SENTENCE_D, 1, causal)
+    moved = run_tokens(tokens, seed, "rope", SENTENCE_D, 1, causal, offset) if offset else rope
+    veil = np.where(np.isnan(rope.logits[0]), np.nan, 1.0)  # blank the masked cells in every panel
+    terms = np.stack([rope.terms["content"][0] * veil, rope.terms["position"][0] * veil, rope.logits[0]])
+    change = float(np.nanmax(np.abs(moved.weights - rope.weights))) if offset else 0.0
+    return SentenceView(tokens, offset, np.stack([plain.weights[0], moved.weights[0]]), terms, change)
+
+
+# ------------------------------------------------------------------------ why block-diagonal?
+
+
+def random_skew(d: int, seed: int) -> np.ndarray:
+    """A seeded random real skew-symmetric d×d matrix, (G − Gᵀ)/2 with G standard normal."""
+    g = np.random.default_rng(seed).standard_normal((d, d))
+    skew: np.ndarray = (g - g.T) / 2
+    return skew
+
+
+def real_canonical_form(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """An orthogonal Q and frequencies θ (d/2,), descending, with QᵀAQ = ⊕_f θ_f J,
+    J = [[0, −1], [1, 0]], for a real skew-symmetric A of even size d.
+
+    That such a Q exists is the spectral theorem for normal matrices (here: the real Schur form of
+    a skew-symmetric matrix is block-diagonal). This finds one: A² = −AᵀA is symmetric with
+    eigenvalues −θ_f², each twice. For a unit eigenvector u with θ > 0, v = Au/θ is a unit vector
+    orthogonal to u, and Au = θv, Av = A²u/θ = −θu: in the basis (u, v) A acts as θJ. The plane
+    (u, v) is invariant under A, hence so is its orthogonal complement, where the next u is taken.
+    """
+    d = a.shape[0]
+    if d % 2 or a.shape != (d, d):
+        raise ValueError("need a square matrix of even size")
+    if not np.allclose(a, -a.T, atol=1e-12):
+        raise ValueError("the matrix is not skew-symmetric")
+    squared, vectors = np.linalg.eigh(-(a @ a))  # θ² ascending, orthonormal eigenvectors
+    order = np.argsort(-squared, kind="stable")
+    # θ below this is rounding of a zero frequency (eigh leaves ~1e-16 in θ², i.e. ~1e-8 in θ)
+    zero = 1e-7 * max(1.0, math.sqrt(max(float(squared.max()), 0.0)))
+    basis: list[np.ndarray] = []
+    thetas: list[float] = []
+    for k in order:
+        if len(basis) == d:
+            break
+        u = _orthogonalised(vectors[:, k], basis)
+        norm = float(np.linalg.norm(u))
+        if norm < 1e-3:  # already in the span of the planes chosen so far
+            continue
+        u = u / norm
+        theta = math.sqrt(max(float(squared[k]), 0.0))
+        if theta > zero:
+            v = _orthogonalised(a @ u / theta, [*basis, u])  # a unit vector already, up to rounding
+            v = v / np.linalg.norm(v)
+        else:  # a null direction: its partner is any other null direction orthogonal to everything so far
+            theta = 0.0
+            v = _orthogonal_partner(vectors, [*basis, u])
+        basis += [u, v]
+        thetas.append(theta)
+    return np.stack(basis, axis=1), np.asarray(thetas)
+
+
+def _orthogonalised(x: np.ndarray, chosen: list[np.ndarray]) -> np.ndarray:
+    """x minus its parts along the orthonormal vectors `chosen` (Gram–Schmidt, twice for rounding)."""
+    for _ in range(2):
+        x = x - sum(((w @ x) * w for w in chosen), np.zeros(x.size))
+    return x
+
+
+def _orthogonal_partner(vectors: np.ndarray, chosen: list[np.ndarray]) -> np.ndarray:
+    """The first column of `vectors` with a part orthogonal to `chosen`, normalised."""
+    for x in vectors.T:
+        r = _orthogonalised(x, chosen)
+        if np.linalg.norm(r) > 1e-3:
+            partner: np.ndarray = r / np.linalg.norm(r)
+            return partner
+    raise ValueError("no direction left")  # cannot happen for an even size
+
+
+def block_generator(thetas: np.ndarray) -> np.ndarray:
+    """⊕_f θ_f J, (d, d)."""
+    d = 2 * thetas.size
+    out = np.zeros((d, d))
+    for f, th in enumerate(thetas):
+        out[2 * f, 2 * f + 1], out[2 * f + 1, 2 * f] = -th, th
+    return out
+
+
+def block_rotation(thetas: np.ndarray, m: float) -> np.ndarray:
+    """⊕_f R(mθ_f), (d, d): RoPE's interleaved R_m with these frequencies."""
+    return rotation_matrix(m, 2 * thetas.size, inv_freq=torch.from_numpy(np.asarray(thetas, dtype=np.float64))).numpy()
+
+
+@dataclass(frozen=True)
+class SkewView:
+    generator: np.ndarray  # (d, d) A, random skew-symmetric
+    basis: np.ndarray  # (d, d) Q, orthonormal columns
+    blocks: np.ndarray  # (d, d) QᵀAQ
+    frequencies: np.ndarray  # (d/2,) θ_f, descending
+    m: int  # the position at which e^{mA} is compared
+    off_block: float  # largest |entry of QᵀAQ outside its 2×2 diagonal blocks|
+    block_gap: float  # largest |QᵀAQ − ⊕ θ_f J|
+    orthogonality_gap: float  # largest |QᵀQ − I|
+    exponential_gap: float  # largest |e^{mA} − Q(⊕ R(mθ_f))Qᵀ|, e^{mA} by torch.linalg.matrix_exp
+    relative_gap: float  # largest |R_mᵀR_n − R_(n−m)| for R_p = e^{pA}, p = 0 … 7
+
+    @property
+    def frequencies_text(self) -> str:
+        return ", ".join(f"{v:.3f}" for v in self.frequencies)
+
+
+def skew_view(seed: int, d: int = SKEW_D, m: int = SKEW_M) -> SkewView:
+    """A random skew-symmetric generator A, its block-diagonal form QᵀAQ, and the checks that
+    e^{mA} is RoPE's rotation in the basis Q (every number float64)."""
+    a = random_skew(d, seed)
+    q, thetas = real_canonical_form(a)
+    blocks = q.T @ a @ q
+    mask = np.zeros((d, d), dtype=bool)  # True on the 2×2 diagonal blocks
+    for f in range(d // 2):
+        mask[2 * f : 2 * f + 2, 2 * f : 2 * f + 2] = True
+
+    def exp(p: float) -> np.ndarray:
+        e: np.ndarray = torch.linalg.matrix_exp(torch.from_numpy(p * a)).numpy()
+        return e
+
+    rel = max(float(np.abs(exp(i).T @ exp(j) - exp(j - i)).max()) for i in range(8) for j in range(8))
+    return SkewView(
+        a,
+        q,
+        blocks,
+        thetas,
+        m,
+        float(np.abs(blocks[~mask]).max(initial=0.0)),
+        float(np.abs(blocks - block_generator(thetas)).max()),
+        float(np.abs(q.T @ q - np.eye(d)).max()),
+        float(np.abs(exp(m) - q @ block_rotation(thetas, m) @ q.T).max()),
+        rel,
     )

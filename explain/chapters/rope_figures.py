@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
@@ -60,16 +61,18 @@ def rotation_circles(
         f"<span style='color:{k_color}'>━▶ {escape(k_name)}</span>   "
     )
 
-    def heading(t):  # the fixed title; under it the colour key and what this frame shows
+    def heading(t: int) -> str:  # the fixed title; under it the colour key and what this frame shows
         return (
             f"<b>{escape(title)}</b><br><span style='font-size:15px;font-weight:normal'>{key_line}"
             f"{escape(frame_titles[t])}</span>"
         )
 
-    def gaps(parts):  # segments joined into one float array, separated by NaN (a gap in the line)
+    def gaps(parts: Sequence[Any]) -> np.ndarray:
+        # segments joined into one float array, separated by NaN (a gap in the line)
         return np.concatenate([np.append(np.asarray(seg, dtype=float), np.nan) for seg in parts])
 
-    def arrows(xy, color, name):  # (pairs, 2) → one trace of origin→tip segments
+    def arrows(xy: np.ndarray, color: str, name: str) -> dict[str, Any]:
+        # (pairs, 2) → one trace of origin→tip segments
         tips = xy / radius[:, None]
         xs = gaps([[cx[p], cx[p] + tips[p, 0]] for p in range(n_pairs)])
         ys = gaps([[cy[p], cy[p] + tips[p, 1]] for p in range(n_pairs)])
@@ -95,7 +98,9 @@ def rotation_circles(
             hovertemplate="%{text}<extra></extra>",
         )
 
-    def arcs(q, k):  # the shortest way round from the query arrow to the key arrow, radius 0.36
+    def arcs(
+        q: np.ndarray, k: np.ndarray
+    ) -> dict[str, Any]:  # the shortest way round from the query arrow to the key arrow, radius 0.36
         parts_x, parts_y = [], []
         for p in range(n_pairs):
             a0 = np.arctan2(q[p, 1], q[p, 0])
@@ -113,7 +118,7 @@ def rotation_circles(
             showlegend=False,
         )
 
-    def texts(ys, labels, size, color):
+    def texts(ys: Any, labels: Sequence[Any], size: int, color: str) -> dict[str, Any]:
         return dict(
             type="scatter",
             x=cx,
@@ -126,7 +131,7 @@ def rotation_circles(
             showlegend=False,
         )
 
-    def frame_traces(t):
+    def frame_traces(t: int) -> list[dict[str, Any]]:
         return [
             arcs(q_xy[t], k_xy[t]),
             arrows(q_xy[t], q_color, q_name),

@@ -101,12 +101,12 @@ from explain.derivations.types import (
 __all__ = [
     "ALL_DERIVATIONS",
     "HIGHLIGHT_COLOR",
-    "MatExp",
     "SHIFT_PARAMETERS",
     "STEP_KINDS",
     "Derivation",
     "DerivativeAt",
     "DirectSum",
+    "MatExp",
     "Named",
     "Parameter",
     "RopeMatrix",

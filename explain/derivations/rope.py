@@ -303,9 +303,7 @@ def rope_skew_generator(lang: str = i18n.DEFAULT) -> Derivation:
     gen = Named("A", slope)
     steps = (
         start(DerivativeAt(MatMul(T(r_of_m), r_of_m), t, 0), word(lang, "rope-skew-generator.step0")),
-        step(
-            MatAdd(MatMul(T(r_prime), r_at_0), MatMul(T(r_at_0), r_prime)), word(lang, "rope-skew-generator.step1")
-        ),
+        step(MatAdd(MatMul(T(r_prime), r_at_0), MatMul(T(r_at_0), r_prime)), word(lang, "rope-skew-generator.step1")),
         step(MatAdd(T(r_prime), r_prime), word(lang, "rope-skew-generator.step2")),
         step(MatAdd(T(gen), gen), word(lang, "rope-skew-generator.step3")),
     )
@@ -366,7 +364,10 @@ BASIS_4 = Named("Q", sp.eye(4) - sp.ones(4, 4) / 2)
 
 def _freq_params(lang: str) -> list[Parameter]:
     # RoFormer's θ_f = 10000^(−2(f−1)/d) for d = 4, 1-based as in the paper.
-    return [Parameter(str(t), word(lang, "param.theta_f", f=f), 10000 ** (-2 * (f - 1) / 4)) for f, t in enumerate(FREQS_4, 1)]
+    return [
+        Parameter(str(t), word(lang, "param.theta_f", f=f), 10000 ** (-2 * (f - 1) / 4))
+        for f, t in enumerate(FREQS_4, 1)
+    ]
 
 
 def _position_params(lang: str, *names: str) -> list[Parameter]:
@@ -411,7 +412,10 @@ def rope_absorb_basis(lang: str = i18n.DEFAULT) -> Derivation:
             MatMul(T(MatMul(basis, r_m, T(basis), q_vec)), MatMul(basis, r_n, T(basis), k_vec)),
             word(lang, "rope-absorb-basis.step0"),
         ),
-        step(MatMul(T(q_vec), basis, T(r_m), T(basis), basis, r_n, T(basis), k_vec), word(lang, "rope-absorb-basis.step1")),
+        step(
+            MatMul(T(q_vec), basis, T(r_m), T(basis), basis, r_n, T(basis), k_vec),
+            word(lang, "rope-absorb-basis.step1"),
+        ),
         step(MatMul(T(q_vec), basis, T(r_m), r_n, T(basis), k_vec), word(lang, "rope-absorb-basis.step2")),
         step(
             MatMul(T(MatMul(r_m, T(basis), q_vec)), MatMul(r_n, T(basis), k_vec)), word(lang, "rope-absorb-basis.step3")

@@ -1,63 +1,70 @@
-"""Chapter: RoPE — rotary position embedding (Su et al. 2021)."""
+"""Chapter: RoPE — rotary position embedding (Su et al. 2021).
 
-import numpy as np
+A page only shows: widgets → one cached call into explain/chapters/rope.py per section → figures →
+st.*. The numbers, the question and every sentence that states a fact about them are computed there.
+"""
+
 import streamlit as st
 
 from encoders import rope as enc
 from explain import figures as F
-from explain.chapters import common, rope_figures
 from explain.chapters import rope as ch
+from explain.chapters import rope_figures
+from ui.cache import cached
 from ui.common import header, plot, prose, seed, sentence_tokens
 from ui.derivation import show_derivation
-from ui.i18n import t
+from ui.i18n import current, option_names, t
 from ui.presenter import secondary
-from ui.question import predict
+from ui.question import ask
 from ui.url_state import URL, Param
 
 KEY = "rope"
 header(KEY, enc.PAPER, sources=(enc.rope_frequencies, enc.apply_rotary, enc.RoPE.logit_terms))
 prose(KEY, "intro")
 
-circles = st.cache_data(ch.circles, max_entries=64)
-relative_identity = st.cache_data(ch.relative_identity, max_entries=64)
-decay_curves = st.cache_data(ch.decay_curves, max_entries=32)
-layouts = st.cache_data(ch.layouts, max_entries=32)
-run_tokens = st.cache_data(common.run_tokens, max_entries=32)
-
-BASES = [10, 100, 1_000, 10_000, 100_000, 1_000_000]
-MAX_POS = 200  # positions the sliders reach; the animation adds up to FRAMES − 1 more
-FRAMES = 41
+# Bounded caches shared by every session. One circles entry holds 41 frames × 16 pairs of arrows
+# and notes (~100 KB); one sentence entry up to 5 maps of 256 × 256 float32 (~1.3 MB), hence 32.
+circles_section = cached(ch.circles_section)
+identity_section = cached(ch.identity_section)
+decay_curves = cached(ch.decay_curves, max_entries=32)
+layouts = cached(ch.layouts, max_entries=32)
+sentence_view = cached(ch.sentence_view, max_entries=32)
+skew_view = cached(ch.skew_view, max_entries=32)
 
 tokens = sentence_tokens()
 toks = tokens.tokens
 n_tok = len(toks)
+lang = current()
 
-
-def word_label(i: int) -> str:
-    return f"{i} · {toks[i]}"
-
+# -- 0. where the rotation comes from ------------------------------------------------------------
+st.subheader(t("rope.goal.subheader"))
+prose(KEY, "goal")
+with st.expander(t("rope.goal.proof")):
+    show_derivation("rope-from-the-goal", key_prefix="rope_goal", compact=True)
+prose(KEY, "complex")
 
 # -- 1. rotation circles -----------------------------------------------------------------------
 st.subheader(t("rope.circles.subheader"))
 prose(KEY, "circles")
 w1, w2, w3, w4 = st.columns([3, 3, 2, 2])
-qi = w1.selectbox(
+# The word pickers hold token indices (language-neutral); a shorter sentence clamps them.
+word = option_names(range(n_tok), lambda i: f"{i} · {toks[i]}")
+Q_WORD = Param.integer("rope_q_word", 0, ch.MAX_WORDS - 1, default=min(1, n_tok - 1))
+K_WORD = Param.integer("rope_k_word", 0, ch.MAX_WORDS - 1, default=min(5, n_tok - 1))
+for picker in (Q_WORD, K_WORD):
+    picker.restore()
+    st.session_state.setdefault(picker.key, picker.default)  # the widget then needs no index=
+    if st.session_state[picker.key] >= n_tok:
+        st.session_state[picker.key] = n_tok - 1  # the sentence shrank under the chosen word
+qi = Q_WORD.widget(
+    w1.selectbox,
     t("rope.circles.query_word"),
-    range(n_tok),
-    index=min(1, n_tok - 1),
-    format_func=word_label,
-    key="rope_q_word",
-    **URL,
+    list(range(n_tok)),
+    format_func=word,
     help=t("rope.circles.query_word_help"),
 )
-ki = w2.selectbox(
-    t("rope.circles.key_word"),
-    range(n_tok),
-    index=min(5, n_tok - 1),
-    format_func=word_label,
-    key="rope_k_word",
-    **URL,
-    help=t("rope.circles.key_word_help"),
+ki = K_WORD.widget(
+    w2.selectbox, t("rope.circles.key_word"), list(range(n_tok)), format_func=word, help=t("rope.circles.key_word_help")
 )
 d = w3.select_slider(
     t("rope.circles.head_size"),
@@ -68,60 +75,48 @@ d = w3.select_slider(
     help=t("rope.circles.head_size_help"),
 )
 base = w4.select_slider(
-    t("rope.circles.base"), BASES, value=10_000, key="rope_base", **URL, help=t("rope.circles.base_help")
+    t("rope.circles.base"), list(ch.BASES), value=10_000, key="rope_base", **URL, help=t("rope.circles.base_help")
 )
 p1, p2, p3 = st.columns([2, 2, 3])
 m = p1.slider(
     t("rope.circles.query_pos"),
     0,
-    MAX_POS,
+    ch.MAX_POS,
     2,
     key="rope_m",
     **URL,
-    help=t("rope.circles.query_pos_help", max_pos=MAX_POS),
+    help=t("rope.circles.query_pos_help", max_pos=ch.MAX_POS),
 )
 n = p2.slider(
-    t("rope.circles.key_pos"), 0, MAX_POS, 6, key="rope_n", **URL, help=t("rope.circles.key_pos_help", max_pos=MAX_POS)
+    t("rope.circles.key_pos"),
+    0,
+    ch.MAX_POS,
+    6,
+    key="rope_n",
+    **URL,
+    help=t("rope.circles.key_pos_help", max_pos=ch.MAX_POS),
 )
+MOVE = Param.choice("rope_move", ("both", "query"), default="both")
 with p3, secondary(t("rope.circles.animation")):
-    # Values are stable ids (kept in the URL and across a language switch); the words are looked up
-    # now, in this run's language (a format_func may also be called outside the run, e.g. by AppTest).
-    moves = {v: t(f"rope.circles.move_{v}") for v in ("both", "query")}
-    move = st.radio(
+    move = MOVE.widget(
+        st.radio,
         t("rope.circles.move"),
-        list(moves),
+        MOVE.options,
         horizontal=True,
-        key="rope_move",
-        **URL,
-        format_func=moves.get,
-        help=t("rope.circles.move_help", frames=FRAMES),
+        format_func=option_names(MOVE.options, lambda v: t(f"rope.circles.move_{v}")),
+        help=t("rope.circles.move_help", frames=ch.FRAMES),
     )
 
-c = circles(toks, seed(), d, float(base), qi, ki, m, n, FRAMES, move)
-note = t("rope.circles.note")  # one template for every circle and frame
-notes = np.array(
-    [
-        [note.format(angle=a, share=s).replace("-", "−") for a, s in zip(ang, con, strict=False)]
-        for ang, con in zip(c.angle, c.contribution, strict=False)
-    ]
-)
-panel_titles = [
-    t("rope.circles.panel_fine" if lam < 100 else "rope.circles.panel_coarse", f=f, wavelength=lam)
-    for f, lam in enumerate(c.wavelength)
-]
-frame = t("rope.circles.frame")
-frame_titles = [
-    frame.format(m=a, n=b, offset=b - a, score=s).replace("-", "−") for a, b, s in zip(c.m, c.n, c.score, strict=False)
-]
+cs = circles_section(toks, seed(), d, float(base), qi, ki, m, n, move, lang)
 plot(
     rope_figures.rotation_circles(
-        c.q_xy,
-        c.k_xy,
+        cs.circles.q_xy,
+        cs.circles.k_xy,
         t("rope.circles.title"),
-        panel_titles=panel_titles,
-        notes=notes,
-        frame_titles=frame_titles,
-        frame_labels=[str(f) for f in range(FRAMES)],
+        panel_titles=cs.panel_titles,
+        notes=cs.notes,
+        frame_titles=cs.frame_titles,
+        frame_labels=[str(f) for f in range(ch.FRAMES)],
         slider_prefix=t("rope.circles.steps_played"),
         q_name=t("rope.circles.query_name", word=toks[qi]),
         k_name=t("rope.circles.key_name", word=toks[ki]),
@@ -130,8 +125,7 @@ plot(
     "rope_circles",
 )
 st.caption(t("rope.circles.caption"))
-gap = float(np.abs((c.angle - c.predicted_angle + 180) % 360 - 180).max())
-st.markdown(t("rope.circles.gap", pairs=d // 2, frames=FRAMES, gap=gap))
+st.markdown(t("rope.circles.gap", pairs=d // 2, frames=ch.FRAMES, gap=cs.gap))
 
 # -- 2. the relative identity, in numbers -------------------------------------------------------
 st.subheader(t("rope.identity.subheader"))
@@ -145,24 +139,22 @@ with st.expander(t("rope.identity.proof_complex")):
 r1, r2 = st.columns(2)
 size = r1.slider(t("rope.identity.size"), 4, 64, 24, key="rope_size", **URL, help=t("rope.identity.size_help"))
 # Integer number inputs are linked by hand: Streamlit's own binding crashes on ?rope_shift=inf.
-shift = Param.integer("rope_shift", -1_000_000, 1_000_000, default=1000).widget(
-    r2.number_input, t("rope.identity.shift"), -1_000_000, 1_000_000, 1000, step=100, help=t("rope.identity.shift_help")
+shift = Param.integer("rope_shift", -ch.MAX_SHIFT, ch.MAX_SHIFT, default=1000).widget(
+    r2.number_input,
+    t("rope.identity.shift"),
+    -ch.MAX_SHIFT,
+    ch.MAX_SHIFT,
+    1000,
+    step=100,
+    help=t("rope.identity.shift_help"),
 )
-ri = relative_identity(toks, seed(), d, float(base), qi, ki, size, int(shift))
-answers = {v: t(f"rope.identity.answer_{v}") for v in ("no", "little", "lot")}  # stable ids → words
-predict(
-    "rope_q",
-    t("rope.identity.question", shift=int(shift)),
-    list(answers),
-    "no" if ri.max_change < 1e-6 else "little" if ri.max_change < 0.1 else "lot",
-    t("rope.identity.explanation", change=ri.max_change),
-    format_func=answers.get,
-)
+ids = identity_section(toks, seed(), d, float(base), qi, ki, size, int(shift), lang)
+ask(ids.question)
 h1, h2 = st.columns(2)
 with h1:
     plot(
         F.matrix_heatmap(
-            ri.logits,
+            ids.view.logits,
             t("rope.identity.map_title", query=toks[qi], key=toks[ki]),
             x_title=t("rope.identity.key_position"),
             y_title=t("rope.identity.query_position"),
@@ -172,22 +164,20 @@ with h1:
         "rope_identity",
     )
 with h2:
-    rows = {t("rope.identity.row", m=r): v for r, v in ri.by_offset.items()}
-    middle = [name for name in rows][1:-1]  # dashed, so the rows it overlaps show through
     plot(
         F.lines(
-            ri.offsets,
-            rows,
+            ids.view.offsets,
+            ids.rows,
             t("rope.identity.rows_title"),
             x_title=t("rope.identity.offset_axis"),
             y_title=t("rope.identity.logit_axis"),
             markers=True,
-            dashed=middle,
+            dashed=ids.dashed,
             height=400,
         ),
         "rope_identity_rows",
     )
-st.markdown(t("rope.identity.summary", spread=ri.diagonal_spread, shift=int(shift), change=ri.max_change))
+st.markdown(t("rope.identity.summary", spread=ids.view.diagonal_spread, shift=int(shift), change=ids.view.max_change))
 
 # -- 3. long-term decay ---------------------------------------------------------------------------
 st.subheader(t("rope.decay.subheader"))
@@ -204,7 +194,7 @@ d_decay = e1.select_slider(
 max_dist = e2.slider(
     t("rope.decay.distance"), 16, 4096, 512, key="rope_decay_dist", **URL, help=t("rope.decay.distance_help")
 )
-dec = decay_curves(d_decay, (1_000.0, 10_000.0, 500_000.0), max_dist)
+dec = decay_curves(d_decay, ch.DECAY_BASES, max_dist)
 plot(
     F.lines(
         dec.distances,
@@ -232,11 +222,11 @@ d_small = x1.select_slider(
 m_mat = x2.slider(
     t("rope.matrix.position"),
     0,
-    MAX_POS,
+    ch.MAX_POS,
     3,
     key="rope_matrix_m",
     **URL,
-    help=t("rope.matrix.position_help", max_pos=MAX_POS),
+    help=t("rope.matrix.position_help", max_pos=ch.MAX_POS),
 )
 lay = layouts(toks, seed(), d_small, float(base), qi, ki, 16, m_mat)
 y1, y2 = st.columns(2)
@@ -267,39 +257,87 @@ with y2:
         "rope_R_half",
     )
 
+# Why block-diagonal? Lazy: the 4×4 exponential takes sympy ~2 s the first time a server proves it,
+# so the panel is drawn only while it is open.
+why = st.expander(t("rope.block.expander"), key="rope_why_block", on_change="rerun", icon=":material/help:")
+if why.open:
+    with why:
+        prose(KEY, "why-block")
+        show_derivation("rope-skew-generator", key_prefix="rope_why1", compact=True)
+        prose(KEY, "why-block-2d")
+        show_derivation("rope-skew-exponential-2d", key_prefix="rope_why2", compact=True)
+        prose(KEY, "why-block-theorem")
+        sk = skew_view(seed())
+        b1, b2 = st.columns(2)
+        with b1:
+            plot(
+                F.matrix_heatmap(
+                    sk.generator,
+                    t("rope.block.generator_title", d=ch.SKEW_D),
+                    x_title=t("rope.matrix.input_channel"),
+                    y_title=t("rope.matrix.output_channel"),
+                    value_label="A",
+                    height=360,
+                ),
+                "rope_skew_generator",
+            )
+        with b2:
+            plot(
+                F.matrix_heatmap(
+                    sk.blocks,
+                    t("rope.block.blocks_title"),
+                    x_title=t("rope.block.basis_axis"),
+                    y_title=t("rope.block.basis_axis"),
+                    value_label="QᵀAQ",
+                    height=360,
+                ),
+                "rope_skew_blocks",
+            )
+        st.markdown(
+            t(
+                "rope.block.numbers",
+                thetas=sk.frequencies_text,
+                off_block=sk.off_block,
+                orthogonality=sk.orthogonality_gap,
+                m=sk.m,
+                exponential=sk.exponential_gap,
+                relative=sk.relative_gap,
+            )
+        )
+        show_derivation("rope-block-exponential", key_prefix="rope_why3", compact=True)
+        prose(KEY, "why-block-absorb")
+        show_derivation("rope-absorb-basis", key_prefix="rope_why4", compact=True)
+        prose(KEY, "why-block-end")
+
 st.subheader(t("rope.layouts.subheader"))
 prose(KEY, "layouts")
-perm = ", ".join(str(int(v)) for v in lay.permutation)
 st.markdown(
     t(
         "rope.layouts.summary",
-        perm=perm,
+        perm=lay.permutation_text,
         layout_gap=lay.layout_gap,
         logit_gap=lay.logit_gap,
         same_weights_gap=lay.same_weights_gap,
     )
 )
 
-# -- 6. on your sentence ---------------------------------------------------------------------------
+# -- 5. on your sentence ---------------------------------------------------------------------------
 st.subheader(t("rope.sentence.subheader"))
 prose(KEY, "sentence")
 s1, s2 = st.columns(2)
 causal = s1.toggle(
     t("rope.sentence.causal"), value=False, key="rope_causal", **URL, help=t("rope.sentence.causal_help")
 )
-offset = Param.integer("rope_offset", 0, 100_000, default=0).widget(
-    s2.number_input, t("rope.sentence.offset"), 0, 100_000, 0, step=10, help=t("rope.sentence.offset_help")
+offset = Param.integer("rope_offset", 0, ch.MAX_OFFSET, default=0).widget(
+    s2.number_input, t("rope.sentence.offset"), 0, ch.MAX_OFFSET, 0, step=10, help=t("rope.sentence.offset_help")
 )
-plain = run_tokens(toks, seed(), "none", 64, 1, causal)
-rope = run_tokens(toks, seed(), "rope", 64, 1, causal)
-moved = run_tokens(toks, seed(), "rope", 64, 1, causal, int(offset)) if offset else rope
-panels = np.stack([plain.weights[0], moved.weights[0]])
+sv = sentence_view(toks, seed(), causal, int(offset))
 plot(
     F.token_heatmap_grid(
-        panels,
+        sv.panels,
         toks,
         t("rope.sentence.title"),
-        panel_titles=[t("rope.sentence.without"), t("rope.sentence.with_rope", offset=int(offset))],
+        panel_titles=[t("rope.sentence.without"), t("rope.sentence.with_rope", offset=sv.offset)],
         kind="weights",
         value_label=t("rope.sentence.weight"),
         cols=2,
@@ -307,19 +345,16 @@ plot(
     ),
     "rope_attention",
 )
-if offset:
-    change = float(np.nanmax(np.abs(moved.weights - rope.weights)))
-    st.markdown(t("rope.sentence.change", offset=int(offset), change=change))
+if sv.offset:
+    st.markdown(t("rope.sentence.change", offset=sv.offset, change=sv.change))
 else:
     st.caption(t("rope.sentence.hint"))
 
 prose(KEY, "terms")
 if st.toggle(t("rope.sentence.terms_toggle"), value=True, key="rope_terms", **URL):
-    veil = np.where(np.isnan(rope.logits[0]), np.nan, 1.0)  # blank the masked cells in every panel
-    terms = np.stack([rope.terms["content"][0] * veil, rope.terms["position"][0] * veil, rope.logits[0]])
     plot(
         F.token_heatmap_grid(
-            terms,
+            sv.terms,
             toks,
             t("rope.sentence.terms_title"),
             panel_titles=[t("rope.sentence.content"), t("rope.sentence.position"), t("rope.sentence.sum")],
