@@ -98,9 +98,8 @@ def rotation_circles(
             hovertemplate="%{text}<extra></extra>",
         )
 
-    def arcs(
-        q: np.ndarray, k: np.ndarray
-    ) -> dict[str, Any]:  # the shortest way round from the query arrow to the key arrow, radius 0.36
+    def arcs(q: np.ndarray, k: np.ndarray) -> dict[str, Any]:
+        # the shortest way round from the query arrow to the key arrow, radius 0.36
         parts_x, parts_y = [], []
         for p in range(n_pairs):
             a0 = np.arctan2(q[p, 1], q[p, 0])
