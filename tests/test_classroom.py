@@ -81,6 +81,8 @@ LINKS = {
             "rope_size": "16",
             "rope_shift": "500",
             "rope_causal": "true",
+            "rope_q_word": "3",
+            "rope_move": "query",
         },
         {
             "rope_d": 8,
@@ -90,6 +92,8 @@ LINKS = {
             "rope_size": 16,
             "rope_shift": 500,
             "rope_causal": True,
+            "rope_q_word": 3,
+            "rope_move": "query",
         },
     ),
     "rope-scaling": ({"rs_d": "64", "rs_s": "8.0", "rs_L": "1024"}, {"rs_d": 64, "rs_s": 8.0, "rs_L": 1024}),
@@ -194,6 +198,20 @@ def test_cope_and_spline_links_restore_the_same_controls_in_korean(key):
             assert at.query_params[k] == v, (lang, k)  # and the address keeps them as written
 
 
+@pytest.mark.parametrize("key", ["rope", "rope-scaling", "derivations"])
+def test_rotary_and_derivations_links_restore_the_same_controls_in_korean(key):
+    """The same link (ids, never shown names) restores the same controls in English and in Korean."""
+    params, expected = LINKS[key]
+    for lang in ("en", "ko"):
+        at = run_with_params(BY_KEY[key].path, {**params, "lang": lang})
+        assert not errors(at) and at.session_state["lang"] == lang
+        for k, v in expected.items():
+            assert value(at, k) == v, (lang, k)
+        for k, v in params.items():
+            if k != "derivations_all":  # a bound toggle at its default leaves the address
+                assert at.query_params[k] == v, (lang, k)
+
+
 HOSTILE = {
     "t5": (
         {"t5_buckets": "9999", "t5_max_distance": "<script>alert(1)</script>", "t5_causal": "maybe", "t5_head": "-1"},
@@ -205,8 +223,8 @@ HOSTILE = {
     ),
     "rope-scaling": ({"rs_d": "nan", "rs_s": "inf", "rs_L": ""}, {"rs_d": 128, "rs_s": 4.0, "rs_L": 4096}),
     "rope": (
-        {"rope_shift": "1e400", "rope_offset": "-inf", "rope_d": "9", "rope_m": "-1"},
-        {"rope_shift": 1000, "rope_offset": 0, "rope_d": 16, "rope_m": 2},
+        {"rope_shift": "1e400", "rope_offset": "-inf", "rope_d": "9", "rope_m": "-1", "rope_q_word": "999"},
+        {"rope_shift": 1000, "rope_offset": 0, "rope_d": 16, "rope_m": 2, "rope_q_word": 1, "rope_move": "both"},
     ),
     "trouble": (
         {"trouble_prefix": "x" * 5000, "trouble_l_train": "inf", "trouble_base": "nope"},
