@@ -36,7 +36,8 @@ from encoders.rope_scaling import (
     yarn_ramp,
 )
 from explain.chapters import rope_scaling as ch
-from tests.helpers import errors, fig_array, figure, open_page, rand
+from explain.i18n import t
+from tests.helpers import chart, errors, fig_array, open_page, rand
 
 PAGE = "pages/rotary/rope_scaling.py"
 
@@ -400,22 +401,152 @@ def test_sentence_attention_shapes_and_scale():
     assert np.allclose(short.weights[1:5], short.weights[0], atol=1e-6)
 
 
+# -- the chapter's question and claims, over the whole control space ----------------------------------
+
+
+def naive_ramp0(d, base, L, beta_fast, beta_slow):
+    """YaRN's ramp at pair 0 from METHODS.md §9, written out (truncate=True, as the page)."""
+    low, high = naive_yarn_bounds(d, base, L, beta_fast, beta_slow)
+    return min(max((0 - low) / (high - low), 0.0), 1.0)
+
+
+def naive_yarn_bounds(d, base, L, beta_fast, beta_slow):
+    def corr(beta):
+        return d * math.log(L / (2 * math.pi * beta)) / (2 * math.log(base))
+
+    low, high = max(math.floor(corr(beta_fast)), 0), min(math.ceil(corr(beta_slow)), d - 1)
+    return low, (high + 0.001 if low == high else high)
+
+
+def check_question(d, base, L, s, bf, bs):
+    fr = ch.frequencies(d, float(base), s, L, bf, bs)
+    ramp0 = naive_ramp0(d, base, L, bf, bs)
+    want = {"pi": 1 / s, "ntk": 1.0, "dynamic": 1.0, "yarn": 1 - ramp0 * (1 - 1 / s)}
+    for lang in ("en", "ko"):
+        q = ch.frequency_question(fr, s, lang)
+        assert q.answer in q.options and q.options == (*ch.STRETCHES, ch.NOBODY)
+        f = q.facts
+        assert f["s"] == s and f["ramp0"] == pytest.approx(ramp0, abs=1e-12) == 0.0
+        for k, v in want.items():
+            assert f[f"ratio_{k}"] == pytest.approx(v, rel=1e-12), (k, d, base, L, s, bf, bs)
+        moved = tuple(k for k, v in want.items() if abs(v - 1) > 1e-9)
+        assert f["moved"] == moved and q.answer == (moved[0] if moved else ch.NOBODY)
+        assert moved == (("pi",) if s > 1 else ())
+        if moved:
+            assert f["name"] == ch.label("pi", lang) and f"{1 / s:.4g}" in q.explanation
+            for k in ("ntk", "dynamic", "yarn"):
+                assert f"{want[k]:.4g}" in q.explanation
+            assert f"{ramp0:g}" in q.explanation
+        assert q.label(q.answer) == q.answer_label
+
+
+@pytest.mark.parametrize("d", ch.HEAD_SIZES)
+def test_frequency_question_over_the_control_space(d):
+    """Which scheme moves pair 0? Every head size, stretch, trained length and β (both ends of the
+    base, and every base at the other defaults), both languages: the answer is an option, and every
+    ratio and the ramp value the explanation states agree with the formulas of METHODS.md §9 written
+    out here. Only PI ever moves pair 0, and only for s > 1."""
+    for base in (ch.BASES[0], ch.BASES[-1]):
+        for L in ch.LENGTHS:
+            for s in ch.STRETCH_FACTORS:
+                for bf in ch.BETA_FAST:
+                    for bs in ch.BETA_SLOW:
+                        check_question(d, base, L, s, bf, bs)
+    for base in ch.BASES:
+        for s in ch.STRETCH_FACTORS:
+            check_question(d, base, 4096, s, 32.0, 1.0)
+
+
+@pytest.mark.parametrize("d", ch.HEAD_SIZES)
+def test_who_overshoots_over_the_control_space(d):
+    """The angles prose, checked at every setting: PI never leaves a pair out; NTK-aware overshoots on
+    exactly the pairs that never completed a turn, except the last; YaRN leaves none out when
+    β_slow ≥ 1 (the paper's 1), and with β_slow < 1 only pairs of fewer than one turn."""
+    for base in ch.BASES:
+        for L in ch.LENGTHS:
+            uncovered = [f for f in range(d // 2) if L * base ** (-2 * f / d) < 2 * math.pi]
+            for s in ch.STRETCH_FACTORS[1:]:
+                for bs in ch.BETA_SLOW:
+                    fr = ch.frequencies(d, float(base), s, L, 32.0, bs)
+                    ood = {k: np.flatnonzero(v).tolist() for k, v in fr.out_of_distribution.items()}
+                    assert ood["rope"] == uncovered
+                    assert ood["pi"] == []
+                    assert ood["ntk"] == [f for f in uncovered if f < d // 2 - 1]
+                    if bs >= 1:
+                        assert ood["yarn"] == []
+                    else:
+                        assert set(ood["yarn"]) <= set(uncovered)
+
+
+@pytest.mark.parametrize("s", [1.5, 2.0, 4.0, 8.0, 32.0])
+@pytest.mark.parametrize("d", [8, 32, 128])
+def test_yarn_logits_are_the_plain_interpolated_logits_times_an_inverse_temperature(d, s):
+    """YaRN's logits equal the logits of a rotation with YaRN's frequencies and no factor (computed
+    here with apply_rotary and a dot product), multiplied by (0.1 ln s + 1)² = 1/t > 1: an inverse
+    temperature, applied as 0.1 ln s + 1 on q and again on k."""
+    L = 16
+    enc = YaRNRoPE(d, 1, YarnConfig(scale=s, original_length=L))
+    n = round(s * L)
+    q, k = rand(1, 1, n, d, seed=11), rand(1, 1, n, d, seed=12)
+    pos = torch.arange(n)
+    got = enc.logit_terms(q, k, pos, pos, causal=False).total()
+    inv = yarn_frequencies(d, 10000.0, s, L)
+    plain = apply_rotary(q, pos, inv_freq=inv) @ apply_rotary(k, pos, inv_freq=inv).transpose(-1, -2) / math.sqrt(d)
+    factor = (0.1 * math.log(s) + 1) ** 2
+    assert factor > 1
+    assert torch.allclose(got, factor * plain, atol=1e-12)
+    # the factor sits on q and on k, once each: the scaled vectors reproduce the logits
+    root = 0.1 * math.log(s) + 1
+    qs, ks = apply_rotary(q, pos, inv_freq=inv) * root, apply_rotary(k, pos, inv_freq=inv) * root
+    assert torch.allclose(got, qs @ ks.transpose(-1, -2) / math.sqrt(d), atol=1e-12)
+    # a sharper softmax: the attention of every query is further from uniform (lower entropy)
+    w_yarn, w_plain = torch.softmax(got, -1), torch.softmax(plain, -1)
+
+    def entropy(w):
+        return -(w * w.log()).sum(-1)
+
+    assert (entropy(w_yarn) < entropy(w_plain)).all()
+
+
+def test_pair_runs():
+    assert ch.pair_runs([]) == ""
+    assert ch.pair_runs([5]) == "5"
+    assert ch.pair_runs([46, 47, 48]) == "46–48"
+    assert ch.pair_runs(np.array([1, 2, 3, 7, 9, 10])) == "1–3, 7, 9–10"
+
+
+def test_frequency_section_words_follow_the_numbers():
+    for lang in ("en", "ko"):
+        fs = ch.frequency_section(128, 10000.0, 4.0, 4096, 32.0, 1.0, lang)
+        assert list(fs.ratios)[-1] == fs.ramp_name and list(fs.angles)[-1] == fs.trained_name
+        assert len(fs.rows) == len(ch.FREQUENCY_SCHEMES)
+        counts = [list(r.values())[1] for r in fs.rows]
+        assert counts == [t("rope_scaling.angles.count", lang, bad=b, pairs=64) for b in (18, 0, 17, 0, 0)]
+        assert list(fs.rows[0].values())[2] == "46–63"
+        assert "1.1386" in fs.caption and "1.2965" in fs.caption  # 0.1 ln 4 + 1, and its square
+
+
 # -- the page -----------------------------------------------------------------------------------------------
 
 
 def test_page_runs_with_llama2_defaults():
     at = open_page(PAGE)
     assert not errors(at)
-    ratio = figure(at, "Frequency change")
+    ratio = chart(at, "rs_ratio")
     pi = next(t for t in ratio["data"] if t["name"] == "Position Interpolation")
     assert np.allclose(fig_array(pi["y"]), 0.25)
-    angles = figure(at, "Angle turned")
+    angles = chart(at, "rs_angles")
     assert len(fig_array(angles["data"][0]["y"])) == 64
     ood = at.table[0].value  # a DataFrame, one row per frequency scheme
     assert ood["pairs out of distribution"].tolist() == ["18 of 64", "0 of 64", "17 of 64", "0 of 64", "0 of 64"]
-    assert ood["which"].tolist()[0] == "46–63"
-    grid = figure(at, "Attention weights under each scheme")
+    assert ood["which"].tolist()[:3] == ["46–63", "none", "46–62"]
+    grid = chart(at, "rs_attention")
     assert len(grid["data"]) == 6
+    # the question is the chapter's: PI moves pair 0
+    at.radio(key="rs_q__choice").set_value("Position Interpolation").run()
+    at.button(key="rs_q__reveal").click().run()
+    assert any(s.value.startswith("Right:") for s in at.success)
+    assert any("inverse temperature" in c.value for c in at.caption)
 
 
 def test_page_widgets_at_their_extremes():
@@ -431,11 +562,14 @@ def test_page_widgets_at_their_extremes():
     at.toggle(key="rs_causal").set_value(False)
     at.run()
     assert not errors(at)
-    ratio = figure(at, "Frequency change")
-    for t in ratio["data"][:5]:
-        assert np.allclose(fig_array(t["y"]), 1.0), t["name"]  # s = 1: nothing changes
-    grid = figure(at, "Attention weights under each scheme")
+    ratio = chart(at, "rs_ratio")
+    for t_ in ratio["data"][:5]:
+        assert np.allclose(fig_array(t_["y"]), 1.0), t_["name"]  # s = 1: nothing changes
+    grid = chart(at, "rs_attention")
     assert fig_array(grid["data"][0]["z"]).shape == (14, 14)
+    at.radio(key="rs_q__choice").set_value("none of them").run()
+    at.button(key="rs_q__reveal").click().run()
+    assert any(s.value.startswith("Right:") for s in at.success)
 
     at.select_slider(key="rs_d").set_value(256)
     at.select_slider(key="rs_base").set_value(500_000)
@@ -448,9 +582,9 @@ def test_page_widgets_at_their_extremes():
     at.toggle(key="rs_causal").set_value(True)
     at.run()
     assert not errors(at)
-    dist = figure(at, "Logit of q = k")
-    for t in dist["data"]:
-        assert np.isfinite(fig_array(t["y"])).all(), t["name"]
+    dist = chart(at, "rs_distance")
+    for t_ in dist["data"]:
+        assert np.isfinite(fig_array(t_["y"])).all(), t_["name"]
     assert any("s = 1" in i.value for i in at.info)  # 14 tokens ≤ 128: nothing to stretch
 
 
@@ -458,11 +592,24 @@ def test_page_with_300_tokens_korean_emoji_and_a_single_token():
     long = " ".join(f"w{i % 41}" for i in range(300))
     at = open_page(PAGE, sentence=long)
     assert not errors(at)
-    grid = figure(at, "Attention weights under each scheme")
+    grid = chart(at, "rs_attention")
     assert fig_array(grid["data"][0]["z"]).shape == (256, 256)
     at = open_page(PAGE, sentence="고양이가 🐱 매트 위에 앉았다 👩‍💻 and 東京 🇰🇷!")
     assert not errors(at)
-    names = figure(at, "Attention weights under each scheme")["data"][0]["x"]  # "position · token"
+    names = chart(at, "rs_attention")["data"][0]["x"]  # "position · token"
     assert "1 · 🐱" in names and "5 · 👩‍💻" in names
     at = open_page(PAGE, sentence="alone")
     assert not errors(at)
+
+
+def test_page_switches_to_korean_and_keeps_every_control():
+    at = open_page(PAGE)
+    at.select_slider(key="rs_d").set_value(64).run()
+    at.select_slider(key="rs_s").set_value(8.0).run()
+    ratios_en = [fig_array(tr["y"]) for tr in chart(at, "rs_ratio")["data"]]
+    at.button_group(key="lang").set_value("ko").run()
+    assert not errors(at)
+    assert at.select_slider(key="rs_d").value == 64 and at.select_slider(key="rs_s").value == 8.0
+    ratios_ko = [fig_array(tr["y"]) for tr in chart(at, "rs_ratio")["data"]]
+    assert all(np.array_equal(a, b) for a, b in zip(ratios_en, ratios_ko, strict=True))
+    assert at.radio(key="rs_q__choice").options[-1] == t("rope_scaling.frequencies.none", "ko")

@@ -1,9 +1,14 @@
-"""What the "Stretching RoPE" chapter shows, computed from encoders/rope_scaling.py (numbers only).
+"""What the "Stretching RoPE" chapter shows, computed from encoders/rope_scaling.py.
 
-Every function takes primitives and returns numpy arrays (or dataclasses of them). The schemes are
-the registered encoders themselves: every RoPE class in encoders.REGISTRY, in registry order, named
-by its short `scheme` id (plain RoPE, PI, NTK, dynamic NTK, YaRN, xPos). The frequencies, curves and
-attention maps come from those encoders, the code the attention lab and the toy trainer run.
+Every function takes primitives and returns numpy arrays (or dataclasses of them), so the page can
+cache it (ui.cache.cached) and tests can check it without Streamlit. The schemes are the registered
+encoders themselves: every RoPE class in encoders.REGISTRY, in registry order, named by its short
+`scheme` id (plain RoPE, PI, NTK, dynamic NTK, YaRN, xPos). The frequencies, curves and attention
+maps come from those encoders, the code the attention lab and the toy trainer run.
+`frequency_section` also returns the words the section states about its numbers (legends, the
+out-of-distribution table, the question), in `lang`.
+
+Axis legend: P frequency pairs (d/2), K distance windows, S schemes, n tokens, i query, j key.
 """
 
 from __future__ import annotations
@@ -15,10 +20,22 @@ import numpy.typing as npt
 
 from encoders import REGISTRY
 from encoders.rope import RoPE, RopeConfig, rope_frequencies
-from encoders.rope_scaling import dynamic_ntk_scale, yarn_ramp
+from encoders.rope_scaling import YaRNRoPE, dynamic_ntk_scale, yarn_ramp
 from explain.i18n import t
+from explain.question import Question
 
 from .common import run_tokens
+
+# The page's controls: every option of each select-slider.
+HEAD_SIZES = (8, 16, 32, 64, 128, 256)
+BASES = (1_000, 10_000, 100_000, 500_000)
+LENGTHS = (16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192)
+STRETCH_FACTORS = (1.0, 1.5, 2.0, 3.0, 4.0, 8.0, 16.0, 32.0)
+BETA_FAST = (4.0, 8.0, 16.0, 32.0, 64.0, 128.0)
+BETA_SLOW = (0.25, 0.5, 1.0, 2.0)
+GAMMAS = (16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0, 2048.0)
+MAX_SENTENCE_LENGTH = 128  # the sentence experiment's trained length
+NOBODY = "-"  # the question's "none of them": not a scheme id, nor a registry name ("none" is NoPE's)
 
 # scheme id → its encoder class: every RoPE subclass in the registry, in registry order.
 SCHEMES: dict[str, type[RoPE]] = {c.scheme: c for c in REGISTRY.values() if issubclass(c, RoPE)}
@@ -26,6 +43,7 @@ ALL_SCHEMES = tuple(SCHEMES)
 REFERENCE = RoPE.scheme  # plain RoPE: what every other scheme is compared with
 STRETCHES = tuple(s for s, c in SCHEMES.items() if c.changes_frequencies)  # the schemes that move θ_f
 FREQUENCY_SCHEMES = (REFERENCE, *STRETCHES)  # xPos keeps RoPE's frequencies
+YARN = YaRNRoPE.scheme  # the scheme whose attention factor the frequency caption states
 
 
 def scheme_config(
@@ -194,6 +212,14 @@ class SentenceRun:
     offsets: np.ndarray  # the offsets of by_distance
     mean_distance: dict[str, float]  # scheme → Σ_j w_ij |i − j| averaged over queries i
     beyond: dict[str, float]  # scheme → share of attention on keys more than L − 1 away
+    original_length: int  # L, the "trained" length
+
+    @property
+    def trained_mark(self) -> int | None:
+        """L − 1, the farthest trained distance, where the by-distance plot marks it (None when the
+        sentence is too short to reach it)."""
+        last = self.original_length - 1
+        return last if last <= int(self.offsets.max()) else None
 
 
 def sentence_attention(
@@ -223,7 +249,7 @@ def sentence_attention(
         by_dist[s] = np.array([w[sign_dist == o].mean() if (sign_dist == o).any() else np.nan for o in offsets])
         mean_d[s] = float((w * np.abs(i - j)).sum(axis=1).mean())
         beyond[s] = float((w * (np.abs(i - j) > original_length - 1)).sum(axis=1).mean())
-    return SentenceRun(ALL_SCHEMES, scale, np.stack(weights), by_dist, offsets, mean_d, beyond)
+    return SentenceRun(ALL_SCHEMES, scale, np.stack(weights), by_dist, offsets, mean_d, beyond, original_length)
 
 
 def label(scheme: str, lang: str | None = None) -> str:
@@ -232,3 +258,116 @@ def label(scheme: str, lang: str | None = None) -> str:
     if scheme not in SCHEMES:
         raise KeyError(scheme)
     return t(f"rope_scaling.scheme.{scheme}", lang)
+
+
+# ------------------------------------------------------------------------ sections, with their words
+
+
+def pair_runs(pairs: npt.ArrayLike) -> str:
+    """Sorted pair indices as runs: [3, 4, 5, 9] → "3–5, 9"."""
+    idx = [int(v) for v in np.asarray(pairs).reshape(-1)]
+    runs: list[list[int]] = []
+    for f in idx:
+        if runs and f == runs[-1][-1] + 1:
+            runs[-1].append(f)
+        else:
+            runs.append([f])
+    return ", ".join(f"{r[0]}–{r[-1]}" if len(r) > 1 else str(r[0]) for r in runs)
+
+
+def frequency_question(fr: Frequencies, scale: float, lang: str) -> Question:
+    """Which scheme changes even the fastest pair, pair 0? Read off the ratios θ′₀/θ₀ the plots draw."""
+    moved = [k for k in STRETCHES if abs(float(fr.ratio[k][0]) - 1.0) > 1e-9]
+    ratios = {k: float(fr.ratio[k][0]) for k in STRETCHES}
+    facts: dict[str, object] = {
+        "s": scale,
+        "moved": tuple(moved),
+        "ramp0": float(fr.ramp[0]),
+        **{f"ratio_{k}": v for k, v in ratios.items()},
+    }
+    if len(moved) > 1:  # more than one answer: the options could not hold it (never at these controls)
+        raise ValueError(f"several schemes move pair 0: {moved}")
+    answer = moved[0] if moved else NOBODY
+    if moved:
+        facts["name"] = label(answer, lang)
+        text = t("rope_scaling.frequencies.answer_moved", lang, name=facts["name"], ratio=ratios[answer])
+        text += t("rope_scaling.frequencies.explanation", lang, **{k: v for k, v in facts.items() if k != "moved"})
+    else:
+        text = t("rope_scaling.frequencies.answer_none", lang)
+    options = (*STRETCHES, NOBODY)
+    return Question(
+        key="rs_q",
+        prompt=t("rope_scaling.frequencies.question", lang, s=scale),
+        options=options,
+        labels=tuple(label(k, lang) if k != NOBODY else t("rope_scaling.frequencies.none", lang) for k in options),
+        answer=answer,
+        explanation=text,
+        facts=facts,
+    )
+
+
+@dataclass(frozen=True)
+class FrequencySection:
+    view: Frequencies
+    question: Question
+    ratios: dict[str, np.ndarray]  # legend → θ′_f/θ_f per pair, and YaRN's ramp last
+    ramp_name: str  # the ramp's legend (dashed)
+    wavelengths: dict[str, np.ndarray]  # legend → 2π/θ′_f
+    angles: dict[str, np.ndarray]  # legend → s·L·θ′_f per scheme, then the trained L·θ_f
+    trained_name: str  # the trained curve's legend (dashed)
+    rows: tuple[dict[str, str], ...]  # the out-of-distribution table, one row per frequency scheme
+    caption: str  # dynamic NTK's α and YaRN's factor
+
+
+def frequency_section(
+    d: int, base: float, scale: float, original_length: int, beta_fast: float, beta_slow: float, lang: str
+) -> FrequencySection:
+    fr = frequencies(d, base, scale, original_length, beta_fast, beta_slow)
+    names = {k: label(k, lang) for k in ALL_SCHEMES}
+    ramp = t("rope_scaling.frequencies.ramp", lang)
+    ratios = {names[k]: fr.ratio[k] for k in FREQUENCY_SCHEMES} | {ramp: fr.ramp}
+    # Schemes first, in the order of every other plot, so each keeps its colour; the reference last.
+    trained = t("rope_scaling.angles.trained_curve", lang)
+    angles = {
+        t("rope_scaling.angles.scheme_curve", lang, name=names[k]): fr.max_angle_new[k] for k in FREQUENCY_SCHEMES
+    }
+    angles[trained] = fr.max_angle_trained
+    rows = []
+    for k in FREQUENCY_SCHEMES:
+        bad = np.flatnonzero(fr.out_of_distribution[k])
+        worst = float((fr.max_angle_new[k] / fr.max_angle_trained)[bad].max()) if bad.size else float("nan")
+        rows.append(
+            {
+                t("rope_scaling.angles.col_scheme", lang): names[k],
+                t("rope_scaling.angles.col_count", lang): t(
+                    "rope_scaling.angles.count", lang, bad=bad.size, pairs=d // 2
+                ),
+                t("rope_scaling.angles.col_which", lang): pair_runs(bad)
+                if bad.size
+                else t("rope_scaling.angles.which_none", lang),
+                t("rope_scaling.angles.col_overshoot", lang): t("rope_scaling.angles.overshoot", lang, worst=worst)
+                if bad.size
+                else "—",
+            }
+        )
+    factor = fr.attention_factor[YARN]
+    caption = t(
+        "rope_scaling.frequencies.caption",
+        lang,
+        new_len=round(scale * original_length),
+        alpha=fr.dynamic_alpha,
+        s=scale,
+        factor=factor,
+        factor_sq=factor**2,
+    )
+    return FrequencySection(
+        fr,
+        frequency_question(fr, scale, lang),
+        ratios,
+        ramp,
+        {names[k]: fr.wavelength[k] for k in FREQUENCY_SCHEMES},
+        angles,
+        trained,
+        tuple(rows),
+        caption,
+    )

@@ -1,14 +1,21 @@
-"""Chapter: Stretching RoPE — Position Interpolation, NTK-aware scaling, YaRN, xPos."""
+"""Chapter: Stretching RoPE — Position Interpolation, NTK-aware scaling, YaRN, xPos.
 
-import numpy as np
+A page only shows: widgets → one cached call into explain/chapters/rope_scaling.py per section →
+figures → st.*. The numbers, the question and every sentence that states a fact about them are
+computed there.
+"""
+
+import math
+
 import streamlit as st
 
 from encoders import rope_scaling as enc
 from explain import figures as F
 from explain.chapters import rope_scaling as ch
+from ui.cache import cached
 from ui.common import header, plot, prose, seed, sentence_tokens
-from ui.i18n import t
-from ui.question import predict
+from ui.i18n import current, t
+from ui.question import ask
 from ui.url_state import URL
 
 KEY = "rope-scaling"
@@ -29,14 +36,17 @@ with st.expander(t("rope_scaling.sources")):
         st.markdown(f"- {paper.authors} ({paper.year}). [{paper.title}]({paper.url})")
 prose(KEY, "intro")
 
-frequencies = st.cache_data(ch.frequencies, max_entries=64)
-logit_vs_distance = st.cache_data(ch.logit_vs_distance, max_entries=64)
-sentence_attention = st.cache_data(ch.sentence_attention, max_entries=32)
+# Bounded caches shared by every session: a frequency section or a distance curve is a few
+# (d/2,) or (300,) arrays; a sentence run holds 6 maps of up to 256 × 256 float32 (~1.6 MB), hence 32.
+frequency_section = cached(ch.frequency_section)
+logit_vs_distance = cached(ch.logit_vs_distance)
+sentence_attention = cached(ch.sentence_attention, max_entries=32)
+lang = current()
 
 c1, c2, c3, c4 = st.columns(4)
 d = c1.select_slider(
     t("rope_scaling.settings.head_size"),
-    [8, 16, 32, 64, 128, 256],
+    list(ch.HEAD_SIZES),
     value=128,
     key="rs_d",
     **URL,
@@ -44,7 +54,7 @@ d = c1.select_slider(
 )
 base = c2.select_slider(
     t("rope_scaling.settings.base"),
-    [1_000, 10_000, 100_000, 500_000],
+    list(ch.BASES),
     value=10_000,
     key="rs_base",
     **URL,
@@ -52,7 +62,7 @@ base = c2.select_slider(
 )
 L = c3.select_slider(
     t("rope_scaling.settings.length"),
-    [16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192],
+    list(ch.LENGTHS),
     value=4096,
     key="rs_L",
     **URL,
@@ -60,7 +70,7 @@ L = c3.select_slider(
 )
 s = c4.select_slider(
     t("rope_scaling.settings.stretch"),
-    [1.0, 1.5, 2.0, 3.0, 4.0, 8.0, 16.0, 32.0],
+    list(ch.STRETCH_FACTORS),
     value=4.0,
     key="rs_s",
     **URL,
@@ -70,7 +80,7 @@ with st.expander(t("rope_scaling.settings.more")):
     e1, e2, e3 = st.columns(3)
     beta_fast = e1.select_slider(
         t("rope_scaling.settings.beta_fast"),
-        [4.0, 8.0, 16.0, 32.0, 64.0, 128.0],
+        list(ch.BETA_FAST),
         value=32.0,
         key="rs_beta_fast",
         **URL,
@@ -78,7 +88,7 @@ with st.expander(t("rope_scaling.settings.more")):
     )
     beta_slow = e2.select_slider(
         t("rope_scaling.settings.beta_slow"),
-        [0.25, 0.5, 1.0, 2.0],
+        list(ch.BETA_SLOW),
         value=1.0,
         key="rs_beta_slow",
         **URL,
@@ -86,7 +96,7 @@ with st.expander(t("rope_scaling.settings.more")):
     )
     gamma = e3.select_slider(
         t("rope_scaling.settings.gamma"),
-        [16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0, 2048.0],
+        list(ch.GAMMAS),
         value=512.0,
         key="rs_gamma",
         **URL,
@@ -95,52 +105,31 @@ with st.expander(t("rope_scaling.settings.more")):
 new_len = round(s * L)
 st.markdown(t("rope_scaling.settings.summary", L=L, new_len=new_len, s=s))
 
-names = {k: ch.label(k) for k in ch.ALL_SCHEMES}
-fr = frequencies(d, float(base), float(s), L, float(beta_fast), float(beta_slow))
+fs = frequency_section(d, float(base), float(s), L, float(beta_fast), float(beta_slow), lang)
+names = {k: ch.label(k, lang) for k in ch.ALL_SCHEMES}
 
 # -- 1. frequencies ---------------------------------------------------------------------------------
 st.subheader(t("rope_scaling.frequencies.subheader"))
 prose(KEY, "frequencies")
-# The answer is read off the frequency ratios the plots below draw: which scheme moves pair 0?
-_moved = [k for k in ch.FREQUENCY_SCHEMES if abs(float(fr.ratio[k][0]) - 1.0) > 1e-9]
-# The "none of them" option: not a scheme id, nor a registry name ("none" is NoPE's).
-_nobody = "-"
-_options = [*ch.STRETCHES, _nobody]
-if len(_moved) <= 1:
-    predict(
-        "rs_q",
-        t("rope_scaling.frequencies.question", s=s),
-        _options,
-        _moved[0] if _moved else _nobody,
-        (
-            t("rope_scaling.frequencies.answer_moved", name=names[_moved[0]], ratio=float(fr.ratio[_moved[0]][0]))
-            if _moved
-            else t("rope_scaling.frequencies.answer_none")
-        )
-        + t("rope_scaling.frequencies.explanation"),
-        format_func={**names, _nobody: t("rope_scaling.frequencies.none")}.get,
-    )
+ask(fs.question)
 f1, f2 = st.columns(2)
 with f1:
-    ratios = {names[k]: fr.ratio[k] for k in ch.FREQUENCY_SCHEMES}
-    ramp = t("rope_scaling.frequencies.ramp")
-    ratios[ramp] = fr.ramp
     plot(
         F.lines(
-            fr.pairs,
-            ratios,
+            fs.view.pairs,
+            fs.ratios,
             t("rope_scaling.frequencies.ratio_title"),
             x_title=t("rope_scaling.frequencies.pair_axis"),
             y_title=t("rope_scaling.frequencies.ratio_axis"),
-            dashed=(ramp,),
+            dashed=(fs.ramp_name,),
             height=400,
         ),
         "rs_ratio",
     )
 with f2:
     fig = F.lines(
-        fr.pairs,
-        {names[k]: fr.wavelength[k] for k in ch.FREQUENCY_SCHEMES},
+        fs.view.pairs,
+        fs.wavelengths,
         t("rope_scaling.frequencies.wavelength_title"),
         x_title=t("rope_scaling.frequencies.pair_axis"),
         y_title=t("rope_scaling.frequencies.wavelength_axis"),
@@ -157,55 +146,24 @@ with f2:
         ),
         "rs_wavelength",
     )
-st.caption(
-    t(
-        "rope_scaling.frequencies.caption",
-        new_len=new_len,
-        alpha=fr.dynamic_alpha,
-        s=s,
-        factor=fr.attention_factor["yarn"],
-        factor_sq=fr.attention_factor["yarn"] ** 2,
-    )
-)
+st.caption(fs.caption)
 prose(KEY, "wavelengths")
 
 # -- 2. angles --------------------------------------------------------------------------------------
 st.subheader(t("rope_scaling.angles.subheader"))
 prose(KEY, "angles")
-# Schemes first, in the order of every other plot, so each keeps its colour; the reference last.
-curves = {t("rope_scaling.angles.scheme_curve", name=names[k]): fr.max_angle_new[k] for k in ch.FREQUENCY_SCHEMES}
-trained = t("rope_scaling.angles.trained_curve")
-curves[trained] = fr.max_angle_trained
 fig = F.lines(
-    fr.pairs,
-    curves,
+    fs.view.pairs,
+    fs.angles,
     t("rope_scaling.angles.title"),
     x_title=t("rope_scaling.frequencies.pair_axis"),
     y_title=t("rope_scaling.angles.y_axis"),
     log_y=True,
-    dashed=(trained,),
+    dashed=(fs.trained_name,),
     height=420,
 )
-plot(F.mark_lines(fig, y={t("rope_scaling.angles.full_turn"): 2 * np.pi}), "rs_angles")
-rows = []
-for k in ch.FREQUENCY_SCHEMES:
-    bad = np.flatnonzero(fr.out_of_distribution[k])
-    worst = float((fr.max_angle_new[k] / fr.max_angle_trained)[bad].max()) if bad.size else float("nan")
-    rows.append(
-        {
-            t("rope_scaling.angles.col_scheme"): names[k],
-            t("rope_scaling.angles.col_count"): t("rope_scaling.angles.count", bad=bad.size, pairs=d // 2),
-            t("rope_scaling.angles.col_which"): (
-                (f"{bad[0]}–{bad[-1]}" if bad.size > 1 else str(bad[0]))
-                if bad.size
-                else t("rope_scaling.angles.which_none")
-            ),
-            t("rope_scaling.angles.col_overshoot"): t("rope_scaling.angles.overshoot", worst=worst)
-            if bad.size
-            else "—",
-        }
-    )
-st.table(rows)
+plot(F.mark_lines(fig, y={t("rope_scaling.angles.full_turn"): 2 * math.pi}), "rs_angles")
+st.table(list(fs.rows))
 
 # -- 3. logit against distance -------------------------------------------------------------------------
 st.subheader(t("rope_scaling.distance.subheader"))
@@ -233,7 +191,7 @@ g1, g2 = st.columns(2)
 L_sent = g1.slider(
     t("rope_scaling.sentence.length"),
     2,
-    128,
+    ch.MAX_SENTENCE_LENGTH,
     min(8, max(2, n // 2)),
     key="rs_L_sentence",
     **URL,
@@ -270,8 +228,8 @@ with h1:
         y_title=t("rope_scaling.sentence.by_distance_axis"),
         height=380,
     )
-    marks = {f"L − 1 = {L_sent - 1}": L_sent - 1} if L_sent - 1 <= run.offsets.max() else {}
-    plot(F.mark_lines(fig, x=marks), "rs_by_distance")
+    mark = run.trained_mark
+    plot(F.mark_lines(fig, x={f"L − 1 = {mark}": mark} if mark is not None else {}), "rs_by_distance")
 with h2:
     st.table(
         [
