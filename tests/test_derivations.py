@@ -18,7 +18,7 @@ import sympy as sp
 from sympy.matrices.expressions import MatAdd, MatMul
 
 from explain import derivations as D
-from explain.derivations import Named, Rot, Step
+from explain.derivations import DirectSum, MatExp, Named, Rot, Step
 
 IDS = [d.id for d in D.ALL_DERIVATIONS]
 
@@ -62,6 +62,11 @@ def test_registry_has_every_identity_the_chapters_need():
         "alibi-shift-invariance",
         "t5-shift-invariance",
         "cope-all-gates-open",
+        "rope-from-the-goal",
+        "rope-skew-generator",
+        "rope-skew-exponential-2d",
+        "rope-block-exponential",
+        "rope-absorb-basis",
     }
     assert expected <= set(IDS)
     assert len(IDS) == len(set(IDS))
@@ -333,6 +338,116 @@ def test_rope_d6_matrix_matches_numpy():
 
     assert np.allclose(first, block_diag(2).T @ block_diag(5))
     assert np.allclose(last, block_diag(3))
+
+
+# --- RoPE designed from its goal, and why block-diagonal ------------------------------------
+
+
+def _rot(a):
+    return np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
+
+
+def _swap_all(derivation, old, new):
+    """The derivation with `old` replaced by `new` in every step (and its claim)."""
+    steps = tuple(dataclasses.replace(s, expr=s.expr.xreplace({old: new})) for s in derivation.steps)
+    claim = derivation.claim_expr.xreplace({old: new}) if derivation.claim_expr is not None else None
+    return dataclasses.replace(derivation, steps=steps, claim_expr=claim)
+
+
+def test_rope_from_the_goal_catches_a_wrong_angle_difference():
+    d = D.get("rope-from-the-goal")
+    q, k = d.steps[3].expr.args[0], d.steps[3].expr.args[-1]
+    m, n = sp.symbols("m n", real=True)
+    phi = sp.Function("phi", real=True)
+    wrong = Step(MatMul(q, Rot(phi(m) - phi(n)), k), d.steps[3].rule)  # should be φ(n) − φ(m)
+    report = D.verify(_with_step(d, 3, wrong))
+    assert report.failed_index == 3
+    # the goal's substitution must replace exactly the angle difference of the line above
+    assert D.verify(d).checks[3].method.startswith("substitution")
+    # numbers: RoPE's score at the end, whatever the angle law of lines 0–3
+    values = {"m": 3, "n": 7, "theta": 0.3, "q1": 0.8, "q2": -0.5, "k1": 0.3, "k2": 1.1}
+    per_line = D.step_values(d, values)
+    qv, kv = np.array([0.8, -0.5]), np.array([0.3, 1.1])
+    phi_num = lambda p: 0.3 * p + 0.02 * p**2  # noqa: E731  (the stand-in, written out)
+    assert per_line[0] == pytest.approx((_rot(phi_num(3)) @ qv) @ (_rot(phi_num(7)) @ kv), abs=1e-12)
+    assert per_line[5] == pytest.approx((_rot(3 * 0.3) @ qv) @ (_rot(7 * 0.3) @ kv), abs=1e-12)
+    assert per_line[4] == pytest.approx(per_line[5], abs=1e-12) and per_line[3] != pytest.approx(per_line[4])
+
+
+def test_skew_generator_needs_r0_to_be_the_identity():
+    d = D.get("rope-skew-generator")
+    assert D.verify(d).ok
+    without = dataclasses.replace(d, where=())  # forget R(0) = I
+    report = D.verify(without)
+    assert not report.ok and report.failed_index == 2
+    # the concrete family used for numbers: d/dm (RᵀR) at 0 = R′(0)ᵀ + R′(0), by finite differences
+    first, last = D.numeric_check(d)
+
+    def family(p):
+        return np.array(
+            [[np.cos(0.7 * p) + p**2 / 5, -np.sin(0.7 * p) + p / 3], [np.sin(0.7 * p) + p**2, np.cos(0.7 * p) - p / 2]]
+        )
+
+    h = 1e-6
+    numeric = ((family(h).T @ family(h)) - (family(-h).T @ family(-h))) / (2 * h)
+    assert np.allclose(first, numeric, atol=1e-8) and np.allclose(last, numeric, atol=1e-8)
+
+
+def test_skew_exponential_2d_is_a_rotation_by_half_the_difference():
+    d = D.get("rope-skew-exponential-2d")
+    from scipy.linalg import expm
+
+    for m, a12, a21 in ((3, 0.4, -1.1), (0, 2.0, 2.0), (17, -0.3, 0.9)):
+        first, last = D.numeric_check(d, {"m": m, "A12": a12, "A21": a21})
+        a = np.array([[5.0, a12], [a21, -7.0]])  # the diagonal cancels in A − Aᵀ
+        assert np.allclose(first, expm(m * (a - a.T) / 2), atol=1e-12)
+        assert np.allclose(last, _rot(m * (a21 - a12) / 2), atol=1e-12)
+    wrong_sign = sp.Mul(sp.Rational(1, 2), sp.Symbol("A12", real=True) - sp.Symbol("A21", real=True))
+    s1 = d.steps[1]
+    broken = Step(MatExp(MatMul(sp.Symbol("m", real=True) * wrong_sign, s1.expr.args[0].args[-1])), s1.rule)
+    assert D.verify(_with_step(d, 1, broken)).failed_index == 1
+
+
+def test_block_exponential_matches_scipy_and_catches_swapped_blocks():
+    from scipy.linalg import expm
+
+    d = D.get("rope-block-exponential")
+    H = np.eye(4) - np.ones((4, 4)) / 2
+    J = np.array([[0.0, -1.0], [1.0, 0.0]])
+    for m, t1, t2 in ((3, 1.0, 0.01), (11, 0.7, 0.3), (0, 1.3, 0.2)):
+        first, last = D.numeric_check(d, {"m": m, "theta_1": t1, "theta_2": t2})
+        A = H @ np.block([[t1 * J, np.zeros((2, 2))], [np.zeros((2, 2)), t2 * J]]) @ H.T
+        assert np.allclose(first, expm(m * A), atol=1e-12)
+        R = np.zeros((4, 4))
+        R[:2, :2], R[2:, 2:] = _rot(m * t1), _rot(m * t2)
+        assert np.allclose(last, H @ R @ H.T, atol=1e-12)
+    s3 = d.steps[3]
+    q, blocks = s3.expr.args[0], s3.expr.args[1]
+    swapped = Step(MatMul(q, DirectSum(*reversed(blocks.args)), s3.expr.args[2]), s3.rule)
+    assert D.verify(_with_step(d, 3, swapped)).failed_index == 3
+
+
+def test_absorbing_the_basis_needs_an_orthogonal_q():
+    d = D.get("rope-absorb-basis")
+    H = np.eye(4) - np.ones((4, 4)) / 2
+    values = {"m": 2, "n": 9, "theta_1": 1.0, "theta_2": 0.01}
+    values |= {f"q{r}": v for r, v in enumerate([0.3, -1.2, 0.8, 0.5], 1)}
+    values |= {f"k{r}": v for r, v in enumerate([1.1, 0.4, -0.6, 0.9], 1)}
+    first, last = D.numeric_check(d, values)
+
+    def R(p):
+        out = np.zeros((4, 4))
+        out[:2, :2], out[2:, 2:] = _rot(p * 1.0), _rot(p * 0.01)
+        return out
+
+    q = np.array([0.3, -1.2, 0.8, 0.5])
+    k = np.array([1.1, 0.4, -0.6, 0.9])
+    assert first == pytest.approx((H @ R(2) @ H.T @ q) @ (H @ R(9) @ H.T @ k), abs=1e-12)
+    assert last == pytest.approx((H.T @ q) @ R(7) @ (H.T @ k), abs=1e-12)
+    basis = next(a for a in d.steps[0].expr.atoms(D.Named) if a.name == "Q")
+    stretched = D.Named("Q", 2 * sp.ImmutableMatrix(H.tolist()).applyfunc(sp.nsimplify))
+    report = D.verify(_swap_all(d, basis, stretched))  # 2Q is not orthogonal: QᵀQ = 4I
+    assert report.failed_index == 2
 
 
 def test_sinusoidal_shift_matrix_is_independent_of_position():

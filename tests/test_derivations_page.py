@@ -483,6 +483,33 @@ def test_the_prediction_answer_is_the_measured_one():
     assert "varies by at most" in _markdown(at)
 
 
+@pytest.mark.parametrize("lang", ["en", "ko"])
+def test_dot_product_question_facts_against_an_independent_table(lang):
+    """The question has no controls: its one setting (32 positions, d = 16), in both languages. The
+    spreads it states agree with a table written from the paper's formula here (float64), and the
+    answer is the one the float32 table the page measures gives."""
+    from explain.chapters import derivations as ch
+
+    q = ch.dot_product_question(lang)
+    assert q.answer in q.options and q.answer == "difference"
+    w = 10000.0 ** (-2 * np.arange(8) / 16)
+    pos = np.arange(32)[:, None] * w[None, :]
+    pe = np.empty((32, 16))
+    pe[:, 0::2], pe[:, 1::2] = np.sin(pos), np.cos(pos)
+    dots = pe @ pe.T
+    by_diff = max(np.ptp(np.diagonal(dots, k)) for k in range(-31, 32))
+    by_sum = max(np.ptp(np.diagonal(dots[:, ::-1], k)) for k in range(-31, 32))
+    f = q.facts
+    assert by_diff < 1e-12 and f["by_diff"] < ch.CONSTANT  # float32 rounding only
+    assert f["by_sum"] == pytest.approx(by_sum, abs=1e-5) and by_sum > 1
+    assert (f["positions"], f["d"]) == (32, 16) and f["title"] == D.get("sinusoidal-dot-product", lang).title
+    for text in (f"{f['by_diff']:.1e}", f"{f['by_sum']:.2f}", f["title"], "32", "16"):
+        assert text in q.explanation
+    # the spreads tell the two apart: one-channel rows r^m have dot products r^(m+n), a function of m + n
+    diff, total = ch.largest_spreads(0.9 ** np.arange(8)[:, None])
+    assert total < 1e-12 < 0.1 < diff
+
+
 # --- in Korean --------------------------------------------------------------------------------
 
 KO_GREEN = ":green-badge[:material/verified: sympy 검증 완료]"

@@ -1,20 +1,25 @@
-"""Chapter: Derivations — every relative-position identity, each step proven by sympy on this server."""
+"""Chapter: Derivations — every relative-position identity, each step proven by sympy on this server.
 
-import numpy as np
+A page only shows: the proofs come from explain/derivations/ (drawn by ui/derivation.py, cached per
+identity), the question from explain/chapters/derivations.py.
+"""
+
 import streamlit as st
 
 from explain import derivations as D
-from explain import i18n
-from explain.chapters import sinusoidal as sin_ch
+from explain.chapters import derivations as ch
 from explain.derivations import prover
 from explain.derivations import view as DV
 from ui import derivation as UD
+from ui.cache import cached
 from ui.common import header, prose
-from ui.i18n import t
-from ui.question import predict
+from ui.i18n import current, t
+from ui.question import ask
 from ui.url_state import URL
 
 KEY = "derivations"
+# The question's one result per language (a few numbers and words).
+dot_product_question = cached(ch.dot_product_question, max_entries=4)
 header(KEY, sources=(prover.verify, prover._check_step, prover._scalar_equal))
 prose(KEY, "intro")
 
@@ -27,30 +32,8 @@ st.markdown(DV.catalogue(reports))
 st.subheader(t("derivations.page.how_to_read"))
 prose(KEY, "reading")
 
-# The answer is measured on the sinusoidal table itself (32 positions, d = 16): is PE(m)·PE(n) constant
-# along diagonals (a function of n − m), along anti-diagonals (of m + n), or neither?
-# The table is float32, so "constant" means constant up to its rounding: products of 16 entries of
-# size ≤ 1 drift by ~1e-6, far below the spread of a real dependence (> 1 here).
-_CONSTANT = 1e-4
-_P = sin_ch.pe_matrix(32, 16, 10_000.0).astype(np.float64)
-_S = _P @ _P.T  # (m, n)
-_by_diff = max(float(np.ptp(np.diagonal(_S, k))) for k in range(-31, 32))
-_by_sum = max(float(np.ptp(np.diagonal(_S[:, ::-1], k))) for k in range(-31, 32))
-_options = ("difference", "sum", "separately")  # stable ids: the words come from the catalogue
-_lang = i18n.language()
-predict(
-    "derivations_q",
-    t("derivations.page.predict_question"),
-    _options,
-    _options[0] if _by_diff < _CONSTANT else _options[1] if _by_sum < _CONSTANT else _options[2],
-    t(
-        "derivations.page.predict_explanation",
-        by_diff=_by_diff,
-        by_sum=_by_sum,
-        title=D.get("sinusoidal-dot-product", _lang).title,
-    ),
-    format_func=lambda v: t(f"derivations.page.option.{v}"),
-)
+_lang = current()
+ask(dot_product_question(_lang))
 
 # The chosen identity is shareable: ?d=<id> in the address opens it.
 if "derivation" not in st.session_state:
