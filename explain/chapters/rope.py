@@ -242,6 +242,7 @@ class CirclesSection:
     notes: np.ndarray  # (T, P) str: the angle and the pair's share of the logit, under each circle
     panel_titles: tuple[str, ...]  # (P,) "pair f · λ = …"
     frame_titles: tuple[str, ...]  # (T,) positions, offset and logit of each frame
+    frame_labels: tuple[str, ...]  # (T,) the animation slider's step labels: "0", "1", …
     gap: float  # largest |measured − predicted| angle over every pair and frame, degrees
 
 
@@ -276,7 +277,7 @@ def circles_section(
         for a, b, s in zip(c.m, c.n, c.score, strict=True)
     )
     gap = float(np.abs((c.angle - c.predicted_angle + 180) % 360 - 180).max())
-    return CirclesSection(c, notes, panels, frames, gap)
+    return CirclesSection(c, notes, panels, frames, tuple(str(f) for f in range(FRAMES)), gap)
 
 
 IDENTITY_ANSWERS = ("no", "little", "lot")  # stable ids; the words are rope.identity.answer_<id>

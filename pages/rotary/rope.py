@@ -116,7 +116,7 @@ plot(
         panel_titles=cs.panel_titles,
         notes=cs.notes,
         frame_titles=cs.frame_titles,
-        frame_labels=[str(f) for f in range(ch.FRAMES)],
+        frame_labels=cs.frame_labels,
         slider_prefix=t("rope.circles.steps_played"),
         q_name=t("rope.circles.query_name", word=toks[qi]),
         k_name=t("rope.circles.key_name", word=toks[ki]),
