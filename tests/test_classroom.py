@@ -102,6 +102,38 @@ LINKS = {
         {"cope_unit": "every token", "cope_npos": 16, "cope_sharpness": 2.5},
     ),
     "derivations": ({"d": "rope-matrix-2d", "derivations_all": "false"}, {"derivation": "rope-matrix-2d"}),
+    "attention-lab": (
+        {
+            "lab_methods": "rope-dynamic,learned,alibi",
+            "lab_heads": "2",
+            "lab_causal": "true",
+            "lab_dial": "0.5",
+            "lab_show": "content",
+            "lab_train_len": "16",
+            "lab_length": "64",
+        },
+        {
+            "lab_heads": 2,
+            "lab_causal": True,
+            "lab_dial": 0.5,
+            "lab_show": "content",
+            "lab_train_len": 16,
+            "lab_length": 64,
+        },
+    ),
+    "minilm": (
+        {"minilm_layer": "2", "minilm_head": "9", "minilm_src": "sentence", "minilm_mode": "reverse"},
+        {"minilm_layer": 2, "minilm_head": 9, "minilm_src": "sentence", "minilm_mode": "reverse"},
+    ),
+    "toy-lab": (
+        {
+            "toy_task": "counting",
+            "toy_encodings": "learned,rope,cope",
+            "toy_dist_split": "ood",
+            "toy_inspect_enc": "alibi",
+        },
+        {"toy_task": "counting", "toy_dist_split": "ood", "toy_inspect_enc": "alibi"},
+    ),
 }
 # What the figures must show for some of those links (the picture, not only the widget, follows).
 TITLES = {
@@ -117,7 +149,14 @@ def test_every_existing_chapter_has_a_link_case():
         c.key
         for c in CHAPTERS
         if c.path.startswith(
-            ("pages/absolute/", "pages/relative/", "pages/rotary/", "pages/contextual/cope", "pages/beyond/derivations")
+            (
+                "pages/absolute/",
+                "pages/relative/",
+                "pages/rotary/",
+                "pages/contextual/cope",
+                "pages/beyond/derivations",
+                "pages/labs/",
+            )
         )
     }
 
@@ -143,6 +182,33 @@ def test_link_restores_controls_and_page_has_a_question(key):
     assert not errors(at)
     verdicts = [s.value for s in at.success] + [w.value for w in at.warning]
     assert any(v.startswith(("Right:", "Not quite:")) for v in verdicts), verdicts
+
+
+LABS = {  # the Labs' multiselects, which value() does not read: the ids each link holds
+    "attention-lab": ("lab_methods", ["rope-dynamic", "learned", "alibi"]),
+    "minilm": None,
+    "toy-lab": ("toy_encodings", ["learned", "rope", "cope"]),
+}
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+@pytest.mark.parametrize("key", list(LABS))
+def test_lab_link_restores_the_same_controls_in_both_languages(key, lang):
+    """The same link opened in English and with lang=ko: every control the same, multiselects too (the
+    address holds ids, never a shown label), the page in that language, and no error."""
+    from explain.i18n import t
+
+    params, expected = LINKS[key]
+    at = run_with_params(BY_KEY[key].path, {"s": "dog bites man and the man bites the dog", **params, "lang": lang})
+    assert not errors(at) and at.session_state["lang"] == lang
+    for k, v in expected.items():
+        assert value(at, k) == v, k
+    if LABS[key] is not None:
+        multi, ids = LABS[key]
+        assert next(w for w in at.multiselect if w.key == multi).value == ids
+    assert at.title[0].value == t(f"chapters.{key}.title", lang)
+    if lang == "ko":
+        assert any("니다" in m.value for m in at.markdown)  # the prose is Korean (합니다체)
 
 
 HOSTILE = {
