@@ -61,7 +61,7 @@ LINKS = {
     ),
     "shaw": ({"shaw_k": "9", "shaw_head": "2"}, {"shaw_k": 9, "shaw_head": 2}),
     "transformer-xl": (
-        {"xl_head": "head 3", "xl_causal": "false", "xl_on_b": "false", "xl_qlen": "5", "xl_step": "4 · slice"},
+        {"xl_head": "2", "xl_causal": "false", "xl_on_b": "false", "xl_qlen": "5", "xl_step": "sliced"},
         {"xl_head": 2, "xl_causal": False, "xl_on_b": False, "xl_qlen": 5, "xl_step": "sliced"},
     ),
     "t5": (
@@ -69,7 +69,7 @@ LINKS = {
         {"t5_buckets": 64, "t5_max_distance": 300, "t5_causal": True, "t5_head": 3},
     ),
     "deberta": (
-        {"deb_bucket_size": "32", "deb_max_position": "256", "deb_head": "head 2", "deb_on_c2p": "false"},
+        {"deb_bucket_size": "32", "deb_max_position": "256", "deb_head": "1", "deb_on_c2p": "false"},
         {"deb_bucket_size": 32, "deb_max_position": 256, "deb_head": 1, "deb_on_c2p": False},
     ),
     "rope": (
@@ -143,6 +143,24 @@ def test_link_restores_controls_and_page_has_a_question(key):
     assert not errors(at)
     verdicts = [s.value for s in at.success] + [w.value for w in at.warning]
     assert any(v.startswith(("Right:", "Not quite:")) for v in verdicts), verdicts
+
+
+RELATIVE = ("shaw", "transformer-xl", "t5", "deberta")  # the Relative part's chapters
+
+
+@pytest.mark.parametrize("key", RELATIVE)
+def test_link_restores_the_same_controls_in_korean(key):
+    """The same link opened with lang=ko: every control as in English (the address holds ids, never a
+    shown label), the page in Korean, and no error."""
+    params, expected = LINKS[key]
+    at = run_with_params(BY_KEY[key].path, {"s": "dog bites man and the man bites the dog", **params, "lang": "ko"})
+    assert not errors(at) and at.session_state["lang"] == "ko"
+    for k, v in expected.items():
+        assert value(at, k) == v, k
+    from explain.i18n import t
+
+    assert at.title[0].value == t(f"chapters.{key}.title", "ko")
+    assert any("니다" in m.value for m in at.markdown)  # the prose is Korean (합니다체)
 
 
 HOSTILE = {
