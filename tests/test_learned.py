@@ -12,9 +12,10 @@ import torch
 
 from encoders import build
 from encoders.base import PositionOutOfRange
-from encoders.learned import LearnedAbsolute, LearnedConfig, minilm_position_table
+from encoders.learned import LearnedAbsolute, LearnedConfig
 from encoders.sinusoidal import sinusoidal_table
 from explain.chapters import learned as ch
+from models.minilm import minilm_position_table
 from tests.helpers import errors, fig_array, figure, figure_titles, open_page
 
 PAGE = "pages/absolute/learned.py"

@@ -8,6 +8,7 @@ from encoders import learned as enc
 from explain import figures as F
 from explain.chapters import learned as ch
 from explain.chapters import learned_figures
+from models import minilm
 from ui.common import header, inline_tokens, plot, prose, seed, sentence_tokens
 from ui.i18n import t
 from ui.presenter import secondary
@@ -23,7 +24,7 @@ header(
     enc.PAPER,
     sources=(
         enc.LearnedAbsolute.encode_input,
-        enc.minilm_position_table,
+        minilm.minilm_position_table,
         ch.similarity_by_distance,
         ch.principal_components,
     ),
@@ -36,7 +37,7 @@ toy_table = st.cache_data(ch.toy_table, show_spinner=False, max_entries=64)
 @st.cache_resource(show_spinner=t("learned.loading"))
 def minilm_table() -> np.ndarray:
     """The real 512 × 384 table, read once per server and shared by every session: read-only."""
-    table = enc.minilm_position_table()
+    table = minilm.minilm_position_table()
     table.flags.writeable = False
     return table
 

@@ -10,6 +10,7 @@ from encoders import deberta as enc
 from explain import figures as F
 from explain.chapters import deberta as ch
 from explain.chapters import deberta_figures
+from explain.chapters.common import sign_text
 from ui.cache import cached
 from ui.common import header, plot, prose, seed, sentence_tokens
 from ui.derivation import show_derivation
@@ -18,7 +19,7 @@ from ui.question import ask
 from ui.url_state import URL, Param
 
 KEY = "deberta"
-SIGN = t("deberta.sign")
+SIGN = sign_text(enc.DeBERTa.name)
 N_HEADS = ch.N_HEADS
 header(
     KEY,

@@ -10,6 +10,7 @@ from encoders import shaw as enc
 from explain import figures as F
 from explain.chapters import shaw as ch
 from explain.chapters import shaw_figures
+from explain.chapters.common import sign_text
 from ui.cache import cached
 from ui.common import header, plot, prose, seed, sentence_tokens
 from ui.i18n import current, t
@@ -17,7 +18,7 @@ from ui.question import ask
 from ui.url_state import URL
 
 KEY = "shaw"
-CLIPPED = t("shaw.clipped", sign=t("shaw.sign"))  # "clipped j − i (key − query)": the paper's sign
+CLIPPED = t("shaw.clipped", sign=sign_text(enc.ShawRelative.name))  # "clipped j − i (key − query)": the paper's sign
 QUERY_I, KEY_J, CHANNEL = t("shaw.query_i"), t("shaw.key_j"), t("shaw.channel")
 
 header(

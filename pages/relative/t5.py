@@ -10,6 +10,7 @@ from encoders import t5 as enc
 from explain import figures as F
 from explain.chapters import t5 as ch
 from explain.chapters import t5_figures
+from explain.chapters.common import sign_text
 from ui.cache import cached
 from ui.common import header, plot, prose, seed, sentence_tokens
 from ui.derivation import show_derivation
@@ -18,7 +19,7 @@ from ui.question import ask
 from ui.url_state import URL
 
 KEY = "t5"
-SIGN = t("t5.sign")
+SIGN = sign_text(enc.T5Bias.name)
 BUCKETS_MIN, BUCKETS_MAX = 4, 128
 DIST_MIN, DIST_MAX = 2, 1024
 

@@ -10,6 +10,7 @@ from encoders import transformer_xl as enc
 from explain import figures as F
 from explain.chapters import transformer_xl as ch
 from explain.chapters import transformer_xl_figures
+from explain.chapters.common import sign_text
 from ui.cache import cached
 from ui.common import header, plot, prose, seed, sentence_tokens
 from ui.derivation import show_derivation
@@ -19,7 +20,7 @@ from ui.url_state import URL, Param
 
 KEY = "transformer-xl"
 N_HEADS = ch.N_HEADS
-SIGN = t("transformer_xl.sign")
+SIGN = sign_text(enc.TransformerXL.name)
 header(
     KEY,
     enc.PAPER,
