@@ -98,8 +98,36 @@ LINKS = {
         {"alibi_heads": 6, "alibi_causal": False, "alibi_train_len": 64},
     ),
     "cope": (
-        {"cope_unit": "every token", "cope_npos": "16", "cope_sharpness": "2.5"},
-        {"cope_unit": "every token", "cope_npos": 16, "cope_sharpness": 2.5},
+        {
+            "cope_unit": "every token",
+            "cope_npos": "16",
+            "cope_sharpness": "2.5",
+            "cope_example": "aaaabaaabb",
+            "cope_variant": "official",
+        },
+        {
+            "cope_unit": "every token",
+            "cope_npos": 16,
+            "cope_sharpness": 2.5,
+            "cope_example": "aaaabaaabb",
+            "cope_variant": "official",
+        },
+    ),
+    "spline": (
+        {
+            "spline_degree": "2",
+            "spline_k": "8",
+            "spline_knots": "uniform",
+            "spline_shape": "arc",
+            "spline_blend_b": "spiral",
+        },
+        {
+            "spline_degree": 2,
+            "spline_k": 8,
+            "spline_knots": "uniform",
+            "spline_shape": "arc",
+            "spline_blend_b": "spiral",
+        },
     ),
     "derivations": ({"d": "rope-matrix-2d", "derivations_all": "false"}, {"derivation": "rope-matrix-2d"}),
 }
@@ -117,7 +145,14 @@ def test_every_existing_chapter_has_a_link_case():
         c.key
         for c in CHAPTERS
         if c.path.startswith(
-            ("pages/absolute/", "pages/relative/", "pages/rotary/", "pages/contextual/cope", "pages/beyond/derivations")
+            (
+                "pages/absolute/",
+                "pages/relative/",
+                "pages/rotary/",
+                "pages/contextual/cope",
+                "pages/beyond/derivations",
+                "pages/beyond/spline",
+            )
         )
     }
 
@@ -157,10 +192,26 @@ def test_link_restores_the_same_controls_in_korean(key):
     assert not errors(at) and at.session_state["lang"] == "ko"
     for k, v in expected.items():
         assert value(at, k) == v, k
+    for k, v in params.items():
+        assert at.query_params[k] == v, k  # the address keeps the ids as written
     from explain.i18n import t
 
     assert at.title[0].value == t(f"chapters.{key}.title", "ko")
     assert any("니다" in m.value for m in at.markdown)  # the prose is Korean (합니다체)
+
+
+@pytest.mark.parametrize("key", ["cope", "spline"])
+def test_cope_and_spline_links_restore_the_same_controls_in_korean(key):
+    """The address holds option ids, never shown names: the same link restores the same controls
+    whether it is opened in English or in Korean."""
+    params, expected = LINKS[key]
+    for lang in ("en", "ko"):
+        at = run_with_params(BY_KEY[key].path, {**params, "lang": lang})
+        assert not errors(at) and at.session_state["lang"] == lang
+        for k, v in expected.items():
+            assert value(at, k) == v, (lang, k)
+        for k, v in params.items():
+            assert at.query_params[k] == v, (lang, k)  # and the address keeps them as written
 
 
 HOSTILE = {
