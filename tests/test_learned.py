@@ -15,6 +15,7 @@ from encoders.base import PositionOutOfRange
 from encoders.learned import LearnedAbsolute, LearnedConfig, minilm_position_table
 from encoders.sinusoidal import sinusoidal_table
 from explain.chapters import learned as ch
+from explain.chapters import learned_real as real
 from tests.helpers import chart, errors, fig_array, open_page
 
 PAGE = "pages/absolute/learned.py"
@@ -409,8 +410,8 @@ def test_toy_table_properties():
 
 
 def test_page_sections_are_the_analyses_of_the_real_table(minilm):
-    assert ch.real_available() is None
-    sec = ch.real_section(512)
+    assert real.real_available() is None
+    sec = real.real_section(512)
     ref = ch.real_table(minilm, 512)
     np.testing.assert_array_equal(sec.view.cos_learned, ref.cos_learned)
     assert sec.table.values.shape == (256, 384) and sec.table.row_factor == 2
@@ -418,20 +419,20 @@ def test_page_sections_are_the_analyses_of_the_real_table(minilm):
     b = ref.by_distance_learned
     np.testing.assert_allclose(sec.learned_plus, b.mean + b.std)
     np.testing.assert_allclose(sec.learned_minus, b.mean - b.std)
-    ps = ch.pca_section(64, True)
+    ps = real.pca_section(64, True)
     np.testing.assert_allclose(ps.pca.scores, ch.position_pca(minilm, 64, True).scores)
     assert ps.drawn == 4 and ps.last == 63 and ps.names[:2] == ["PC1", "PC2"]
     assert [ps.drifts(c) for c in range(ps.drawn)] == [
         ps.pca.periods[c] >= 63 * 0.99 for c in range(ps.drawn)
     ]  # 63 rows analysed (1 … 63)
-    rs = ch.norms_section()
+    rs = real.norms_section()
     assert rs.row0_ratio == pytest.approx(rs.norms[0] / np.median(rs.norms))
     assert rs.typical_neighbour_cosine == pytest.approx(float(np.median(rs.neighbour_cosine)))
     np.testing.assert_array_equal(rs.positions_after_0, np.arange(1, 512))
     np.testing.assert_array_equal(rs.neighbour_positions, np.arange(511))
     first_p, first_c = rs.sharpest[0]
     assert rs.sharpest_text().startswith(f"{first_p}→{first_p + 1} ({first_c:.2f})")
-    assert not ch.minilm_table().flags.writeable
+    assert not real.minilm_table().flags.writeable
 
 
 def test_page_question_is_the_chapter_question():

@@ -11,6 +11,7 @@ from encoders import learned as enc
 from explain import figures as F
 from explain.chapters import learned as ch
 from explain.chapters import learned_figures
+from explain.chapters import learned_real as real
 from ui.cache import cached
 from ui.common import header, inline_tokens, plot, prose, seed, sentence_tokens
 from ui.i18n import current, t
@@ -37,10 +38,10 @@ prose(KEY, "intro")
 # in steps of 16 (32 values at most), hence 32 entries.
 toy_table = cached(ch.toy_table)
 untrained_question = cached(ch.untrained_question)
-real_available = cached(ch.real_available, max_entries=1)
-real_section = cached(ch.real_section, max_entries=32)
-pca_section = cached(ch.pca_section)
-norms_section = cached(ch.norms_section, max_entries=1)
+real_available = cached(real.real_available, max_entries=1)
+real_section = cached(real.real_section, max_entries=32)
+pca_section = cached(real.pca_section)
+norms_section = cached(real.norms_section, max_entries=1)
 
 
 @st.fragment
