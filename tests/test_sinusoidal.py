@@ -233,7 +233,7 @@ def test_views_hold_what_the_page_draws():
     assert ch.default_channels(4) == [0, 1] and ch.default_channels(64) == [0, 1, 6, 14]
     wl = ch.wavelength_section(100, 16, 10000.0)
     np.testing.assert_array_equal(wl.pairs, np.arange(8))
-    np.testing.assert_array_equal(wl.length_line, 100.0)
+    np.testing.assert_array_equal(wl.length_line, 100)
     b = ch.binary_view(100, 10.0)
     assert b.last == 31 and b.digits.shape == (32, 6) and b.pe.shape == (32, 12)
     dp = ch.dot_view(40, 16, 10000.0)

@@ -154,6 +154,15 @@ def test_recurrence_view_against_the_loop_and_the_word_prefixes(seed):
                 assert rv.recurrent_max > 0.05
 
 
+def test_swapping_two_copies_of_a_word_still_moves_them_in_the_recurrent_network():
+    """The word sequence "a a b" is the same after swapping the two "a", yet each copy now stands
+    at the other's place, after a different number of steps: its state is the other copy's."""
+    rv = ch.recurrence_view(("a", "a", "b"), 2, 1)  # seed 2, first press: the two "a" swap places
+    assert rv.order == (1, 0, 2)
+    assert rv.recurrent_change[0] > 0.1 and rv.recurrent_change[1] > 0.1 and rv.recurrent_change[2] == 0.0
+    assert rv.unchanged_words == 1 and rv.attention_max < 1e-12
+
+
 def test_recurrent_states_stay_of_order_one_over_256_words():
     rv = ch.recurrence_view(tuple(f"w{k}" for k in range(256)), 0, 1)
     assert 0.2 < rv.recurrent_max < 2.0  # tanh bounds each entry by 1, so |Δ| ≤ 2

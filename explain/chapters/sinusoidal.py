@@ -92,8 +92,8 @@ class WavelengthSection:
 
     @property
     def length_line(self) -> np.ndarray:
-        """(⌈d/2⌉,) n at every pair: the dashed "sequence length" line."""
-        return np.full(self.pairs.size, float(self.n))
+        """(⌈d/2⌉,) n at every pair: the dashed "sequence length" line (integers, as n is)."""
+        return np.full(self.pairs.size, self.n)
 
 
 def wavelength_section(n: int, d: int, base: float) -> WavelengthSection:
