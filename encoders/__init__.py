@@ -43,7 +43,7 @@ REGISTRY: dict[str, type[PositionalEncoding]] = {
 }
 
 
-def build(name: str, d_model: int, n_heads: int, seed: int = 0, config=None) -> PositionalEncoding:
+def build(name: str, d_model: int, n_heads: int, seed: int = 0, config: object = None) -> PositionalEncoding:
     """The encoder registered as `name`, its parameters drawn from `seed` (same seed, same table)."""
     try:
         cls = REGISTRY[name]

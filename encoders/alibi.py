@@ -28,7 +28,7 @@ from typing import Literal
 import torch
 from torch import Tensor
 
-from .base import AttentionTerms, Paper, PositionalEncoding, content_logits
+from .base import AttentionTerms, Difference, Paper, PositionalEncoding, content_logits
 
 PAPER = Paper(
     "Press, Smith, Lewis",
@@ -115,10 +115,15 @@ class Alibi(PositionalEncoding):
     label = "ALiBi (Press, Smith, Lewis 2022)"
     kind = "bias"
     paper = PAPER
-    relative_sign = "i − j (query − key)"
+    relative_sign = Difference("query", "key")  # i − j
     term_names = ("content", "position")
+    shift_invariant = True
+    config: AlibiConfig
+    slopes: Tensor  # (h,) float64 buffer, registered in __init__
 
-    def __init__(self, d_model, n_heads, config: AlibiConfig | None = None, generator=None):
+    def __init__(
+        self, d_model: int, n_heads: int, config: AlibiConfig | None = None, generator: torch.Generator | None = None
+    ) -> None:
         config = config or AlibiConfig()
         if config.form not in ("paper", "code"):
             raise ValueError(f"form must be 'paper' or 'code', not {config.form!r}")
@@ -135,7 +140,9 @@ class Alibi(PositionalEncoding):
             return alibi_bias(slopes, q_positions, k_positions)
         return alibi_bias_symmetric(slopes, q_positions, k_positions)
 
-    def logit_terms(self, q, k, q_positions, k_positions, causal) -> AttentionTerms:
+    def logit_terms(
+        self, q: Tensor, k: Tensor, q_positions: Tensor, k_positions: Tensor, causal: bool
+    ) -> AttentionTerms:
         # The reference passes its bias inside the attention mask to fairseq's MultiheadAttention,
         # which scales q (`q *= self.scaling`, 1/√d) before q·kᵀ and adds the mask afterwards: the
         # bias meets already scaled logits. So we add it after content_logits' division, not inside.

@@ -19,7 +19,7 @@ from torch import Tensor, nn
 from .base import AttentionTerms, PositionalEncoding, derived_seed
 
 
-def causal_mask(n_queries: int, n_keys: int, device=None) -> Tensor:
+def causal_mask(n_queries: int, n_keys: int, device: torch.device | None = None) -> Tensor:
     """Bool (i, j): True where query i may see key j.
 
     When there are more keys than queries (a cache), queries are aligned to the *end* of the keys,
@@ -146,10 +146,11 @@ class TransformerBlock(nn.Module):
         self.norm1 = nn.LayerNorm(D)
         self.attn = SelfAttention(encoder, generator)
         self.norm2 = nn.LayerNorm(D)
-        self.mlp = nn.Sequential(nn.Linear(D, mlp_ratio * D), nn.GELU(), nn.Linear(mlp_ratio * D, D))
+        grow, shrink = nn.Linear(D, mlp_ratio * D), nn.Linear(mlp_ratio * D, D)
+        self.mlp = nn.Sequential(grow, nn.GELU(), shrink)  # parameters mlp.0.* and mlp.2.* in checkpoints
         if generator is not None:
             # nn.Linear draws from the global RNG; redraw from the model's generator for determinism.
-            for lin in (self.mlp[0], self.mlp[2]):
+            for lin in (grow, shrink):
                 bound = 1.0 / math.sqrt(lin.in_features)
                 with torch.no_grad():
                     lin.weight.copy_((torch.rand(lin.weight.shape, generator=generator) * 2 - 1) * bound)

@@ -5,7 +5,8 @@ Axis legend, used by the shape comments in every file of encoders/:
     i  query position   j  key position      d  head dimension      D  model dimension (h·d)
 
 Positions are 0-based; i is the query, j the key. Each method keeps its paper's relative sign and
-says which one in `relative_sign` (shown on every axis title of its chapter).
+says which one in `relative_sign`, in symbols only (explain/ puts it into the learner's words on every
+axis title of its chapter).
 
 Positions enter a Transformer in one of four places (DESIGN.md, "One interface for every encoding"):
     input       a vector added to the token embedding                (sinusoidal, learned)
@@ -17,6 +18,11 @@ Positions enter a Transformer in one of four places (DESIGN.md, "One interface f
 Every encoder returns its pre-softmax logits as *named additive terms*, so a page can switch a term
 off, the attention lab can put two encodings side by side, and the toy trainer can train any of them
 through the same attention code (encoders/attention.py).
+
+Every fact about a method that code elsewhere needs (which terms hold no position, how it is configured
+for a trained and a run length, whether its logits depend on relative position only) is a class
+attribute or classmethod here, overridden where a method differs: nothing outside encoders/ branches
+on a method's registry name (tests/test_architecture.py).
 """
 
 from __future__ import annotations
@@ -25,12 +31,44 @@ import hashlib
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import ClassVar, Literal
+from typing import ClassVar, Literal, TypeAlias
 
 import torch
 from torch import Tensor, nn
 
 Kind = Literal["none", "input", "rotary", "bias", "contextual"]
+Role = Literal["query", "key"]
+# The house's position letters (DESIGN.md, Conventions): i is the query, j the key.
+LETTER: dict[Role, str] = {"query": "i", "key": "j"}
+
+
+@dataclass(frozen=True)
+class Difference:
+    """A signed offset between the two positions: `first` − `second`, e.g. j − i (key − query)."""
+
+    first: Role
+    second: Role
+
+    def __post_init__(self) -> None:
+        if self.first == self.second:
+            raise ValueError("a relative offset subtracts one role from the other")
+
+    @property
+    def math(self) -> str:
+        return f"{LETTER[self.first]} − {LETTER[self.second]}"
+
+
+@dataclass(frozen=True)
+class CountBack:
+    """A count rather than an offset (CoPE): `math` is the paper's sum, taken back from `start`."""
+
+    math: str
+    start: Role
+
+
+# The relative quantity a method's logits depend on, without words: explain.chapters.common.sign_text
+# renders it in the learner's language ("j − i (key − query)", "j − i (키 − 쿼리)").
+RelativeSign: TypeAlias = Difference | CountBack
 
 
 @dataclass(frozen=True)
@@ -109,16 +147,51 @@ class PositionalEncoding(nn.Module):
     label: ClassVar[str]  # what a learner reads, e.g. "Sinusoidal (Vaswani et al. 2017)"
     kind: ClassVar[Kind]
     paper: ClassVar[Paper | None] = None
-    relative_sign: ClassVar[str] = ""  # e.g. "j − i (key − query)"; empty for absolute methods
+    # e.g. Difference("key", "query") for j − i; None for methods without a relative quantity.
+    relative_sign: ClassVar[RelativeSign | None] = None
     term_names: ClassVar[tuple[str, ...]] = ("content",)
+    # The terms that hold no position at all (what the attention lab's content dial scales); every
+    # other term is a position term. For an input encoding "content" already has positions mixed in.
+    content_terms: ClassVar[tuple[str, ...]] = ("content",)
+    # True when the logits depend on the positions only through their differences (or counts), so
+    # adding the same offset to every position changes nothing (tests/test_properties.py checks it).
+    shift_invariant: ClassVar[bool] = False
 
-    def __init__(self, d_model: int, n_heads: int, config=None, generator: torch.Generator | None = None):
+    config: object  # each subclass narrows this to its frozen config dataclass
+
+    def __init__(
+        self, d_model: int, n_heads: int, config: object = None, generator: torch.Generator | None = None
+    ) -> None:
         super().__init__()
         if d_model < 1 or n_heads < 1 or d_model % n_heads:
             raise ValueError(f"d_model={d_model} must be a positive multiple of n_heads={n_heads}")
         self.d_model, self.n_heads = d_model, n_heads
         self.d_head = d_model // n_heads
         self.config = config
+
+    # -- facts about the method, for code outside encoders/ ------------------------------------
+    @classmethod
+    def position_terms(cls) -> tuple[str, ...]:
+        """The named terms that carry position: term_names minus content_terms, in term order."""
+        return tuple(t for t in cls.term_names if t not in cls.content_terms)
+
+    @classmethod
+    def config_covering(cls, n: int) -> object:
+        """A config under which positions 0 … n−1 all have a representation; None when the
+        registry default already covers every length (only a table with rows needs more)."""
+        return None
+
+    @classmethod
+    def config_for_lengths(cls, trained: int, run: int) -> object:
+        """The config of a model "trained" on `trained` tokens and run on `run` (the attention lab's
+        length test); None = the registry default, for methods with no notion of a trained length."""
+        return None
+
+    @classmethod
+    def training_config(cls, max_len: int) -> object:
+        """The config the toy-task lab trains with, for strings up to `max_len` tokens (lab/model.py);
+        None = the registry default. Changing one changes what the shipped checkpoints reproduce."""
+        return None
 
     # -- hook 1: the input ---------------------------------------------------------------------
     def encode_input(self, x: Tensor, positions: Tensor) -> Tensor:

@@ -33,7 +33,7 @@ from typing import Literal
 import torch
 from torch import Tensor, nn
 
-from .base import AttentionTerms, Paper, PositionalEncoding, content_logits, normal_
+from .base import AttentionTerms, CountBack, Paper, PositionalEncoding, content_logits, normal_
 
 PAPER = Paper(
     "Golovneva, Wang, Weston, Sukhbaatar",
@@ -110,6 +110,9 @@ def interpolate_position_logits(z: Tensor, positions: Tensor) -> Tensor:
     return w * z_hi + (1 - w) * z_lo  # (b, h, i, j)
 
 
+Variant = Literal["paper", "official"]
+
+
 @dataclass(frozen=True)
 class CoPEConfig:
     # P, the number of position embeddings e[0] … e[P−1]; counts saturate at P − 1.
@@ -117,7 +120,7 @@ class CoPEConfig:
     npos_max: int = 64
     # "paper": the appendix listing, position logits added after the 1/√d scaling.
     # "official": facebookresearch/RAM's default, position logits added before it (divided by √d).
-    variant: Literal["paper", "official"] = "paper"
+    variant: Variant = "paper"
     # Std of the seeded position table; None = 1/√d, which gives q·e[p] of order 1 for unit-scale q.
     # 0.0 = the paper's zero initialisation (right for training, but then the untrained term is 0).
     init_std: float | None = None
@@ -130,10 +133,14 @@ class CoPE(PositionalEncoding):
     label = "CoPE (Golovneva et al. 2024)"
     kind = "contextual"
     paper = PAPER
-    relative_sign = "p_ij = Σ_{t=j..i} g_it ≥ 0 (counted back from the query)"
+    relative_sign = CountBack("p_ij = Σ_{t=j..i} g_it", "query")  # a count ≥ 0, not a signed offset
     term_names = ("content", "position")
+    shift_invariant = True  # the counts come from q·k alone
+    config: CoPEConfig
 
-    def __init__(self, d_model, n_heads, config: CoPEConfig | None = None, generator=None):
+    def __init__(
+        self, d_model: int, n_heads: int, config: CoPEConfig | None = None, generator: torch.Generator | None = None
+    ) -> None:
         config = config or CoPEConfig()
         if config.variant not in ("paper", "official"):
             raise ValueError(f"variant must be 'paper' or 'official', not {config.variant!r}")
@@ -146,6 +153,11 @@ class CoPE(PositionalEncoding):
         # (init_std=0.0 restores the zeros). One table per head: every head counts its own way.
         self.table = nn.Parameter(normal_((n_heads, self.d_head, config.npos_max), std, generator))  # (h, d, P)
 
+    @classmethod
+    def training_config(cls, max_len: int) -> CoPEConfig:
+        """The paper's zero-initialised position table (appendix listing), P = 64 as in the paper."""
+        return CoPEConfig(npos_max=64, init_std=0.0)
+
     def positions(self, scaled_logits: Tensor, causal: bool) -> Tensor:
         """Counted positions (b, h, i, j), clamped at P − 1 (appendix listing)."""
         if causal:
@@ -157,7 +169,9 @@ class CoPE(PositionalEncoding):
             p = contextual_positions_bidirectional(scaled_logits)  # (b, h, i, j)
         return p.clamp(max=self.config.npos_max - 1)  # (b, h, i, j)
 
-    def logit_terms(self, q, k, q_positions, k_positions, causal) -> AttentionTerms:
+    def logit_terms(
+        self, q: Tensor, k: Tensor, q_positions: Tensor, k_positions: Tensor, causal: bool
+    ) -> AttentionTerms:
         content = content_logits(q, k)  # (b, h, i, j), q·k/√d
         p = self.positions(content, causal)  # (b, h, i, j)
         z = integer_position_logits(q, self.table.to(q.dtype))  # (b, h, i, P)

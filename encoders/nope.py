@@ -30,9 +30,10 @@ class NoPositionalEncoding(PositionalEncoding):
     label = "No positional encoding (NoPE)"
     kind = "none"
     paper = PAPER
+    shift_invariant = True  # no positions at all, so no shift can change anything
 
 
-def equal_logit_weights(n: int, causal: bool, dtype=torch.float64) -> Tensor:
+def equal_logit_weights(n: int, causal: bool, dtype: torch.dtype = torch.float64) -> Tensor:
     """Attention weights (n, n) when every logit is equal, computed through the one attention path.
 
     A head with q = 0 (or any head on identical tokens) gives every key the same logit. Without a

@@ -22,11 +22,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar, TypeAlias
 
+import numpy.typing as npt
 import torch
 from torch import Tensor
 
-from .base import AttentionTerms, Paper, PositionalEncoding, content_logits
+from .base import AttentionTerms, Difference, Paper, PositionalEncoding, content_logits
 
 PAPER = Paper(
     "Su, Lu, Pan, Murtadha, Wen, Liu",
@@ -36,6 +38,8 @@ PAPER = Paper(
 )
 
 LAYOUTS = ("interleaved", "half")
+# Positions or distances: a tensor, a list, a range or a numpy array (made float64 by as_float64).
+Numbers: TypeAlias = Tensor | npt.ArrayLike
 
 
 def _check_dim(d: int) -> None:
@@ -51,7 +55,7 @@ def _check_layout(layout: str) -> None:
         raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
 
 
-def rope_frequencies(d: int, base: float = 10000.0, dtype=torch.float64) -> Tensor:
+def rope_frequencies(d: int, base: float = 10000.0, dtype: torch.dtype = torch.float64) -> Tensor:
     """θ_f = base^(−2f/d) for f = 0 … d/2−1, shape (d/2,) (RoFormer §3.2.2, Eq. 15, 0-based f).
 
     θ_0 = 1 radian per position (the fastest pair, wavelength 2π); θ_(d/2−1) = base^(−(d−2)/d), the
@@ -64,7 +68,7 @@ def rope_frequencies(d: int, base: float = 10000.0, dtype=torch.float64) -> Tens
     return (float(base) ** (-2.0 * f / d)).to(dtype)
 
 
-def as_float64(values) -> Tensor:
+def as_float64(values: Numbers) -> Tensor:
     """Positions or distances as a flat float64 tensor. A Python list goes straight to float64:
     torch.as_tensor would first make it float32 and lose digits (π/2 → 1.5707963705…)."""
     if isinstance(values, Tensor):
@@ -72,7 +76,7 @@ def as_float64(values) -> Tensor:
     return torch.tensor(values, dtype=torch.float64).reshape(-1)
 
 
-def rotation_angles(positions, inv_freq: Tensor) -> Tensor:
+def rotation_angles(positions: Numbers, inv_freq: Tensor) -> Tensor:
     """m·θ_f for every position m and pair f, float64 (n, d/2)."""
     pos = as_float64(positions)  # (n,)
     return pos[:, None] * inv_freq.to(torch.float64)[None, :]  # (n, d/2)
@@ -80,7 +84,7 @@ def rotation_angles(positions, inv_freq: Tensor) -> Tensor:
 
 def apply_rotary(
     x: Tensor,
-    positions,
+    positions: Numbers,
     base: float = 10000.0,
     layout: str = "interleaved",
     inv_freq: Tensor | None = None,
@@ -145,7 +149,7 @@ def half_split_permutation(d: int) -> Tensor:
     return torch.cat([torch.arange(0, d, 2), torch.arange(1, d, 2)])  # (d,)
 
 
-def long_term_decay(d: int, distances, base: float = 10000.0, inv_freq: Tensor | None = None) -> Tensor:
+def long_term_decay(d: int, distances: Numbers, base: float = 10000.0, inv_freq: Tensor | None = None) -> Tensor:
     """The paper's long-term-decay bound, averaged over pairs (RoFormer §3.4.3, Eq. 37):
 
         S_u = Σ_(f<u) e^(ιΔθ_f),  u = 1 … d/2;    returns (1/(d/2)) Σ_u |S_u|   for each distance Δ.
@@ -188,15 +192,45 @@ class RoPE(PositionalEncoding):
     label = "RoPE (Su et al. 2021)"
     kind = "rotary"
     paper = PAPER
-    relative_sign = "j − i (key − query)"
+    relative_sign = Difference("key", "query")  # j − i
     term_names = ("content", "position")
+    shift_invariant = True
+    # The "Stretching RoPE" chapter's short id for how this class sets θ_f (its catalogue key is
+    # rope_scaling.scheme.<id>); every RoPE subclass in the registry is one scheme there.
+    scheme: ClassVar[str] = "rope"
+    # Whether stretching the context changes θ_f: PI, NTK and YaRN do; RoPE and xPos keep RoPE's.
+    changes_frequencies: ClassVar[bool] = False
+    config: RopeConfig
 
-    def __init__(self, d_model, n_heads, config: RopeConfig | None = None, generator=None):
+    def __init__(
+        self, d_model: int, n_heads: int, config: RopeConfig | None = None, generator: torch.Generator | None = None
+    ) -> None:
         super().__init__(d_model, n_heads, config or RopeConfig(), generator)
         _check_dim(self.d_head)
         _check_layout(self.config.layout)
         if self.config.base <= 1:
             raise ValueError("base must be greater than 1")
+
+    # -- configuration -------------------------------------------------------------------------
+    @classmethod
+    def stretched_config(
+        cls,
+        base: float,
+        scale: float,
+        original_length: int,
+        scale_base: float = 512.0,
+        beta_fast: float = 32.0,
+        beta_slow: float = 1.0,
+    ) -> RopeConfig:
+        """This scheme's config for a context stretched s = `scale` times past `original_length`
+        trained positions; the keywords are other schemes' knobs (at their configs' defaults), taken
+        by every scheme so that one call configures any of them. Plain RoPE has nothing to stretch."""
+        return RopeConfig(base=base)
+
+    @classmethod
+    def config_for_lengths(cls, trained: int, run: int) -> RopeConfig:
+        """Stretched just enough to cover the run: s = max(1, run / trained), L = trained."""
+        return cls.stretched_config(RopeConfig.base, max(1.0, run / trained), trained)
 
     # -- what subclasses change ----------------------------------------------------------------
     def frequencies(self, seq_len: int) -> Tensor:
@@ -209,6 +243,11 @@ class RoPE(PositionalEncoding):
 
     def pair_scales(self, positions: Tensor, role: str, centre: float) -> Tensor | None:
         """Per-position, per-pair magnitude factors (n, d/2) (xPos), or None."""
+        return None
+
+    def pair_decay(self) -> tuple[Tensor, float] | None:
+        """(ζ_f (d/2,) float64, γ) when pair f's share of the score is multiplied by ζ_f^((i − j)/γ)
+        (xPos); None for a pure rotation, which keeps the norms of q and k."""
         return None
 
     # -- the rotation --------------------------------------------------------------------------
@@ -225,7 +264,9 @@ class RoPE(PositionalEncoding):
         factor = self.attention_factor(seq_len)
         return out * factor if factor != 1.0 else out
 
-    def logit_terms(self, q, k, q_positions, k_positions, causal) -> AttentionTerms:
+    def logit_terms(
+        self, q: Tensor, k: Tensor, q_positions: Tensor, k_positions: Tensor, causal: bool
+    ) -> AttentionTerms:
         """q (b, h, i, d), k (b, h, j, d) → content and position terms (b, h, i, j)."""
         # One length for both sides, as HF computes max(position_ids) + 1 for the whole call.
         lo, hi = _position_range(q_positions, k_positions)
@@ -244,7 +285,7 @@ class RoPE(PositionalEncoding):
         return AttentionTerms({"content": content, "position": rotated - content})
 
 
-def _position_range(*position_sets) -> tuple[float, float]:
+def _position_range(*position_sets: Numbers) -> tuple[float, float]:
     """(smallest, largest) position over all the given sets; (0, 0) when they are all empty."""
     flat = [as_float64(p) for p in position_sets]
     flat = [p for p in flat if p.numel()]

@@ -28,7 +28,7 @@ import torch
 from torch import Tensor
 
 from .base import Paper
-from .rope import RoPE, RopeConfig, _check_dim, as_float64, rope_frequencies
+from .rope import Numbers, RoPE, RopeConfig, _check_dim, as_float64, rope_frequencies
 
 PAPERS = {
     "pi": Paper(
@@ -100,7 +100,8 @@ def ntk_base(d: int, base: float = 10000.0, scale: float = 1.0) -> float:
     _check_scale(scale)
     if d == 2:
         raise ValueError("NTK-aware scaling needs d ≥ 4: with one pair the exponent d/(d−2) is undefined")
-    return float(base) * float(scale) ** (d / (d - 2))
+    stretch: float = float(scale) ** (d / (d - 2))  # s^(d/(d−2))
+    return float(base) * stretch
 
 
 def ntk_frequencies(d: int, base: float = 10000.0, scale: float = 1.0) -> Tensor:
@@ -219,7 +220,9 @@ def xpos_zeta(d: int) -> Tensor:
     return (2 * f + 0.4 * d) / (1.4 * d)
 
 
-def xpos_scales(positions, d: int, scale_base: float = 512.0, centre: float = 0.0, downscale: bool = False) -> Tensor:
+def xpos_scales(
+    positions: Numbers, d: int, scale_base: float = 512.0, centre: float = 0.0, downscale: bool = False
+) -> Tensor:
     """ζ_f^((n − c)/γ) per position n and pair f, (n, d/2) float64; downscale=True gives ζ_f^(−(n − c)/γ).
 
     Queries are multiplied by the first, keys by the second (torchscale `downscale=True`), so the
@@ -237,62 +240,11 @@ def xpos_scales(positions, d: int, scale_base: float = 512.0, centre: float = 0.
     return xpos_zeta(d)[None, :] ** exponent[:, None]  # (n, d/2)
 
 
-def xpos_decay(d: int, distances, scale_base: float = 512.0) -> Tensor:
+def xpos_decay(d: int, distances: Numbers, scale_base: float = 512.0) -> Tensor:
     """ζ_f^(Δ/γ) for Δ = i − j (query − key), (K, d/2) float64: the factor xPos puts on pair f's
     contribution to the score at distance Δ."""
     delta = as_float64(distances)  # (K,)
     return xpos_zeta(d)[None, :] ** (delta[:, None] / scale_base)  # (K, d/2)
-
-
-# ---------------------------------------------------------------------------------------------
-# One entry point for pages: (scheme, d, base, s, L, …) → frequencies and attention factor
-# ---------------------------------------------------------------------------------------------
-
-SCHEMES = ("rope", "pi", "ntk", "dynamic", "yarn", "xpos")
-SCHEME_LABELS = {
-    "rope": "plain RoPE",
-    "pi": "Position Interpolation",
-    "ntk": "NTK-aware",
-    "dynamic": "dynamic NTK",
-    "yarn": "YaRN",
-    "xpos": "xPos",
-}
-
-
-@dataclass(frozen=True)
-class Scaled:
-    inv_freq: Tensor  # θ'_f (d/2,) float64
-    attention_factor: float  # multiplies q and k (logits × its square)
-
-
-def scaled_frequencies(
-    scheme: str,
-    d: int,
-    base: float = 10000.0,
-    scale: float = 1.0,
-    original_length: int = 2048,
-    seq_len: int | None = None,
-    beta_fast: float = 32.0,
-    beta_slow: float = 1.0,
-    truncate: bool = True,
-) -> Scaled:
-    """Each scheme's θ'_f and attention factor. seq_len (dynamic NTK only) defaults to s·L.
-
-    xPos keeps the plain frequencies: what it changes is a decay on the score (`xpos_scales`).
-    """
-    if scheme in ("rope", "xpos"):
-        return Scaled(rope_frequencies(d, base), 1.0)
-    if scheme == "pi":
-        return Scaled(pi_frequencies(d, base, scale), 1.0)
-    if scheme == "ntk":
-        return Scaled(ntk_frequencies(d, base, scale), 1.0)
-    if scheme == "dynamic":
-        length = round(scale * original_length) if seq_len is None else int(seq_len)
-        return Scaled(dynamic_ntk_frequencies(d, base, scale, original_length, length), 1.0)
-    if scheme == "yarn":
-        inv = yarn_frequencies(d, base, scale, original_length, beta_fast, beta_slow, truncate)
-        return Scaled(inv, yarn_attention_factor(scale))
-    raise ValueError(f"unknown scheme {scheme!r}; one of {SCHEMES}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -319,9 +271,18 @@ class XposConfig(RopeConfig):
 
 
 class _Scaled(RoPE):
-    relative_sign = "j − i (key − query)"
+    """RoPE with frequencies stretched s times past a trained length L (PI, NTK, dynamic, YaRN)."""
 
-    def __init__(self, d_model, n_heads, config=None, generator=None):
+    changes_frequencies = True
+    config: ScaledRopeConfig
+
+    def __init__(
+        self,
+        d_model: int,
+        n_heads: int,
+        config: ScaledRopeConfig | None = None,
+        generator: torch.Generator | None = None,
+    ) -> None:
         config = config or self.default_config()
         _check_scale(config.scale)
         if config.original_length < 1:
@@ -329,8 +290,20 @@ class _Scaled(RoPE):
         super().__init__(d_model, n_heads, config, generator)
 
     @staticmethod
-    def default_config():
+    def default_config() -> ScaledRopeConfig:
         return ScaledRopeConfig()
+
+    @classmethod
+    def stretched_config(
+        cls,
+        base: float,
+        scale: float,
+        original_length: int,
+        scale_base: float = 512.0,
+        beta_fast: float = 32.0,
+        beta_slow: float = 1.0,
+    ) -> ScaledRopeConfig:
+        return ScaledRopeConfig(base=base, scale=scale, original_length=original_length)
 
 
 class PositionInterpolationRoPE(_Scaled):
@@ -339,8 +312,9 @@ class PositionInterpolationRoPE(_Scaled):
     name = "rope-pi"
     label = "RoPE + Position Interpolation (Chen et al. 2023)"
     paper = PAPERS["pi"]
+    scheme = "pi"
 
-    def frequencies(self, seq_len):
+    def frequencies(self, seq_len: int) -> Tensor:
         return pi_frequencies(self.d_head, self.config.base, self.config.scale)
 
 
@@ -350,12 +324,19 @@ class NTKAwareRoPE(_Scaled):
     name = "rope-ntk"
     label = "RoPE + NTK-aware scaling (bloc97 2023)"
     paper = PAPERS["ntk"]
+    scheme = "ntk"
 
-    def __init__(self, d_model, n_heads, config=None, generator=None):
+    def __init__(
+        self,
+        d_model: int,
+        n_heads: int,
+        config: ScaledRopeConfig | None = None,
+        generator: torch.Generator | None = None,
+    ) -> None:
         super().__init__(d_model, n_heads, config, generator)
         ntk_base(self.d_head, self.config.base, self.config.scale)  # refuses d = 2 at construction
 
-    def frequencies(self, seq_len):
+    def frequencies(self, seq_len: int) -> Tensor:
         return ntk_frequencies(self.d_head, self.config.base, self.config.scale)
 
 
@@ -365,12 +346,21 @@ class DynamicNTKRoPE(_Scaled):
     name = "rope-dynamic"
     label = "RoPE + dynamic NTK (emozilla 2023)"
     paper = PAPERS["dynamic"]
+    scheme = "dynamic"
+    # θ_f follows the largest position in play: shifting every position past L changes the logits.
+    shift_invariant = False
 
-    def __init__(self, d_model, n_heads, config=None, generator=None):
+    def __init__(
+        self,
+        d_model: int,
+        n_heads: int,
+        config: ScaledRopeConfig | None = None,
+        generator: torch.Generator | None = None,
+    ) -> None:
         super().__init__(d_model, n_heads, config, generator)
         ntk_base(self.d_head, self.config.base, self.config.scale)
 
-    def frequencies(self, seq_len):
+    def frequencies(self, seq_len: int) -> Tensor:
         c = self.config
         return dynamic_ntk_frequencies(self.d_head, c.base, c.scale, c.original_length, seq_len)
 
@@ -381,8 +371,16 @@ class YaRNRoPE(_Scaled):
     name = "rope-yarn"
     label = "RoPE + YaRN (Peng et al. 2023)"
     paper = PAPERS["yarn"]
+    scheme = "yarn"
+    config: YarnConfig
 
-    def __init__(self, d_model, n_heads, config=None, generator=None):
+    def __init__(
+        self,
+        d_model: int,
+        n_heads: int,
+        config: ScaledRopeConfig | None = None,
+        generator: torch.Generator | None = None,
+    ) -> None:
         if config is not None and not isinstance(config, YarnConfig):
             # A plain ScaledRopeConfig (what PI and NTK take) gets YaRN's default β's and truncation.
             config = YarnConfig(**config.__dict__)
@@ -391,31 +389,67 @@ class YaRNRoPE(_Scaled):
         yarn_ramp(self.d_head, c.base, c.original_length, c.beta_fast, c.beta_slow, c.truncate)  # checks the β's
 
     @staticmethod
-    def default_config():
+    def default_config() -> YarnConfig:
         return YarnConfig()
 
-    def frequencies(self, seq_len):
+    @classmethod
+    def stretched_config(
+        cls,
+        base: float,
+        scale: float,
+        original_length: int,
+        scale_base: float = 512.0,
+        beta_fast: float = 32.0,
+        beta_slow: float = 1.0,
+    ) -> YarnConfig:
+        return YarnConfig(
+            base=base, scale=scale, original_length=original_length, beta_fast=beta_fast, beta_slow=beta_slow
+        )
+
+    def frequencies(self, seq_len: int) -> Tensor:
         c = self.config
         return yarn_frequencies(self.d_head, c.base, c.scale, c.original_length, c.beta_fast, c.beta_slow, c.truncate)
 
-    def attention_factor(self, seq_len):
+    def attention_factor(self, seq_len: int) -> float:
         return yarn_attention_factor(self.config.scale)
 
 
 class XPos(RoPE):
-    """RoPE whose pair f is scaled by ζ_f^(n/γ) on queries and ζ_f^(−n/γ) on keys (Sun et al. 2022)."""
+    """RoPE whose pair f is scaled by ζ_f^(n/γ) on queries and ζ_f^(−n/γ) on keys (Sun et al. 2022).
+
+    The logit depends on j − i like RoPE's (relative_sign); the paper writes the decay ζ^((i − j)/γ)
+    with i − j (query − key).
+    """
 
     name = "xpos"
     label = "xPos (Sun et al. 2022)"
     paper = PAPERS["xpos"]
-    # The logit depends on j − i like RoPE's; the paper writes the decay with i − j (query − key).
-    relative_sign = "j − i (key − query); decay ζ^((i − j)/γ)"
+    scheme = "xpos"
+    config: XposConfig
 
-    def __init__(self, d_model, n_heads, config: XposConfig | None = None, generator=None):
+    def __init__(
+        self, d_model: int, n_heads: int, config: XposConfig | None = None, generator: torch.Generator | None = None
+    ) -> None:
         config = config or XposConfig()
         if config.scale_base <= 0:
             raise ValueError("scale_base must be positive")
         super().__init__(d_model, n_heads, config, generator)
 
-    def pair_scales(self, positions, role, centre):
+    @classmethod
+    def stretched_config(
+        cls,
+        base: float,
+        scale: float,
+        original_length: int,
+        scale_base: float = 512.0,
+        beta_fast: float = 32.0,
+        beta_slow: float = 1.0,
+    ) -> XposConfig:
+        """xPos stretches nothing: it keeps RoPE's θ_f and adds its decay, whose length is γ."""
+        return XposConfig(base=base, scale_base=scale_base)
+
+    def pair_scales(self, positions: Tensor, role: str, centre: float) -> Tensor | None:
         return xpos_scales(positions, self.d_head, self.config.scale_base, centre, downscale=(role == "key"))
+
+    def pair_decay(self) -> tuple[Tensor, float] | None:
+        return xpos_zeta(self.d_head), self.config.scale_base

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from .base import AttentionTerms, Paper, PositionalEncoding, content_logits, normal_
+from .base import AttentionTerms, Difference, Paper, PositionalEncoding, content_logits, normal_
 
 PAPER = Paper(
     "Shaw, Uszkoreit, Vaswani",
@@ -119,10 +119,14 @@ class ShawRelative(PositionalEncoding):
     label = "Shaw relative (Shaw et al. 2018)"
     kind = "bias"
     paper = PAPER
-    relative_sign = "j − i (key − query)"
+    relative_sign = Difference("key", "query")  # j − i
     term_names = ("content", "position")
+    shift_invariant = True
+    config: ShawConfig
 
-    def __init__(self, d_model, n_heads, config: ShawConfig | None = None, generator=None):
+    def __init__(
+        self, d_model: int, n_heads: int, config: ShawConfig | None = None, generator: torch.Generator | None = None
+    ) -> None:
         config = config or ShawConfig()
         if config.max_relative_position < 0:
             raise ValueError("max_relative_position must be non-negative")
@@ -143,7 +147,9 @@ class ShawRelative(PositionalEncoding):
     def relative_index(self, q_positions: Tensor, k_positions: Tensor) -> Tensor:
         return clipped_relative_index(q_positions, k_positions, self.config.max_relative_position)  # (i, j)
 
-    def logit_terms(self, q, k, q_positions, k_positions, causal) -> AttentionTerms:
+    def logit_terms(
+        self, q: Tensor, k: Tensor, q_positions: Tensor, k_positions: Tensor, causal: bool
+    ) -> AttentionTerms:
         index = self.relative_index(q_positions, k_positions).to(q.device)  # (i, j)
         return AttentionTerms(
             {
@@ -153,6 +159,6 @@ class ShawRelative(PositionalEncoding):
             extras={"relative_index": index},
         )
 
-    def value_terms(self, weights, q_positions, k_positions) -> Tensor:
+    def value_terms(self, weights: Tensor, q_positions: Tensor, k_positions: Tensor) -> Tensor:
         index = self.relative_index(q_positions, k_positions).to(weights.device)  # (i, j)
         return value_position_term(weights, self.a_v, index)  # (b, h, i, d)

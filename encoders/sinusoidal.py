@@ -29,7 +29,7 @@ PAPER = Paper(
 )
 
 
-def sinusoidal_frequencies(d: int, base: float = 10000.0, dtype=torch.float64) -> Tensor:
+def sinusoidal_frequencies(d: int, base: float = 10000.0, dtype: torch.dtype = torch.float64) -> Tensor:
     """ω_f = base^(−2f/d) for f = 0 … ⌈d/2⌉−1, shape (⌈d/2⌉,).
 
     This indexes *pairs*: channels c = 2f (sin) and c = 2f+1 (cos) share f = c // 2, so channel c
@@ -49,7 +49,9 @@ def sinusoidal_frequencies(d: int, base: float = 10000.0, dtype=torch.float64) -
     return (float(base) ** (-2.0 * f / d)).to(dtype)
 
 
-def sinusoidal_table(n_positions: int, d: int, base: float = 10000.0, dtype=torch.float32, offset: int = 0) -> Tensor:
+def sinusoidal_table(
+    n_positions: int, d: int, base: float = 10000.0, dtype: torch.dtype = torch.float32, offset: int = 0
+) -> Tensor:
     """The PE matrix (n_positions, d) for positions offset … offset+n_positions−1, interleaved layout.
 
     Channel 2f is sin(pos·ω_f), channel 2f+1 is cos(pos·ω_f). Odd d: the last channel is a lone sin.
@@ -84,7 +86,7 @@ def concatenated_permutation(d: int) -> Tensor:
     return perm
 
 
-def shift_matrix(delta: float, d: int, base: float = 10000.0, dtype=torch.float64) -> Tensor:
+def shift_matrix(delta: float, d: int, base: float = 10000.0, dtype: torch.dtype = torch.float64) -> Tensor:
     """T(Δ) (d, d) with PE(p + Δ) = T(Δ) · PE(p) for every p (interleaved layout, even d).
 
     Per pair f, acting on (sin, cos):  [[cos ω_fΔ, sin ω_fΔ], [−sin ω_fΔ, cos ω_fΔ]]
@@ -115,8 +117,15 @@ class Sinusoidal(PositionalEncoding):
     label = "Sinusoidal (Vaswani et al. 2017)"
     kind = "input"
     paper = PAPER
+    config: SinusoidalConfig
 
-    def __init__(self, d_model, n_heads, config: SinusoidalConfig | None = None, generator=None):
+    def __init__(
+        self,
+        d_model: int,
+        n_heads: int,
+        config: SinusoidalConfig | None = None,
+        generator: torch.Generator | None = None,
+    ) -> None:
         super().__init__(d_model, n_heads, config or SinusoidalConfig(), generator)
 
     def encode_input(self, x: Tensor, positions: Tensor) -> Tensor:

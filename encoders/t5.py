@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from .base import AttentionTerms, Paper, PositionalEncoding, normal_
+from .base import AttentionTerms, Difference, Paper, PositionalEncoding, normal_
 
 PAPER = Paper(
     "Raffel, Shazeer, Roberts, Lee, Narang, Matena, Zhou, Li, Liu",
@@ -95,10 +95,14 @@ class T5Bias(PositionalEncoding):
     label = "T5 bias (Raffel et al. 2020)"
     kind = "bias"
     paper = PAPER
-    relative_sign = "j − i (key − query)"
+    relative_sign = Difference("key", "query")  # j − i
     term_names = ("content", "position")
+    shift_invariant = True
+    config: T5Config
 
-    def __init__(self, d_model, n_heads, config: T5Config | None = None, generator=None):
+    def __init__(
+        self, d_model: int, n_heads: int, config: T5Config | None = None, generator: torch.Generator | None = None
+    ) -> None:
         config = config or T5Config()
         # The bidirectional rule has the smaller exact region (N/4), so a config valid for it can
         # still be invalid for the causal rule (N/2); that case raises when a causal call is made.
@@ -106,6 +110,13 @@ class T5Bias(PositionalEncoding):
         super().__init__(d_model, n_heads, config, generator)
         std = config.init_std if config.init_std is not None else math.sqrt(self.d_head)
         self.table = nn.Parameter(normal_((config.num_buckets, n_heads), std, generator))  # (N, h)
+
+    @classmethod
+    def training_config(cls, max_len: int) -> T5Config:
+        """The chapter's untrained table is drawn at the size of unscaled q·k so that it is visible;
+        a model learns it, so it starts small (HF draws it with std d_model^-½). max_distance ≥ the
+        longest string, so every distance in play gets its own bucket range."""
+        return T5Config(num_buckets=32, max_distance=max(128, max_len), init_std=0.1)
 
     def buckets(self, q_positions: Tensor, k_positions: Tensor, causal: bool) -> Tensor:
         """Bucket id per pair (i, j) from the positions, so a shifted sentence gets the same ids."""
@@ -121,7 +132,9 @@ class T5Bias(PositionalEncoding):
         """β_h[bucket(j − i)] for every head: (i, j) bucket ids → (1, h, i, j), like HF compute_bias."""
         return self.table[buckets].permute(2, 0, 1)[None]  # (i, j, h) → (1, h, i, j)
 
-    def logit_terms(self, q, k, q_positions, k_positions, causal) -> AttentionTerms:
+    def logit_terms(
+        self, q: Tensor, k: Tensor, q_positions: Tensor, k_positions: Tensor, causal: bool
+    ) -> AttentionTerms:
         buckets = self.buckets(q_positions, k_positions, causal).to(q.device)  # (i, j)
         # Deviation from the shared content_logits: T5 uses no 1/√d (the paper's choice; Mesh TF
         # folds that factor into the initialisation of W^Q instead). The toy layer's projections are

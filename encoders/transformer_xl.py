@@ -34,7 +34,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .base import AttentionTerms, Paper, PositionalEncoding, normal_
+from .base import AttentionTerms, Difference, Paper, PositionalEncoding, normal_
 from .sinusoidal import concatenated_permutation, sinusoidal_rows
 
 PAPER = Paper(
@@ -133,10 +133,20 @@ class TransformerXL(PositionalEncoding):
     label = "Transformer-XL (Dai et al. 2019)"
     kind = "bias"
     paper = PAPER
-    relative_sign = "i − j (query − key)"
+    relative_sign = Difference("query", "key")  # i − j
     term_names = ("a", "b", "c", "d")
+    # (a) E·W_q·W_k·E and (c) u·W_k·E hold no position: (c) is a global content bias.
+    content_terms = ("a", "c")
+    shift_invariant = True
+    config: TransformerXLConfig
 
-    def __init__(self, d_model, n_heads, config: TransformerXLConfig | None = None, generator=None):
+    def __init__(
+        self,
+        d_model: int,
+        n_heads: int,
+        config: TransformerXLConfig | None = None,
+        generator: torch.Generator | None = None,
+    ) -> None:
         config = config or TransformerXLConfig()
         if config.r_layout not in ("concatenated", "interleaved"):
             raise ValueError(f"r_layout must be 'concatenated' or 'interleaved', not {config.r_layout!r}")
@@ -154,7 +164,9 @@ class TransformerXL(PositionalEncoding):
         rk = R @ self.w_kr  # (r, h·d)
         return rk.view(-1, self.n_heads, self.d_head).transpose(0, 1)  # (h, r, d)
 
-    def logit_terms(self, q, k, q_positions, k_positions, causal) -> AttentionTerms:
+    def logit_terms(
+        self, q: Tensor, k: Tensor, q_positions: Tensor, k_positions: Tensor, causal: bool
+    ) -> AttentionTerms:
         """Eq. in §3.3: A = (a) + (b) + (c) + (d), each divided by √d as the reference does to AC + BD.
 
         q: (b, h, i, d), k: (b, h, j, d). Keys must sit at consecutive positions and the queries at

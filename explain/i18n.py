@@ -19,6 +19,7 @@ from contextvars import ContextVar
 from functools import cache
 from pathlib import Path
 from string import Formatter
+from typing import Any
 
 LANGS = ("en", "ko")
 DEFAULT = "en"
@@ -41,7 +42,7 @@ def language() -> str:
     return _current.get()
 
 
-def _flatten(prefix: str, table: dict, out: dict[str, str]) -> None:
+def _flatten(prefix: str, table: dict[str, Any], out: dict[str, str]) -> None:
     for name, value in table.items():
         key = f"{prefix}.{name}"
         if isinstance(value, dict):
@@ -65,7 +66,7 @@ def placeholders(text: str) -> set[str]:
     return {name for _, name, _, _ in Formatter().parse(text) if name}
 
 
-def t(key: str, lang: str | None = None, /, **values) -> str:
+def t(key: str, lang: str | None = None, /, **values: Any) -> str:
     """The string `key` in `lang` (default: the current run's language), with {placeholders}
     filled from `values`. A string is formatted only when values are given, so LaTeX braces in a
     string without placeholders need no escaping. An unknown key raises KeyError naming the file."""
@@ -76,8 +77,9 @@ def t(key: str, lang: str | None = None, /, **values) -> str:
     except KeyError:
         # Tests prove both catalogues have the same keys; at run time an English string is kinder
         # than a traceback if one ever slips through.
-        text = catalogue(DEFAULT).get(key) if lang != DEFAULT else None
-        if text is None:
+        fallback = catalogue(DEFAULT).get(key) if lang != DEFAULT else None
+        if fallback is None:
             file = key.split(".", 1)[0]
             raise KeyError(f"no string '{key}' in explain/text/{lang}/strings/{file}.toml") from None
+        text = fallback
     return text.format(**values) if values else text

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from typing import Any, Literal, overload
 
 import torch
 from torch import Tensor, nn
@@ -22,9 +23,6 @@ from torch import Tensor, nn
 import encoders
 from encoders.attention import AttentionResult, TransformerBlock
 from encoders.base import derived_seed
-from encoders.cope import CoPEConfig
-from encoders.learned import LearnedConfig
-from encoders.t5 import T5Config
 
 
 @dataclass(frozen=True)
@@ -38,24 +36,10 @@ class ModelConfig:
     mlp_ratio: int = 4
 
 
-def encoder_config(name: str, max_len: int):
-    """The training-time configuration of an encoder (None = the registry default).
-
-    - learned: one row per position up to the longest *test* string, as in the CoPE paper's
-      Absolute PE: rows past the training length exist but are never trained.
-      Token embeddings are drawn with std 1, so the table is too (LearnedConfig's default).
-    - t5: the chapter's untrained table is drawn at the size of unscaled q·k so that it is visible;
-      a model learns it, so it starts small (HF draws it with std d_model^-½).
-      max_distance ≥ the longest string, so every distance in play gets its own bucket range.
-    - cope: the paper's zero-initialised position table (appendix listing), P = 64 as in the paper.
-    """
-    if name == "learned":
-        return LearnedConfig(max_len=max_len, init_std=1.0)
-    if name == "t5":
-        return T5Config(num_buckets=32, max_distance=max(128, max_len), init_std=0.1)
-    if name == "cope":
-        return CoPEConfig(npos_max=64, init_std=0.0)
-    return None
+def encoder_config(name: str, max_len: int) -> object:
+    """The training-time configuration of an encoder (None = the registry default): each encoder
+    class says its own (training_config), e.g. a learned table with a row for every test position."""
+    return encoders.REGISTRY[name].training_config(max_len)
 
 
 class TinyTransformer(nn.Module):
@@ -87,7 +71,13 @@ class TinyTransformer(nn.Module):
         self.norm = nn.LayerNorm(D)
         self.unembed = nn.Parameter(torch.randn(D, cfg.vocab_size, generator=g) / math.sqrt(D))  # (D, V)
 
-    def forward(self, ids: Tensor, return_attention: bool = False):
+    @overload
+    def forward(self, ids: Tensor, return_attention: Literal[False] = False) -> Tensor: ...
+
+    @overload
+    def forward(self, ids: Tensor, return_attention: Literal[True]) -> tuple[Tensor, list[AttentionResult]]: ...
+
+    def forward(self, ids: Tensor, return_attention: bool = False) -> Tensor | tuple[Tensor, list[AttentionResult]]:
         """ids (b, n) int64 → logits (b, n, V); with return_attention also one AttentionResult per
         layer (weights, terms, and extras such as CoPE's gates and counted positions)."""
         n = ids.shape[1]
@@ -100,12 +90,12 @@ class TinyTransformer(nn.Module):
             x, r = block(x, positions=positions, causal=True)  # (b, n, D)
             if return_attention:
                 results.append(r)
-        logits = self.norm(x) @ self.unembed  # (b, n, V)
+        logits: Tensor = self.norm(x) @ self.unembed  # (b, n, V)
         return (logits, results) if return_attention else logits
 
     def n_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())
 
 
-def config_dict(cfg: ModelConfig) -> dict:
+def config_dict(cfg: ModelConfig) -> dict[str, Any]:
     return asdict(cfg)

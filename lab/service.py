@@ -175,9 +175,9 @@ class TrainingService:
         while True:
             job = self._next()
             start = time.monotonic()
-            reason = {}
+            reason: dict[str, str] = {}
 
-            def callback(p: Progress, job: Job = job, start: float = start, reason: dict = reason) -> bool:
+            def callback(p: Progress, job: Job = job, start: float = start, reason: dict[str, str] = reason) -> bool:
                 job.progress = p
                 now = time.monotonic()
                 if job.stop.is_set():

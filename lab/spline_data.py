@@ -47,6 +47,7 @@ def curve(kind: str, n: int = 32, *, a: float = 0.5, b: float = 0.5, c: float = 
     spiral — a: outer radius, b: turns (1–2), c: start angle;
     letter — a: size, b: slant, c: rotation (±0.4 rad); `letter` picks the stroke."""
     a, b, c = (float(np.clip(v, 0.0, 1.0)) for v in (a, b, c))
+    r: float | np.ndarray
     u = np.linspace(0.0, 1.0, n)  # (n,)
     if kind == "sine":
         x = -0.9 + 1.8 * u

@@ -81,8 +81,9 @@ def train(mc: SplineAEConfig, tc: TrainConfig) -> tuple[SplineAutoencoder, dict]
     model = SplineAutoencoder(mc)
     opt = torch.optim.Adam(model.parameters(), lr=tc.lr)
     g = torch.Generator().manual_seed(tc.batch_seed)
-    curve = {"step": [], "train_loss": [], "test_mse": []}
-    window, diverged_at = [], None
+    curve: dict[str, list[float]] = {"step": [], "train_loss": [], "test_mse": []}
+    window: list[float] = []
+    diverged_at: int | None = None
     for step in range(tc.steps):
         model.train()
         for group in opt.param_groups:
@@ -115,7 +116,7 @@ def train(mc: SplineAEConfig, tc: TrainConfig) -> tuple[SplineAutoencoder, dict]
         "test_set": {"seed": TEST_SEED, "size": TEST_SIZE, "n": tc.n},
         "test_mse": test_mse,
         "test_mse_by_family": (
-            {k: float(per_point[kinds == i].mean()) for i, k in enumerate(KINDS)} if finite else None
+            {k: float(per_point[kinds == i].mean()) for i, k in enumerate(KINDS)} if per_point is not None else None
         ),
         "mean_prediction_mse": mean_mse,
         "diverged_at_step": diverged_at,

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -208,7 +209,7 @@ def counting_sample(cfg: CountingConfig, rng: np.random.Generator, batch: int) -
 class Split:
     name: str  # "id", "ood", …
     label: str  # what a learner reads
-    config: object  # the task's config dataclass
+    config: Any  # the task's config dataclass
 
 
 @dataclass(frozen=True)
@@ -216,7 +217,7 @@ class Task:
     name: str
     label: str
     vocab: tuple[str, ...]  # id → token; vocab[0] is PAD only where the task pads
-    sample_fn: Callable[[object, np.random.Generator, int], Batch]
+    sample_fn: Callable[[Any, np.random.Generator, int], Batch]  # (the split's config, rng, count)
     splits: tuple[Split, ...]
     distance_label: str  # axis title of the error-against-distance plot
     char_tokens: bool  # True: every character is a token (typed strings need no spaces)

@@ -64,18 +64,20 @@ def allowed_words() -> frozenset[str]:
     import pkgutil
 
     import encoders
+    import models
     from encoders.base import Paper
 
-    for info in pkgutil.iter_modules(encoders.__path__):  # every paper, not only those imported so far
-        importlib.import_module(f"encoders.{info.name}")
+    for package in (encoders, models):  # every paper and pretrained model, not only those imported so far
+        for info in pkgutil.iter_modules(package.__path__):
+            importlib.import_module(f"{package.__name__}.{info.name}")
     for module in list(sys.modules.values()):
-        if getattr(module, "__name__", "").startswith("encoders"):
+        if getattr(module, "__name__", "").startswith(("encoders", "models")):
             for value in vars(module).values():
                 papers = value.values() if isinstance(value, dict) else [value]
                 for p in papers:
                     if isinstance(p, Paper):
                         words.update(_WORD.findall(p.authors))
-    del encoders
+    del encoders, models
     return frozenset(words)
 
 

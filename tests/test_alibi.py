@@ -14,6 +14,7 @@ import torch
 from encoders import REGISTRY, build
 from encoders.alibi import Alibi, AlibiConfig, alibi_bias, alibi_bias_code, alibi_bias_symmetric, alibi_slopes
 from encoders.attention import causal_mask, toy_layer
+from encoders.base import Difference
 from encoders.nope import equal_logit_weights
 from explain.chapters import alibi as ch
 from explain.chapters.common import run_tokens
@@ -239,7 +240,7 @@ def test_encoder_adds_the_bias_to_already_scaled_content_logits():
 def test_registry_and_config():
     assert REGISTRY["alibi"] is Alibi
     assert Alibi.kind == "bias" and Alibi.term_names == ("content", "position")
-    assert Alibi.relative_sign == "i − j (query − key)"
+    assert Alibi.relative_sign == Difference("query", "key") and Alibi.relative_sign.math == "i − j"
     e = build("alibi", 48, 6, seed=1)
     assert torch.equal(e.slopes, alibi_slopes(6)) and not list(e.parameters())  # nothing to learn
     with pytest.raises(ValueError):
@@ -530,12 +531,12 @@ def test_page_with_korean_and_emoji():
 # ------------------------------------------------------------------------------- English and Korean
 
 
-def test_catalogue_sign_is_the_encoders_sign():
-    """The page's axis titles read the sign from the catalogue; it must say what the encoder does."""
-    from explain.i18n import t
+def test_axis_sign_is_the_encoders_sign():
+    """The page's axis titles render the encoder's own sign: same symbols, words in each language."""
+    from explain.chapters.common import sign_text
 
-    assert t("alibi.sign", "en") == Alibi.relative_sign
-    assert t("alibi.sign", "ko").startswith("i − j (")  # same sign in Korean, words in Korean
+    assert sign_text("alibi", "en") == "i − j (query − key)"
+    assert sign_text("alibi", "ko") == "i − j (쿼리 − 키)"
 
 
 def test_page_switches_to_korean_and_keeps_every_control():

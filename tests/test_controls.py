@@ -20,8 +20,17 @@ from ui.chapters import CHAPTERS
 
 SMALL_RANGE = 17  # a slider with at most this many positions is swept through every one
 SIDEBAR_KEYS = {"sentence", "example", "seed", "lesson", "presenter", "lang"}
-KINDS = ("slider", "select_slider", "selectbox", "radio", "button_group", "multiselect", "toggle", "checkbox",
-         "number_input")
+KINDS = (
+    "slider",
+    "select_slider",
+    "selectbox",
+    "radio",
+    "button_group",
+    "multiselect",
+    "toggle",
+    "checkbox",
+    "number_input",
+)
 
 
 def raw_options(at: AppTest, widget: Any) -> list[Any]:
@@ -43,14 +52,15 @@ def controls(at: AppTest) -> list[tuple[str, str]]:
 
 
 def values(at: AppTest, kind: str, w: Any) -> list[Any]:
+    whole = isinstance(w.value, int) and not isinstance(w.value, bool)  # AppTest reports bounds as floats
     if kind == "slider":
         lo, hi, step = w.min, w.max, w.step or 1
         positions = round((hi - lo) / step) + 1
-        if positions <= SMALL_RANGE:
-            return [lo + k * step for k in range(positions)]
-        return [lo, hi]
+        out = [lo + k * step for k in range(positions)] if positions <= SMALL_RANGE else [lo, hi]
+        return [round(v) for v in out] if whole else out
     if kind == "number_input":
-        return [v for v in (w.min, w.max) if v is not None]
+        out = [v for v in (w.min, w.max) if v is not None]
+        return [round(v) for v in out] if whole else out
     if kind in ("toggle", "checkbox"):
         return [True, False]
     options = raw_options(at, w)

@@ -12,10 +12,11 @@ import torch
 
 from encoders import build
 from encoders.base import PositionOutOfRange
-from encoders.learned import LearnedAbsolute, LearnedConfig, minilm_position_table
+from encoders.learned import LearnedAbsolute, LearnedConfig
 from encoders.sinusoidal import sinusoidal_table
 from explain.chapters import learned as ch
 from explain.chapters import learned_real as real
+from models.minilm import minilm_position_table
 from tests.helpers import chart, errors, fig_array, open_page
 
 PAGE = "pages/absolute/learned.py"

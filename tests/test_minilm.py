@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import torch
 
-from encoders.minilm import MAX_POSITIONS, WordPiece, load, model_dir
 from explain.chapters import minilm as ch
+from models.minilm import MAX_POSITIONS, WordPiece, load, model_dir
 from tests.helpers import errors, fig_array, figure, open_page
 
 PAGE = "pages/labs/minilm.py"
@@ -131,7 +131,7 @@ def test_shapes_and_rows_sum_to_one():
 
 
 def test_position_table_is_the_learned_chapters_table():
-    from encoders.learned import minilm_position_table
+    from models.minilm import minilm_position_table
 
     np.testing.assert_array_equal(ch.position_table(), minilm_position_table())
 

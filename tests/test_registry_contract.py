@@ -29,7 +29,7 @@ def test_registry_keys_are_the_class_names():
         assert cls.kind in ("none", "input", "rotary", "bias", "contextual")
         assert cls.label and cls.term_names
         if cls.kind in ("rotary", "bias", "contextual"):
-            assert cls.relative_sign, f"{name} must say which relative sign it uses"
+            assert cls.relative_sign is not None, f"{name} must say which relative sign it uses"
     with pytest.raises(KeyError):
         build("no-such-method", D, H)
 
@@ -80,6 +80,52 @@ def test_switching_every_term_off_gives_uniform_attention(name):
     assert torch.allclose(r.weights, torch.full_like(r.weights, 1 / N), atol=1e-6)
 
 
+def test_content_and_position_terms_split_the_terms():
+    for name, cls in REGISTRY.items():
+        content, position = set(cls.content_terms), set(cls.position_terms())
+        assert content and content <= set(cls.term_names), name
+        assert content | position == set(cls.term_names) and not content & position, name
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_config_hooks_give_configs_the_encoder_takes(name):
+    """config_covering(n) runs positions 0 … n−1, past every default table (a learned one has 32
+    rows); the length and training configs build too."""
+    cls, n = REGISTRY[name], 40
+    for config in (cls.config_for_lengths(16, n), cls.training_config(n)):
+        build(name, D, H, 0, config)
+    with torch.no_grad():
+        r = toy_layer(build(name, D, H, 0, cls.config_covering(n)), 0)(_x(n=n), causal=True)
+    assert torch.isfinite(r.output).all()
+
+
+# What each chapter's axis titles said while the sign was a catalogue string per chapter; the class now
+# holds the symbols and explain.chapters.common.sign_text the words. Nothing a learner reads changed.
+FORMER_SIGNS = {
+    "alibi": ("i − j (query − key)", "i − j (쿼리 − 키)"),
+    "shaw": ("j − i (key − query)", "j − i (키 − 쿼리)"),
+    "t5": ("j − i (key − query)", "j − i (키 − 쿼리)"),
+    "deberta": ("i − j (query − key)", "i − j (쿼리 − 키)"),
+    "transformer-xl": ("i − j (query − key)", "i − j (쿼리 − 키)"),
+    "cope": ("p_ij = Σ_{t=j..i} g_it (count back from query i)", "p_ij = Σ_{t=j..i} g_it (쿼리 i에서 거슬러 센 수)"),
+}
+
+
+def test_relative_signs_render_in_both_languages():
+    from explain.chapters.common import sign_text
+
+    for name, (en, ko) in FORMER_SIGNS.items():
+        assert (sign_text(name, "en"), sign_text(name, "ko")) == (en, ko)
+    for name, cls in REGISTRY.items():
+        if cls.relative_sign is None:
+            with pytest.raises(ValueError):
+                sign_text(name, "en")
+            continue
+        en, ko = sign_text(name, "en"), sign_text(name, "ko")
+        assert en.startswith(cls.relative_sign.math) and ko.startswith(cls.relative_sign.math)
+        assert "query" in en and "query" not in ko and "쿼리" in ko, name
+
+
 def test_unknown_term_is_refused():
     with pytest.raises(KeyError):
         _layer("none")(_x(), term_scales={"nonsense": 0.0})
@@ -123,7 +169,7 @@ def _imported_packages(path):
 
 
 def test_layers_below_the_pages_never_import_streamlit():
-    for folder in ("encoders", "explain", "lab"):
+    for folder in ("encoders", "models", "explain", "lab"):
         for path in (ROOT / folder).rglob("*.py"):
             assert "streamlit" not in set(_imported_packages(path)), path
 

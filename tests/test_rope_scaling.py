@@ -29,7 +29,6 @@ from encoders.rope_scaling import (
     ntk_base,
     ntk_frequencies,
     pi_frequencies,
-    scaled_frequencies,
     xpos_scales,
     xpos_zeta,
     yarn_attention_factor,
@@ -141,8 +140,8 @@ def test_bad_settings_are_refused():
         YaRNRoPE(16, 1, YarnConfig(scale=-1.0))
     with pytest.raises(ValueError, match="scale_base"):
         XPos(16, 1, XposConfig(scale_base=0.0))
-    with pytest.raises(ValueError, match="unknown scheme"):
-        scaled_frequencies("longrope", 16)
+    with pytest.raises(KeyError):
+        ch.scheme_encoder("longrope", 16, 10000.0, 2.0, 64)
     with pytest.raises(ValueError, match="beta"):
         YaRNRoPE(32, 2, YarnConfig(beta_fast=1.0, beta_slow=2.0))
     # YaRN takes the config PI and NTK take, with its own defaults for the rest
@@ -184,9 +183,9 @@ def test_schemes_equal_the_float64_formulas(d, base, s, L):
     for bf, bs, tr in ((32.0, 1.0, True), (32.0, 1.0, False), (16.0, 2.0, True), (64.0, 0.5, False)):
         want, mscale = naive_yarn(d, base, s, L, bf, bs, tr)
         assert np.allclose(yarn_frequencies(d, base, s, L, bf, bs, tr).numpy(), want, rtol=1e-13)
-        assert scaled_frequencies(
-            "yarn", d, base, s, L, beta_fast=bf, beta_slow=bs, truncate=tr
-        ).attention_factor == pytest.approx(mscale)
+        enc = YaRNRoPE(d, 1, YarnConfig(base=base, scale=s, original_length=L, beta_fast=bf, beta_slow=bs, truncate=tr))
+        assert np.allclose(enc.frequencies(round(s * L)).numpy(), want, rtol=1e-13)
+        assert enc.attention_factor(round(s * L)) == pytest.approx(mscale)
 
 
 def _llama(d, base, rope_parameters, max_pos, heads=2):
@@ -371,7 +370,7 @@ def test_distance_curves_window_means_equal_brute_force_and_the_encoders():
     q = torch.ones(1, 1, dist.size, d, dtype=torch.float64)
     k = torch.ones(1, 1, 1, d, dtype=torch.float64)
     for scheme in ch.ALL_SCHEMES:
-        enc = build(ch.REGISTRY_NAME[scheme], d, 1, 0, ch.scheme_config(scheme, base, s, L, gamma))
+        enc = build(ch.SCHEMES[scheme].name, d, 1, 0, ch.scheme_config(scheme, base, s, L, gamma))
         # dynamic NTK reads the length from the positions: put one key at the far end (s·L − 1)
         kpos = torch.tensor([0, int(s * L) - 1])
         kk = torch.ones(1, 1, 2, d, dtype=torch.float64)

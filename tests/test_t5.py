@@ -10,6 +10,7 @@ import torch
 
 from encoders import REGISTRY, build
 from encoders.attention import toy_layer
+from encoders.base import Difference
 from encoders.t5 import T5Bias, T5Config, check_bucket_config, relative_position_bucket
 from explain.chapters import t5 as ch
 from tests.helpers import errors, fig_array, figure, open_page
@@ -258,7 +259,7 @@ def test_registry_table_shape_and_determinism():
     assert enc.table.shape == (32, 4)
     assert torch.equal(enc.table, build("t5", 64, 4, 7).table)
     assert not torch.equal(enc.table, build("t5", 64, 4, 8).table)
-    assert enc.kind == "bias" and enc.relative_sign == "j − i (key − query)"
+    assert enc.kind == "bias" and enc.relative_sign == Difference("key", "query")
 
 
 # -- the chapter's numbers --------------------------------------------------------------------

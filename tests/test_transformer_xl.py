@@ -12,6 +12,7 @@ import torch
 
 from encoders import build
 from encoders.attention import toy_layer
+from encoders.base import Difference
 from encoders.sinusoidal import concatenated_permutation
 from encoders.transformer_xl import (
     TransformerXL,
@@ -124,7 +125,12 @@ def test_u_v_and_w_kr_are_seeded_with_the_reference_shapes():
     assert a.u.shape == (H, d) and a.v.shape == (H, d) and a.w_kr.shape == (D, H * d)
     assert torch.equal(a.u, b.u) and torch.equal(a.w_kr, b.w_kr)
     assert not torch.equal(a.u, c.u) and not torch.equal(a.v, a.u)
-    assert TransformerXL.relative_sign.startswith("i − j") and TransformerXL.term_names == ("a", "b", "c", "d")
+    assert TransformerXL.relative_sign == Difference("query", "key") and TransformerXL.term_names == (
+        "a",
+        "b",
+        "c",
+        "d",
+    )
 
 
 @pytest.mark.parametrize("causal", [True, False])

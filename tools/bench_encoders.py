@@ -53,7 +53,12 @@ def rope_pairs(repeats: int) -> list[dict]:
     rot = RotaryEmbedding(dim=D)  # interleaved pairs, like the paper and our reference layout
     theirs_rot = lambda: (rot.rotate_queries_or_keys(q), rot.rotate_queries_or_keys(k))  # noqa: E731
     llama = LlamaRotaryEmbedding(
-        LlamaConfig(hidden_size=H * D, num_attention_heads=H, max_position_embeddings=4096, rope_theta=10000.0)
+        LlamaConfig(
+            hidden_size=H * D,
+            num_attention_heads=H,
+            max_position_embeddings=4096,
+            rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+        )
     )
     pid = pos[None]
 
@@ -136,7 +141,8 @@ def pair(what: str, theirs_name: str, ours, theirs, repeats: int, agree: float) 
     # seconds, and timing one side after the other would charge the drift to one of them.
     for _ in range(3):
         ours(), theirs()
-    t_o, t_t = [], []
+    t_o: list[float] = []
+    t_t: list[float] = []
     for _ in range(repeats):
         for fn, times in ((ours, t_o), (theirs, t_t)):
             t0 = time.perf_counter()

@@ -34,6 +34,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -42,6 +43,7 @@ import websockets  # noqa: E402  (a dependency of streamlit itself)
 from streamlit.proto.BackMsg_pb2 import BackMsg  # noqa: E402
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
 from streamlit.proto.WidgetStates_pb2 import WidgetState  # noqa: E402
+from websockets.typing import Subprotocol  # noqa: E402
 
 from tools.browser import start_server, stop_server  # noqa: E402
 
@@ -67,7 +69,7 @@ class Session:
     pages: dict[str, str] = field(default_factory=dict)  # url path → page_script_hash
     page_hash: str = ""
     widgets: dict[str, WidgetState] = field(default_factory=dict)  # id → state we send back
-    elements: dict[str, object] = field(default_factory=dict)  # widget id → its element proto (this run)
+    elements: dict[str, tuple[str, Any]] = field(default_factory=dict)  # widget id → (kind, proto), this run
     texts: list[str] = field(default_factory=list)  # info/warning texts of the last run
 
     @property
@@ -162,7 +164,9 @@ class Session:
 async def one_learner(s: Session, actions: int, paths: list[str]) -> None:
     ws_url = s.url.replace("http://", "ws://") + "/_stcore/stream"
     try:
-        async with websockets.connect(ws_url, subprotocols=["streamlit"], max_size=2**28, open_timeout=s.timeout) as ws:
+        async with websockets.connect(
+            ws_url, subprotocols=[Subprotocol("streamlit")], max_size=2**28, open_timeout=s.timeout
+        ) as ws:
             await s.run_script(ws, "")  # the first load, as a fresh tab does
             s.type_sentence(0)
             s.times.append(await s.run_script(ws))
@@ -190,7 +194,9 @@ async def one_trainer(s: Session, patience: float) -> dict:
     out = {"queued": False, "refused": False, "finished": False, "polls": 0}
     ws_url = s.url.replace("http://", "ws://") + "/_stcore/stream"
     try:
-        async with websockets.connect(ws_url, subprotocols=["streamlit"], max_size=2**28, open_timeout=s.timeout) as ws:
+        async with websockets.connect(
+            ws_url, subprotocols=[Subprotocol("streamlit")], max_size=2**28, open_timeout=s.timeout
+        ) as ws:
             await s.run_script(ws, "")
             await s.run_script(ws, s.pages.get("toy-lab", ""))
             steps, _ = s.widget("slider", "toy_train_steps")
@@ -285,7 +291,7 @@ def main() -> int:
     paths = [c.key for c in CHAPTERS]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     proc, url, boot = start_server(args.out.with_suffix(".server.log"))
-    results = {"server_boot_s": round(boot, 2), "rounds": []}
+    results: dict[str, Any] = {"server_boot_s": round(boot, 2), "rounds": []}
     try:
         asyncio.run(classroom(url, 1, 2, args.timeout, paths))  # warm-up: imports, first caches
         for n in args.sessions:

@@ -1,109 +1,181 @@
-"""Record every figure the pages build, then check that explain/figures.py still builds the same.
+"""Figure snapshots: what every page draws, recorded, so a refactor can prove it changed no picture.
 
-    python tools/figure_snapshots.py record /tmp/figsnap     # before a refactor of figures.py
-    python tools/figure_snapshots.py check  /tmp/figsnap     # after it: every figure identical?
+    python tools/figure_snapshots.py record     # after a change that alters a picture on purpose
+    python tools/figure_snapshots.py check      # what tests/test_figure_snapshots.py runs, per page
 
-`record` runs every chapter under AppTest, in English and in Korean, with every public builder of
-explain.figures wrapped: each call's arguments (pickled) and its figure (to_dict, as JSON) are saved.
-`check` calls each builder again with the saved arguments and compares the JSON exactly, so a speed
-refactor of the plotting module can prove it changed nothing a learner sees.
+`record` opens every chapter under AppTest, in English and in Korean, at its default controls and the
+language's default sentence, and stores every chart's figure JSON by its key in
+tests/snapshots/figures.json.gz. Arrays are stored as fingerprints (shape, dtype, NaN count, min,
+max, sum, sum of squares and 16 evenly strided samples) and compared with a small tolerance, so a last-
+bit difference between two CPUs does not fail a run while any change a learner could see does;
+strings are compared exactly except for the numbers inside them (hover texts, titles), which may
+differ in their last printed digit.
 """
 
 from __future__ import annotations
 
-import functools
-import inspect
+import argparse
+import base64
+import gzip
 import json
-import pickle
+import math
+import re
 import sys
 from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-import plotly.graph_objects as go  # noqa: E402
-import plotly.io as pio  # noqa: E402
-import streamlit  # noqa: E402,F401  (first, as in the app: it sets plotly's default template on import)
-
-from explain import figures as F  # noqa: E402
-from explain import i18n  # noqa: E402
+SNAPSHOT = ROOT / "tests" / "snapshots" / "figures.json.gz"
+LANGS = ("en", "ko")
+SAMPLES = 16
+LONG_LIST = 64  # plain lists of numbers longer than this are fingerprinted like arrays
+RTOL, ATOL = 1e-4, 1e-6
+NUMBER = re.compile(r"[-−]?\d+(?:[.,]\d+)*(?:\.\d+)?(?:e[-+]?\d+)?")
 
 
-def _spec(fig: go.Figure) -> str:
-    # plotly's own JSON (every array in full, as the browser gets it), keys sorted
-    return json.dumps(json.loads(pio.to_json(fig, validate=False)), sort_keys=True)
+def _decode(v: dict[str, Any]) -> np.ndarray:
+    a = np.frombuffer(base64.b64decode(v["bdata"]), dtype=v["dtype"])
+    return a.reshape([int(s) for s in str(v["shape"]).split(",")]) if "shape" in v else a
 
 
-def _builders() -> dict:
+def _fingerprint(a: np.ndarray) -> dict[str, Any]:
+    x = np.asarray(a, dtype=np.float64).ravel()
+    finite = x[np.isfinite(x)]
+    idx = np.linspace(0, x.size - 1, min(SAMPLES, x.size)).round().astype(int) if x.size else np.array([], int)
     return {
-        name: fn
-        for name, fn in vars(F).items()
-        if inspect.isfunction(fn) and fn.__module__ == F.__name__ and not name.startswith("_")
+        "__array__": True,
+        "shape": list(np.shape(a)),
+        "nan": int(np.isnan(x).sum()),
+        "min": float(finite.min()) if finite.size else None,
+        "max": float(finite.max()) if finite.size else None,
+        "sum": float(finite.sum()),
+        "sumsq": float((finite**2).sum()),
+        "samples": [None if not math.isfinite(v) else float(v) for v in x[idx]],
     }
 
 
-def record(out: Path) -> None:
+def _is_numbers(v: list[Any]) -> bool:
+    return bool(v) and all((isinstance(x, (int, float)) and not isinstance(x, bool)) or x is None for x in v)
+
+
+def fingerprint(obj: Any) -> Any:
+    """A figure's JSON with every array replaced by its fingerprint."""
+    if isinstance(obj, dict):
+        if "bdata" in obj and "dtype" in obj:
+            return _fingerprint(_decode(obj))
+        return {k: fingerprint(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        if len(obj) > LONG_LIST and _is_numbers(obj):
+            return _fingerprint(np.array([np.nan if v is None else v for v in obj], dtype=np.float64))
+        return [fingerprint(v) for v in obj]
+    return obj
+
+
+def _close(a: Any, b: Any) -> bool:
+    if a is None or b is None:
+        return a is b
+    return math.isclose(float(a), float(b), rel_tol=RTOL, abs_tol=ATOL)
+
+
+def _text_close(a: str, b: str) -> bool:
+    """Equal text, numbers inside it equal up to their last printed digit."""
+    if NUMBER.sub("#", a) != NUMBER.sub("#", b):
+        return False
+    for x, y in zip(NUMBER.findall(a), NUMBER.findall(b), strict=True):
+        if x == y:
+            continue
+        fx, fy = (float(s.replace("−", "-").replace(",", "")) for s in (x, y))
+        digits = len(x.split(".")[1]) if "." in x else 0
+        if not math.isclose(fx, fy, rel_tol=1e-3, abs_tol=1.01 * 10**-digits):
+            return False
+    return True
+
+
+def differences(old: Any, new: Any, path: str = "") -> list[str]:
+    if isinstance(old, dict) and old.get("__array__"):
+        if not (isinstance(new, dict) and new.get("__array__")):
+            return [f"{path}: was an array, now {type(new).__name__}"]
+        if old["shape"] != new["shape"] or old["nan"] != new["nan"]:
+            return [f"{path}: shape/NaN {old['shape']}/{old['nan']} → {new['shape']}/{new['nan']}"]
+        for k in ("min", "max", "sum", "sumsq"):
+            if not _close(old[k], new[k]):
+                return [f"{path}: {k} {old[k]} → {new[k]}"]
+        if not all(_close(x, y) for x, y in zip(old["samples"], new["samples"], strict=True)):
+            return [f"{path}: values differ"]
+        return []
+    if isinstance(old, dict) and isinstance(new, dict):
+        out = []
+        for k in sorted(set(old) | set(new)):
+            if k not in old or k not in new:
+                out.append(f"{path}.{k}: {'added' if k in new else 'removed'}")
+            else:
+                out += differences(old[k], new[k], f"{path}.{k}")
+        return out
+    if isinstance(old, list) and isinstance(new, list):
+        if len(old) != len(new):
+            return [f"{path}: {len(old)} items → {len(new)}"]
+        return [d for k, (x, y) in enumerate(zip(old, new, strict=True)) for d in differences(x, y, f"{path}[{k}]")]
+    if isinstance(old, str) and isinstance(new, str):
+        return [] if _text_close(old, new) else [f"{path}: {old[:90]!r} → {new[:90]!r}"]
+    if isinstance(old, (int, float)) and isinstance(new, (int, float)) and not isinstance(old, bool):
+        return [] if _close(old, new) else [f"{path}: {old} → {new}"]
+    return [] if old == new else [f"{path}: {old!r} → {new!r}"]
+
+
+def page_figures(chapter_path: str, lang: str) -> dict[str, Any]:
+    """Every chart of one page at its defaults: key → fingerprinted figure JSON."""
+    sys.path.insert(0, str(ROOT))
     from streamlit.testing.v1 import AppTest
 
     from tests.helpers import APP, TIMEOUT
+
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["lang"] = lang
+    at.run()
+    at.switch_page(chapter_path).run()
+    if at.exception:
+        raise RuntimeError(f"{chapter_path} ({lang}): {at.exception[0].message}")
+    return {str(el.key): fingerprint(json.loads(el.proto.spec)) for el in at.get("plotly_chart")}
+
+
+def load() -> dict[str, dict[str, Any]]:
+    return json.loads(gzip.decompress(SNAPSHOT.read_bytes()))
+
+
+def record() -> None:
     from ui.chapters import CHAPTERS
 
-    out.mkdir(parents=True, exist_ok=True)
-    calls: list[tuple[str, str, bytes, str]] = []
-
-    def wrap(name, fn):
-        @functools.wraps(fn)
-        def recorded(*args, **kwargs):
-            try:  # before the call: a builder may add to a figure it is given (mark_lines)
-                blob = pickle.dumps((args, kwargs))
-            except Exception as e:  # an argument that cannot be pickled: say so, keep going
-                blob = None
-                print(f"  not recorded: {name}: {e}")
-            fig = fn(*args, **kwargs)
-            if isinstance(fig, go.Figure) and blob is not None:
-                calls.append((name, i18n.language(), blob, _spec(fig)))
-            return fig
-
-        return recorded
-
-    for name, fn in _builders().items():
-        setattr(F, name, wrap(name, fn))
-    for lang in ("en", "ko"):
-        for chapter in CHAPTERS:
-            at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-            at.query_params["lang"] = lang
-            at.run()
-            at.switch_page(chapter.path).run()
-            print(f"{lang} {chapter.key}: {len(calls)} figures so far")
-    with (out / "calls.pkl").open("wb") as f:
-        pickle.dump(calls, f)
-    print(f"recorded {len(calls)} figures from {len({c[0] for c in calls})} builders in {out}")
+    snaps = {f"{lang}/{c.key}": page_figures(c.path, lang) for lang in LANGS for c in CHAPTERS}
+    SNAPSHOT.parent.mkdir(parents=True, exist_ok=True)
+    SNAPSHOT.write_bytes(gzip.compress(json.dumps(snaps, sort_keys=True, ensure_ascii=False).encode(), mtime=0))
+    n = sum(len(v) for v in snaps.values())
+    print(f"recorded {n} figures of {len(snaps)} pages in {SNAPSHOT.relative_to(ROOT)}")
 
 
-def check(out: Path) -> int:
-    calls = pickle.loads((out / "calls.pkl").read_bytes())
-    builders = _builders()
-    bad = 0
-    for k, (name, lang, args, spec) in enumerate(calls):
-        i18n.set_language(lang)
-        a, kw = pickle.loads(args)
-        got = _spec(builders[name](*a, **kw))
-        if got != spec:
-            bad += 1
-            first = next(
-                (i for i, (x, y) in enumerate(zip(got, spec, strict=False)) if x != y), min(len(got), len(spec))
-            )
-            print(
-                f"DIFFERS #{k} {name} ({lang}) at char {first}:\n  was {spec[max(0, first - 80) : first + 80]}\n"
-                f"  now {got[max(0, first - 80) : first + 80]}"
-            )
-    print(f"{len(calls) - bad} of {len(calls)} figures identical")
+def check() -> int:
+    from ui.chapters import CHAPTERS
+
+    stored, bad = load(), 0
+    for lang in LANGS:
+        for c in CHAPTERS:
+            old, new = stored.get(f"{lang}/{c.key}", {}), page_figures(c.path, lang)
+            diffs = [f"{k}: {'new chart' if k not in old else 'chart gone'}" for k in set(old) ^ set(new)]
+            diffs += [f"{k}{d}" for k in sorted(set(old) & set(new)) for d in differences(old[k], new[k])]
+            if diffs:
+                bad += 1
+                print(f"{lang}/{c.key}:", *diffs[:8], sep="\n   ")
+    print("all figures as recorded" if not bad else f"{bad} pages differ")
     return 1 if bad else 0
 
 
 if __name__ == "__main__":
-    mode, where = sys.argv[1], Path(sys.argv[2])
-    if mode == "record":
-        record(where)
+    sys.path.insert(0, str(ROOT))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("command", choices=("record", "check"))
+    args = parser.parse_args()
+    if args.command == "record":
+        record()
     else:
-        raise SystemExit(check(where))
+        sys.exit(check())

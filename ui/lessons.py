@@ -11,7 +11,7 @@ import streamlit as st
 from explain.lessons import BY_KEY as LESSON_BY_KEY
 from explain.lessons import LESSONS, Lesson, Step
 from ui.chapters import BY_KEY
-from ui.i18n import t
+from ui.i18n import option_names, t
 from ui.presenter import PRESENTER, presenter
 from ui.url_state import Param
 
@@ -49,7 +49,7 @@ def apply_step(lesson_key: str, k: int) -> None:
 
 def _start_lesson() -> None:
     chosen = st.session_state.get(LESSON_KEY)
-    if chosen in LESSON_BY_KEY:
+    if isinstance(chosen, str) and chosen in LESSON_BY_KEY:
         apply_step(chosen, 0)
     else:
         st.session_state.pop(STEP_KEY, None)
@@ -86,7 +86,7 @@ def lesson_sidebar() -> None:
         [lesson.key for lesson in LESSONS],
         index=None,
         key=LESSON_KEY,
-        format_func={lesson.key: lesson.title() for lesson in LESSONS}.get,
+        format_func=option_names(LESSON_BY_KEY, lambda key: LESSON_BY_KEY[key].title()),
         placeholder=t("classroom.lesson_placeholder"),
         on_change=_start_lesson,
         help=t("classroom.lesson_help"),

@@ -11,7 +11,7 @@ import streamlit as st
 
 from encoders.text import MAX_CHARS, MAX_TOKENS
 from explain.i18n import t as t_in
-from ui.i18n import t
+from ui.i18n import option_names, t
 from ui.lessons import lesson_sidebar, mirror_lesson, restore_lesson
 from ui.presenter import mirror_presenter, presenter_toggle, restore_presenter
 from ui.url_state import Param
@@ -82,9 +82,7 @@ def shared_sidebar() -> None:
             list(EXAMPLES),
             index=None,
             key="example",
-            # Names looked up once per run: AppTest calls format_func again outside the run, where
-            # the language is not this session's.
-            format_func={k: t(f"common.examples.{k}") for k in EXAMPLES}.get,
+            format_func=option_names(EXAMPLES, lambda k: t(f"common.examples.{k}")),
             placeholder=t("common.sidebar.examples_placeholder"),
             on_change=_load_example,
         )

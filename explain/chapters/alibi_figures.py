@@ -25,7 +25,8 @@ def head_colors(slopes: Sequence[float] | np.ndarray, steepest: float = 1.0, fla
     lo, hi = np.log2(flattest), np.log2(steepest)
     t = (np.log2(np.asarray(slopes, dtype=float)) - lo) / (hi - lo)  # 1 steepest … 0 flattest
     # Viridis by name, not WEIGHTS: head colours must not look like attention weights.
-    return sample_colorscale("Viridis", [float(v) for v in 0.82 * (1.0 - np.clip(t, 0.0, 1.0))])
+    colors: list[str] = sample_colorscale("Viridis", [float(v) for v in 0.82 * (1.0 - np.clip(t, 0.0, 1.0))])
+    return colors
 
 
 def head_bars(

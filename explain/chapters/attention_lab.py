@@ -21,11 +21,9 @@ import numpy as np
 
 from encoders import REGISTRY
 from encoders.base import PositionOutOfRange
-from encoders.learned import LearnedConfig
 from encoders.text import tokenize
 
 from .common import run_tokens
-from .rope_scaling import REGISTRY_NAME, scheme_config
 
 D_MODEL = 64  # the toy layer's size on every page
 HEAD_CHOICES = (1, 2, 4, 8)  # head counts the page offers (d = 64, 32, 16, 8 per head)
@@ -34,27 +32,22 @@ DEFAULT_METHODS = ("sinusoidal", "t5", "rope", "alibi")
 MAX_PREFIX_CHARS = 60  # the prefix box takes this many characters …
 MAX_PREFIX_TOKENS = 16  # … and at most this many of its tokens are used
 MAX_LENGTH = 512  # the length test repeats the sentence up to this many tokens
-# In the lab a learned table gets BERT's 512 rows, so that any sentence the page draws (≤ 256
-# tokens) fits; the length test gives it exactly the chosen training length instead.
-LAB_LEARNED_ROWS = 512
+# In the lab every encoding can represent BERT's 512 positions (a learned table gets 512 rows), so
+# that any sentence the page draws (≤ 256 tokens) fits; the length test instead configures each
+# encoding for the chosen training length (PositionalEncoding.config_for_lengths).
+LAB_POSITIONS = 512
 CHANGED = 1e-6  # a |Δ weight| above this (float64 run) counts as "changed"
-
-# Which named logit terms carry no position at all. Everything else is a position term.
-#   content  q·k/√d (most methods; for sinusoidal / learned it already has the positions mixed in)
-#   c2c      DeBERTa's content → content
-#   a, c     Transformer-XL's E·W_q·W_k·E and u·W_k·E (a global content bias: no position either)
-_CONTENT = {"transformer-xl": ("a", "c"), "deberta": ("c2c",)}
 
 
 def content_terms(method: str) -> tuple[str, ...]:
-    """The terms of `method`'s logits that hold no position (the ones the content dial scales)."""
-    names = REGISTRY[method].term_names
-    return tuple(t for t in _CONTENT.get(method, ("content",)) if t in names)
+    """The terms of `method`'s logits that hold no position (the ones the content dial scales):
+    "content" for most methods (for an input encoding it already has the positions mixed in),
+    Transformer-XL's a and c, DeBERTa's c2c — each encoder class says which (content_terms)."""
+    return REGISTRY[method].content_terms
 
 
 def position_terms(method: str) -> tuple[str, ...]:
-    content = set(content_terms(method))
-    return tuple(t for t in REGISTRY[method].term_names if t not in content)
+    return REGISTRY[method].position_terms()
 
 
 def mixed_in_input(method: str) -> bool:
@@ -63,8 +56,9 @@ def mixed_in_input(method: str) -> bool:
     return REGISTRY[method].kind == "input"
 
 
-def lab_config(method: str):
-    return LearnedConfig(max_len=LAB_LEARNED_ROWS) if method == "learned" else None
+def lab_config(method: str) -> object:
+    """The config under which `method` covers positions 0 … LAB_POSITIONS − 1 (None: its default)."""
+    return REGISTRY[method].config_covering(LAB_POSITIONS)
 
 
 def term_scales(method: str, content_scale: float, off: tuple[str, ...]) -> tuple[tuple[str, float], ...]:
@@ -79,7 +73,8 @@ def term_scales(method: str, content_scale: float, off: tuple[str, ...]) -> tupl
 
 def pick_head(a: np.ndarray, head: int | None) -> np.ndarray:
     """(h, i, j) → (i, j): one head (0-based) or, for None, the mean over heads."""
-    return a.mean(axis=0) if head is None else a[head]
+    one: np.ndarray = a.mean(axis=0) if head is None else a[head]
+    return one
 
 
 @dataclass
@@ -124,11 +119,11 @@ def panel(
         f = s.get("content", 1.0)
         bare = run_tokens(tokens, seed, "none", D_MODEL, n_heads, causal).terms["content"]  # (h, i, j)
         content = f * bare
-        position = f * view.terms["content"] - content
+        position: np.ndarray | None = f * view.terms["content"] - content
     else:
-        content = sum(s.get(t, 1.0) * view.terms[t] for t in content_terms(method))
+        content = _scaled_sum(view.terms, content_terms(method), s)
         pos = position_terms(method)
-        position = sum(s.get(t, 1.0) * view.terms[t] for t in pos) if pos else None
+        position = _scaled_sum(view.terms, pos, s) if pos else None
     content = np.where(mask, np.nan, content)
     if position is not None:
         position = np.where(mask, np.nan, position)
@@ -146,6 +141,14 @@ def panel(
         tuple(off),
         mixed_in_input(method),
     )
+
+
+def _scaled_sum(terms: dict[str, np.ndarray], names: tuple[str, ...], scales: dict[str, float]) -> np.ndarray:
+    """Σ scale·term over `names` (h, i, j), starting from zeros as Python's sum starts from 0."""
+    total = np.zeros_like(terms[names[0]]) if names else np.zeros(())
+    for t in names:
+        total = total + scales.get(t, 1.0) * terms[t]
+    return total
 
 
 def top_key(weights: np.ndarray, query: int) -> tuple[int, float]:
@@ -188,7 +191,8 @@ def _softmax_rows(logits: np.ndarray) -> np.ndarray:
     z = np.where(np.isnan(logits), -np.inf, logits)
     z = z - z.max(axis=-1, keepdims=True)
     e = np.exp(z)
-    return e / e.sum(axis=-1, keepdims=True)
+    weights: np.ndarray = e / e.sum(axis=-1, keepdims=True)
+    return weights
 
 
 def shift_test(
@@ -210,7 +214,10 @@ def shift_test(
     tokens = tokenize(text, max_tokens=max_tokens).tokens
     pre = prefix_tokens(prefix)
     k = len(pre)
-    maxes, means, where, deltas = [], [], [], []
+    maxes: list[float] = []
+    means: list[float] = []
+    where: list[tuple[int, int]] = []
+    deltas: list[np.ndarray] = []
     for m in methods:
         cfg = lab_config(m)
         before = run_tokens(tokens, seed, m, D_MODEL, n_heads, causal, 0, cfg, float64=True)
@@ -222,7 +229,8 @@ def shift_test(
         a = np.abs(dh)
         maxes.append(float(a.max()) if a.size else 0.0)
         means.append(float(a.mean()) if a.size else 0.0)
-        where.append(tuple(int(v) for v in np.unravel_index(int(a.argmax()), a.shape)) if a.size else (0, 0))
+        row, col = np.unravel_index(int(a.argmax()), a.shape) if a.size else (0, 0)
+        where.append((int(row), int(col)))
         deltas.append(dh)
     mx = np.asarray(maxes)
     return ShiftTest(
@@ -249,15 +257,10 @@ def repeated_tokens(tokens: tuple[str, ...], length: int) -> tuple[str, ...]:
     return (tokens * reps)[:length]
 
 
-def length_config(method: str, train_len: int, length: int):
+def length_config(method: str, train_len: int, length: int) -> object:
     """The encoder's config for a model "trained" on `train_len` tokens and run on `length`: a learned
     table gets exactly train_len rows; the RoPE scalings stretch train_len to the run's length."""
-    if method == "learned":
-        return LearnedConfig(max_len=train_len)
-    by_registry = {v: k for k, v in REGISTRY_NAME.items()}
-    if method in by_registry and method != "rope":
-        return scheme_config(by_registry[method], 10000.0, max(1.0, length / train_len), train_len, 512.0)
-    return None
+    return REGISTRY[method].config_for_lengths(train_len, length)
 
 
 @dataclass

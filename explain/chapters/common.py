@@ -10,9 +10,26 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from encoders import build
+from encoders import REGISTRY, build
 from encoders.attention import toy_layer
+from encoders.base import LETTER, Difference
 from encoders.text import token_embeddings, token_key, tokenize
+from explain.i18n import t
+
+
+def sign_text(method: str, lang: str | None = None) -> str:
+    """The relative quantity `method`'s logits depend on, in the learner's words (default: the current
+    run's language), from the symbols its encoder class holds (relative_sign):
+    "j − i (key − query)" / "j − i (키 − 쿼리)", or CoPE's count "p_ij = … (count back from query i)".
+    Raises ValueError for a method without one (an absolute encoding, NoPE)."""
+    sign = REGISTRY[method].relative_sign
+    if sign is None:
+        raise ValueError(f"{method} has no relative quantity to show")
+    if isinstance(sign, Difference):
+        first, second = t(f"figures.role.{sign.first}", lang), t(f"figures.role.{sign.second}", lang)
+        return t("figures.sign.difference", lang, math=sign.math, first=first, second=second)
+    role = t(f"figures.role.{sign.start}", lang)
+    return t("figures.sign.count_back", lang, math=sign.math, role=role, index=LETTER[sign.start])
 
 
 @dataclass
@@ -34,7 +51,7 @@ def run_layer(
     causal: bool = False,
     max_tokens: int = 256,
     positions_offset: int = 0,
-    config=None,
+    config: object = None,
     term_scales: tuple[tuple[str, float], ...] = (),
 ) -> LayerView:
     """The sentence through one self-attention layer with positional encoding `method`.
@@ -56,7 +73,7 @@ def run_tokens(
     n_heads: int = 4,
     causal: bool = False,
     positions_offset: int = 0,
-    config=None,
+    config: object = None,
     term_scales: tuple[tuple[str, float], ...] = (),
     float64: bool = False,
 ) -> LayerView:

@@ -14,15 +14,18 @@ from __future__ import annotations
 import math
 import unicodedata
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import regex
 import torch
 
 from encoders import build
-from encoders.attention import toy_layer
+from encoders.attention import AttentionResult, toy_layer
 from encoders.cope import (
+    CoPE,
     CoPEConfig,
+    Variant,
     contextual_positions,
     gate_logits_from_counted,
     interpolate_position_logits,
@@ -157,11 +160,13 @@ class InterpolationView:
     value: float  # w·z[hi] + (1 − w)·z[lo], from encoders.cope.interpolate_position_logits
 
 
-def _toy(tokens: tuple[str, ...], seed: int, npos_max: int, variant: str = "paper"):
+def _toy(tokens: tuple[str, ...], seed: int, npos_max: int, variant: str = "paper") -> tuple[CoPE, AttentionResult]:
     """One untrained CoPE layer on the tokens (seeded), run causally; returns the torch result."""
     keys = tuple(token_key(t) for t in tokens)
     x = token_embeddings(keys, D_MODEL, seed)[None].double()  # (1, n, D)
-    enc = build("cope", D_MODEL, N_HEADS, seed, CoPEConfig(npos_max=npos_max, variant=variant))
+    # The page's radio holds one of CoPE's variants; CoPE itself refuses any other string.
+    enc = build("cope", D_MODEL, N_HEADS, seed, CoPEConfig(npos_max=npos_max, variant=cast(Variant, variant)))
+    assert isinstance(enc, CoPE)
     layer = toy_layer(enc, seed).double()
     with torch.inference_mode():
         r = layer(x, causal=True)
@@ -319,16 +324,14 @@ def seed_example(example: str, gap: int, delta: float, slope: float) -> SeedExam
     counted = torch.tensor([t == sought for t in tokens])
     p = contextual_positions(gate_logits_from_counted(counted, math.inf))[i].numpy()  # (j,)
 
-    def softmax(x):
+    def softmax(x: np.ndarray) -> np.ndarray:
         e = np.exp(x - x.max())
-        return e / e.sum()
+        weights: np.ndarray = e / e.sum()
+        return weights
 
-    return SeedExampleView(
-        tokens,
-        {
-            "none": softmax(content),  # no position term
-            "relative": softmax(content - slope * distance),  # −slope·(i − j)
-            "cope": softmax(content - slope * p),  # −slope·p_ij
-        },
-        p,
+    rulers = (
+        softmax(content),  # no position term
+        softmax(content - slope * distance),  # relative: −slope·(i − j)
+        softmax(content - slope * p),  # CoPE: −slope·p_ij
     )
+    return SeedExampleView(tokens, dict(zip(RULERS, rulers, strict=True)), p)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from encoders.learned import minilm_position_table
+from models.minilm import minilm_position_table
 
 from .learned import (
     MAX_MAP_SIDE,

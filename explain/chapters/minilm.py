@@ -4,7 +4,7 @@ sentence, the heads that attend by position, and what happens when the position 
 Axis legend: L layers (6), H heads (12), n word pieces incl. [CLS] and [SEP], i query, j key.
 
 Every function takes primitives and returns numpy arrays or dataclasses of them (pages cache them
-with st.cache_data); the model itself is loaded once per process by encoders.minilm.load.
+with st.cache_data); the model itself is loaded once per process by models.minilm.load.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from encoders.minilm import MAX_POSITIONS, load
 from explain.i18n import t
+from models.minilm import MAX_POSITIONS, load
 
 MAX_PIECES = 256  # word pieces the page runs (plus [CLS] and [SEP]); the help text says so
 # The five places a position head can look, in the order of HeadMasses.mass's last axis.
@@ -193,14 +193,15 @@ class PositionChange:
 
 def total_variation(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """½ Σ_j |a_ij − b_ij|, averaged over queries i: how much attention moved, 0 … 1."""
-    return 0.5 * np.abs(a.astype(np.float64) - b).sum(-1).mean(-1)
+    moved: np.ndarray = 0.5 * np.abs(a.astype(np.float64) - b).sum(-1).mean(-1)
+    return moved
 
 
 def compare(before: ModelRun, after: ModelRun) -> PositionChange:
     """Per head, how much the attention moved between two runs on the same word pieces."""
     if before.tokens != after.tokens:
         raise ValueError("compare runs on the same word pieces")
-    dh = float(np.linalg.norm(after.hidden - before.hidden) / max(np.linalg.norm(before.hidden), 1e-12))
+    dh = float(np.linalg.norm(after.hidden - before.hidden) / max(float(np.linalg.norm(before.hidden)), 1e-12))
     return PositionChange(
         before.tokens,
         after.position_ids,

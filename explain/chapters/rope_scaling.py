@@ -1,8 +1,9 @@
 """What the "Stretching RoPE" chapter shows, computed from encoders/rope_scaling.py (numbers only).
 
 Every function takes primitives and returns numpy arrays (or dataclasses of them). The schemes are
-the registered encoders themselves (rope, rope-pi, rope-ntk, rope-dynamic, rope-yarn, xpos), so the
-curves and attention maps run the code the attention lab and the toy trainer run.
+the registered encoders themselves: every RoPE class in encoders.REGISTRY, in registry order, named
+by its short `scheme` id (plain RoPE, PI, NTK, dynamic NTK, YaRN, xPos). The frequencies, curves and
+attention maps come from those encoders, the code the attention lab and the toy trainer run.
 """
 
 from __future__ import annotations
@@ -10,32 +11,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
-from encoders.rope import RopeConfig, rope_frequencies
-from encoders.rope_scaling import (
-    SCHEME_LABELS,
-    ScaledRopeConfig,
-    XposConfig,
-    YarnConfig,
-    dynamic_ntk_scale,
-    scaled_frequencies,
-    xpos_zeta,
-    yarn_ramp,
-)
+from encoders import REGISTRY
+from encoders.rope import RoPE, RopeConfig, rope_frequencies
+from encoders.rope_scaling import dynamic_ntk_scale, yarn_ramp
 from explain.i18n import t
 
 from .common import run_tokens
 
-FREQUENCY_SCHEMES = ("rope", "pi", "ntk", "dynamic", "yarn")  # xPos keeps RoPE's frequencies
-ALL_SCHEMES = (*FREQUENCY_SCHEMES, "xpos")
-REGISTRY_NAME = {
-    "rope": "rope",
-    "pi": "rope-pi",
-    "ntk": "rope-ntk",
-    "dynamic": "rope-dynamic",
-    "yarn": "rope-yarn",
-    "xpos": "xpos",
-}
+# scheme id → its encoder class: every RoPE subclass in the registry, in registry order.
+SCHEMES: dict[str, type[RoPE]] = {c.scheme: c for c in REGISTRY.values() if issubclass(c, RoPE)}
+ALL_SCHEMES = tuple(SCHEMES)
+REFERENCE = RoPE.scheme  # plain RoPE: what every other scheme is compared with
+STRETCHES = tuple(s for s, c in SCHEMES.items() if c.changes_frequencies)  # the schemes that move θ_f
+FREQUENCY_SCHEMES = (REFERENCE, *STRETCHES)  # xPos keeps RoPE's frequencies
 
 
 def scheme_config(
@@ -46,17 +36,24 @@ def scheme_config(
     scale_base: float,
     beta_fast: float = 32.0,
     beta_slow: float = 1.0,
-):
+) -> RopeConfig:
     """The frozen config the registered encoder for `scheme` takes."""
-    if scheme == "rope":
-        return RopeConfig(base=base)
-    if scheme == "xpos":
-        return XposConfig(base=base, scale_base=scale_base)
-    if scheme == "yarn":
-        return YarnConfig(
-            base=base, scale=scale, original_length=original_length, beta_fast=beta_fast, beta_slow=beta_slow
-        )
-    return ScaledRopeConfig(base=base, scale=scale, original_length=original_length)
+    return SCHEMES[scheme].stretched_config(base, scale, original_length, scale_base, beta_fast, beta_slow)
+
+
+def scheme_encoder(
+    scheme: str,
+    d: int,
+    base: float,
+    scale: float,
+    original_length: int,
+    scale_base: float = 512.0,
+    beta_fast: float = 32.0,
+    beta_slow: float = 1.0,
+) -> RoPE:
+    """The scheme's encoder with one head of size d (no parameters: RoPE's are all in the config)."""
+    config = scheme_config(scheme, base, scale, original_length, scale_base, beta_fast, beta_slow)
+    return SCHEMES[scheme](d, 1, config)
 
 
 @dataclass
@@ -90,9 +87,9 @@ def frequencies(
     trained = original_length * theta0
     covered = trained >= 2 * np.pi
     for s in FREQUENCY_SCHEMES:
-        sc = scaled_frequencies(s, d, base, scale, original_length, new_length, beta_fast, beta_slow)
-        th = sc.inv_freq.numpy()
-        thetas[s], ratios[s], waves[s], factors[s] = th, th / theta0, 2 * np.pi / th, sc.attention_factor
+        enc = scheme_encoder(s, d, base, scale, original_length, beta_fast=beta_fast, beta_slow=beta_slow)
+        th = enc.frequencies(new_length).numpy()
+        thetas[s], ratios[s], waves[s], factors[s] = th, th / theta0, 2 * np.pi / th, enc.attention_factor(new_length)
         peak[s] = new_length * th
         ood[s] = ~covered & (peak[s] > trained * (1 + 1e-9))
     return Frequencies(
@@ -117,17 +114,20 @@ class DistanceCurves:
     curves: dict[str, np.ndarray]  # scheme → mean over the window of logit(Δ) / plain RoPE's logit at 0
 
 
-def _log_ratio(scheme: str, d: int, inv_freq: np.ndarray, scale_base: float) -> np.ndarray:
-    """log r_f with r_f^Δ = (pair f's factor at distance Δ): ι·θ'_f, plus ln(ζ_f)/γ for xPos (P,)."""
-    log_r = 1j * inv_freq
-    if scheme == "xpos":
-        log_r = log_r + np.log(xpos_zeta(d).numpy()) / scale_base
+def _log_ratio(enc: RoPE, new_length: int) -> np.ndarray:
+    """log r_f with r_f^Δ = (pair f's factor at distance Δ): ι·θ'_f, plus ln(ζ_f)/γ where the encoder
+    also decays pair f's score by ζ_f^(Δ/γ) (xPos) (P,)."""
+    log_r: np.ndarray = 1j * enc.frequencies(new_length).numpy()
+    decay = enc.pair_decay()
+    if decay is not None:
+        zeta, gamma = decay
+        log_r = log_r + np.log(zeta.numpy()) / gamma
     return log_r
 
 
 def logit_exact(
     scheme: str,
-    distances,
+    distances: npt.ArrayLike,
     d: int,
     base: float,
     scale: float,
@@ -143,10 +143,11 @@ def logit_exact(
 
     (pair f of q = k = 1 contributes 2cos(Δθ'_f); plain RoPE at Δ = 0 scores d/√d)."""
     new_length = round(scale * original_length)
-    sc = scaled_frequencies(scheme, d, base, scale, original_length, new_length, beta_fast, beta_slow)
+    enc = scheme_encoder(scheme, d, base, scale, original_length, scale_base, beta_fast, beta_slow)
     dist = np.asarray(distances, dtype=np.float64)
-    terms = np.exp(np.outer(dist, _log_ratio(scheme, d, sc.inv_freq.numpy(), scale_base))).real  # (K, P)
-    return sc.attention_factor**2 * terms.mean(axis=1)
+    terms = np.exp(np.outer(dist, _log_ratio(enc, new_length))).real  # (K, P)
+    exact: np.ndarray = enc.attention_factor(new_length) ** 2 * terms.mean(axis=1)
+    return exact
 
 
 def logit_vs_distance(
@@ -175,11 +176,11 @@ def logit_vs_distance(
     starts, stops = edges[:-1], edges[1:]  # window k = [starts[k], stops[k])
     curves = {}
     for s in ALL_SCHEMES:
-        sc = scaled_frequencies(s, d, base, scale, original_length, new_length, beta_fast, beta_slow)
-        log_r = _log_ratio(s, d, sc.inv_freq.numpy(), scale_base)  # (P,)
+        enc = scheme_encoder(s, d, base, scale, original_length, scale_base, beta_fast, beta_slow)
+        log_r = _log_ratio(enc, new_length)  # (P,)
         window_sum = (np.exp(np.outer(starts, log_r)) - np.exp(np.outer(stops, log_r))) / -np.expm1(log_r)  # (K, P)
         mean = window_sum.real / (stops - starts)[:, None]  # (K, P)
-        curves[s] = sc.attention_factor**2 * mean.mean(axis=1)
+        curves[s] = enc.attention_factor(new_length) ** 2 * mean.mean(axis=1)
     middle = np.sqrt(starts * (stops - 1.0))
     return DistanceCurves(middle, starts, stops, curves)
 
@@ -216,7 +217,7 @@ def sentence_attention(
     sign_dist = (i - j) if causal else (j - i)  # causal: how far back; else key − query
     for s in ALL_SCHEMES:
         cfg = scheme_config(s, base, scale, original_length, scale_base)
-        view = run_tokens(tokens, seed, REGISTRY_NAME[s], d_model, n_heads, causal, 0, cfg)
+        view = run_tokens(tokens, seed, SCHEMES[s].name, d_model, n_heads, causal, 0, cfg)
         w = view.weights[0]  # (i, j)
         weights.append(w)
         by_dist[s] = np.array([w[sign_dist == o].mean() if (sign_dist == o).any() else np.nan for o in offsets])
@@ -227,7 +228,7 @@ def sentence_attention(
 
 def label(scheme: str, lang: str | None = None) -> str:
     """The scheme's name as a learner reads it (explain/text/<lang>/strings/rope_scaling.toml;
-    default: the current run's language). Unknown schemes raise KeyError, as SCHEME_LABELS does."""
-    if scheme not in SCHEME_LABELS:
+    default: the current run's language). Unknown schemes raise KeyError."""
+    if scheme not in SCHEMES:
         raise KeyError(scheme)
     return t(f"rope_scaling.scheme.{scheme}", lang)

@@ -14,21 +14,25 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
 
 from explain.i18n import t
 from lab import tasks as T
+from lab.model import TinyTransformer
 from lab.regenerate import TOY_DIR
 from lab.train import load
 
 # The source of PAPER_RESULTS, as the page cites it: toy_tasks.paper_source in the catalogue
 # (Golovneva, Wang, Weston, Sukhbaatar 2024, arXiv 2405.18719v2, Tables 2 and 3).
 
-# Paper row label per registry name. T5's bias is our stand-in for the paper's "Relative PE"
-# (the paper's counting runs use the RAM code's learned relative embeddings, not T5 buckets).
-PAPER_ROW = {"learned": "Absolute PE", "rope": "RoPE", "t5": "Relative PE", "cope": "CoPE"}
+# The registered encoding that stands in for each of the paper's rows. T5's bias is our stand-in for
+# the paper's "Relative PE" (the paper's counting runs use the RAM code's learned relative
+# embeddings, not T5 buckets).
+STAND_IN = {"Absolute PE": "learned", "RoPE": "rope", "Relative PE": "t5", "CoPE": "cope"}
+PAPER_ROW = {enc: row for row, enc in STAND_IN.items()}  # registry name → the paper's row label
 
 # task → (paper column names, {paper row: values}); values in %, copied from METHODS.md.
 PAPER_RESULTS: dict[str, tuple[tuple[str, ...], dict[str, tuple[float, ...]]]] = {
@@ -82,13 +86,13 @@ def toy_column(split: str, lang: str | None = None) -> str:
 # --- shipped results ---------------------------------------------------------------------------
 
 
-def shipped_index(directory: str = str(TOY_DIR)) -> dict:
+def shipped_index(directory: str = str(TOY_DIR)) -> dict[str, Any]:
     """assets/toy/index.json ({} when nothing has been shipped yet)."""
     p = Path(directory) / "index.json"
     return json.loads(p.read_text()) if p.exists() else {}
 
 
-def shipped_metrics(task: str, encoding: str, directory: str = str(TOY_DIR)) -> dict | None:
+def shipped_metrics(task: str, encoding: str, directory: str = str(TOY_DIR)) -> dict[str, Any] | None:
     p = Path(directory) / f"{task}-{encoding}.json"
     return json.loads(p.read_text()) if p.exists() else None
 
@@ -96,7 +100,7 @@ def shipped_metrics(task: str, encoding: str, directory: str = str(TOY_DIR)) -> 
 @dataclass
 class ResultTable:
     columns: list[str]
-    rows: list[list]  # one per encoding: label, then numbers (NaN where there is none)
+    rows: list[list[Any]]  # one per encoding: label, then numbers (NaN where there is none)
     kinds: list[str]  # per column: "label", "toy", "paper", "seconds"
 
 
@@ -117,7 +121,7 @@ def results_table(
     rows = []
     for enc in encodings:
         m = shipped_metrics(task, enc, directory)
-        row: list = [short_label(enc, lang)]
+        row: list[Any] = [short_label(enc, lang)]
         n_toy = len(splits) + (2 if task == "counting" else 0)
         if m is None:
             row += [np.nan] * n_toy
@@ -230,7 +234,7 @@ class Verdict:
 TIE = 0.5  # percentage points: closer than this, two toy errors are called a tie
 
 
-def _toy_column(task: str, col: str, m: dict) -> float:
+def _toy_column(task: str, col: str, m: dict[str, Any]) -> float:
     res = m["results"]
     if task == "counting":
         grp = res["id"]["by_group"].get(col.split()[0])
@@ -276,7 +280,7 @@ def ordering_verdicts(task: str, directory: str = str(TOY_DIR), lang: str | None
 # --- inspecting a shipped model ------------------------------------------------------------------
 
 
-def load_model(task: str, encoding: str, directory: str = str(TOY_DIR)):
+def load_model(task: str, encoding: str, directory: str = str(TOY_DIR)) -> TinyTransformer | None:
     """The shipped model (eval mode, gradients off) or None when it has not been shipped.
     The page keeps one per (task, encoding) with st.cache_resource: read-only, shared."""
     p = Path(directory) / f"{task}-{encoding}.safetensors"
@@ -302,7 +306,7 @@ class Inspection:
     positions: np.ndarray | None  # CoPE: counted positions p_ij, NaN where masked
 
 
-def inspect_string(model, task: str, text: str, lang: str | None = None) -> Inspection:
+def inspect_string(model: TinyTransformer, task: str, text: str, lang: str | None = None) -> Inspection:
     """Run a trained model (load_model) on a typed string. '?' slots are filled left to right with the
     model's own greedy answer (so a later question sees it); answers the learner typed are kept.
     Raises tasks.ParseError with a learner-readable message on a bad string."""

@@ -7,6 +7,7 @@ lives beside that chapter (explain/chapters/<chapter>_figures.py) and is built f
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
@@ -157,7 +158,7 @@ def staircase(
             showlegend=False,
         )
     ]
-    bands = {}
+    bands: dict[str, Any] = {}
     if band is not None:
         bands = dict(
             shapes=[vrect(band[0], band[1], fillcolor="rgba(120, 120, 120, 0.13)", line=dict(width=0), layer="below")],

@@ -7,6 +7,7 @@ lives beside that chapter (explain/chapters/<chapter>_figures.py) and is built f
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
@@ -70,21 +71,21 @@ def token_heatmap(
 
 
 def token_heatmap_parts(
-    z,
-    row_tokens,
-    col_tokens,
-    title,
+    z: np.ndarray,
+    row_tokens: Sequence[str],
+    col_tokens: Sequence[str] | None,
+    title: str,
     *,
-    kind="signed",
-    row_title=None,
-    col_title=None,
-    value_label=None,
-    zmin=None,
-    zmax=None,
-    show_values=None,
-    height=None,
-    max_ticks=MAX_TICKS,
-) -> tuple[list, dict]:
+    kind: str = "signed",
+    row_title: str | None = None,
+    col_title: str | None = None,
+    value_label: str | None = None,
+    zmin: float | None = None,
+    zmax: float | None = None,
+    show_values: bool | None = None,
+    height: int | None = None,
+    max_ticks: int = MAX_TICKS,
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """token_heatmap's traces and layout (title and height included), for builders that add to it
     before the figure is made."""
     row_title, col_title, value_label = axis_words(row_title, col_title, value_label)
@@ -154,8 +155,8 @@ def matrix_heatmap(
     y_title: str,
     value_label: str | None = None,  # default "value"
     kind: str = "signed",
-    x: Sequence | None = None,
-    y: Sequence | None = None,
+    x: Sequence[Any] | None = None,
+    y: Sequence[Any] | None = None,
     zmax: float | None = None,
     height: int = 420,
 ) -> go.Figure:
@@ -234,7 +235,9 @@ def token_heatmap_grid(
         zmax = 1.0 if zmax is None else zmax
     h_gap, v_gap = (0.05 if cols > 1 else 0.0), (min(0.1, 0.45 / rows) if rows > 1 else 0.0)
     width, height = (1 - h_gap * (cols - 1)) / cols, (1 - v_gap * (rows - 1)) / rows
-    traces, layout, notes = [], {}, []
+    traces: list[dict[str, Any]] = []
+    layout: dict[str, Any] = {}
+    notes: list[dict[str, Any]] = []
     for p in range(n_panels):
         row, col = p // cols, p % cols
         suffix = "" if p == 0 else str(p + 1)

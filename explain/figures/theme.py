@@ -13,6 +13,7 @@ their own rows; hover text always shows position, token and the exact number.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas  # noqa: F401  (see below)
@@ -70,7 +71,7 @@ pio.templates["pe_atlas"] = go.layout.Template(
 pio.templates.default = "pe_atlas"
 
 
-def make_figure(data, title: str, height: int, *, _validate: bool = True, **layout) -> go.Figure:
+def make_figure(data: Any, title: str, height: int, *, _validate: bool = True, **layout: Any) -> go.Figure:
     """The one way a figure is made here: traces and the whole layout (the shared look below, then
     the builder's own keys: xaxis=…, shapes=[…], a margin of its own…) handed to the constructor once.
     Every fig.update_layout / update_xaxes / add_shape / add_vline on a built figure goes through
@@ -100,7 +101,7 @@ def tick_positions(n: int, max_ticks: int = MAX_TICKS) -> list[int]:
     return list(range(0, n, step))
 
 
-def token_axis(tokens: Sequence[str], max_chars: int = 14, max_ticks: int = MAX_TICKS) -> dict:
+def token_axis(tokens: Sequence[str], max_chars: int = 14, max_ticks: int = MAX_TICKS) -> dict[str, Any]:
     ticks = tick_positions(len(tokens), max_ticks)
     text = [escape(short(tokens[t], max_chars)) for t in ticks]
     return dict(tickmode="array", tickvals=ticks, ticktext=text, showgrid=False)

@@ -12,6 +12,7 @@ from explain import figures as F
 from explain.chapters import learned as ch
 from explain.chapters import learned_figures
 from explain.chapters import learned_real as real
+from models import minilm
 from ui.cache import cached
 from ui.common import header, inline_tokens, plot, prose, seed, sentence_tokens
 from ui.i18n import current, t
@@ -26,7 +27,7 @@ header(
     enc.PAPER,
     sources=(
         enc.LearnedAbsolute.encode_input,
-        enc.minilm_position_table,
+        minilm.minilm_position_table,
         ch.similarity_by_distance,
         ch.principal_components,
     ),

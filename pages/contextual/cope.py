@@ -7,6 +7,7 @@ from encoders import cope as enc
 from explain import figures as F
 from explain import i18n
 from explain.chapters import cope as ch
+from explain.chapters.common import sign_text
 from ui.common import header, inline_tokens, plot, prose, seed, sentence_tokens
 from ui.derivation import show_derivation
 from ui.i18n import t
@@ -425,5 +426,5 @@ plot(
     ),
     "model_weights",
 )
-st.caption(t("cope.model.caption", sign=t("cope.sign")))
+st.caption(t("cope.model.caption", sign=sign_text(enc.CoPE.name)))
 st.page_link("pages/labs/toy_tasks.py", label=t("cope.model.lab_link"), icon=":material/model_training:")

@@ -3,12 +3,12 @@
 import numpy as np
 import streamlit as st
 
-from encoders import minilm as enc
 from explain import figures as F
 from explain import i18n
 from explain.chapters import minilm as ch
 from explain.chapters import minilm_figures
 from explain.i18n import language
+from models import minilm as enc
 from ui.common import header, inline_tokens, plot, prose, seed
 from ui.i18n import t
 from ui.question import predict
@@ -23,7 +23,7 @@ prose(KEY, "intro")
 
 @st.cache_resource(show_spinner=False)  # the spinner below speaks the learner's language
 def _warm() -> bool:
-    """Loads the model and tokenizer once per server process (encoders.minilm.load keeps them);
+    """Loads the model and tokenizer once per server process (models.minilm.load keeps them);
     read-only afterwards."""
     enc.load()
     return True

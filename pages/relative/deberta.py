@@ -6,6 +6,7 @@ import streamlit as st
 from encoders import deberta as enc
 from explain import figures as F
 from explain.chapters import deberta as ch
+from explain.chapters.common import sign_text
 from ui.common import header, plot, prose, seed, sentence_tokens
 from ui.derivation import show_derivation
 from ui.i18n import t
@@ -13,7 +14,7 @@ from ui.question import predict
 from ui.url_state import URL
 
 KEY = "deberta"
-SIGN = t("deberta.sign")
+SIGN = sign_text(enc.DeBERTa.name)
 N_HEADS = 4
 header(
     KEY,

@@ -7,6 +7,7 @@ from encoders import shaw as enc
 from explain import figures as F
 from explain.chapters import shaw as ch
 from explain.chapters import shaw_figures
+from explain.chapters.common import sign_text
 from ui.common import header, plot, prose, seed, sentence_tokens
 from ui.i18n import t
 from ui.question import predict
@@ -14,7 +15,7 @@ from ui.url_state import URL
 
 KEY = "shaw"
 K_MAX = 64
-CLIPPED = t("shaw.clipped", sign=t("shaw.sign"))  # "clipped j − i (key − query)": the paper's sign
+CLIPPED = t("shaw.clipped", sign=sign_text(enc.ShawRelative.name))  # "clipped j − i (key − query)": the paper's sign
 QUERY_I, KEY_J, CHANNEL = t("shaw.query_i"), t("shaw.key_j"), t("shaw.channel")
 
 header(

@@ -7,6 +7,7 @@ from encoders import t5 as enc
 from explain import figures as F
 from explain.chapters import t5 as ch
 from explain.chapters import t5_figures
+from explain.chapters.common import sign_text
 from ui.common import header, plot, prose, seed, sentence_tokens
 from ui.derivation import show_derivation
 from ui.i18n import t
@@ -14,7 +15,7 @@ from ui.question import predict
 from ui.url_state import URL
 
 KEY = "t5"
-SIGN = t("t5.sign")
+SIGN = sign_text(enc.T5Bias.name)
 BUCKETS_MIN, BUCKETS_MAX = 4, 128
 DIST_MIN, DIST_MAX = 2, 1024
 

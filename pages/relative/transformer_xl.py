@@ -7,6 +7,7 @@ from encoders import transformer_xl as enc
 from explain import figures as F
 from explain.chapters import transformer_xl as ch
 from explain.chapters import transformer_xl_figures
+from explain.chapters.common import sign_text
 from ui.common import header, plot, prose, seed, sentence_tokens
 from ui.derivation import show_derivation
 from ui.i18n import t
@@ -15,7 +16,7 @@ from ui.url_state import URL
 
 KEY = "transformer-xl"
 N_HEADS = 4
-SIGN = t("transformer_xl.sign")
+SIGN = sign_text(enc.TransformerXL.name)
 header(
     KEY,
     enc.PAPER,

@@ -12,6 +12,7 @@ from encoders import nope
 from explain import figures as F
 from explain.chapters import alibi as ch
 from explain.chapters import alibi_figures
+from explain.chapters.common import sign_text
 from ui.cache import cached
 from ui.common import header, inline_tokens, plot, prose, seed, sentence_tokens
 from ui.derivation import show_derivation
@@ -56,7 +57,7 @@ causal = c2.toggle(t("alibi.causal"), value=True, key="alibi_causal", **URL, hel
 sec = slopes_section(H, lang)
 sv = sec.view
 colors = alibi_figures.head_colors(sv.slopes)
-sign = t("alibi.sign")  # enc.Alibi.relative_sign in the learner's language (a test keeps them equal)
+sign = sign_text(enc.Alibi.name)  # "i − j (query − key)" in the learner's language
 
 # ------------------------------------------------------------------------------------- slopes
 st.subheader(t("alibi.slopes.subheader"))

