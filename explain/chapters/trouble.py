@@ -26,7 +26,7 @@ import torch
 from encoders import build
 from encoders.base import PositionOutOfRange
 from encoders.learned import LearnedAbsolute, LearnedConfig
-from encoders.sinusoidal import sinusoidal_frequencies, sinusoidal_rows
+from encoders.sinusoidal import Sinusoidal, sinusoidal_frequencies, sinusoidal_rows
 from encoders.text import MAX_TOKENS, Tokens, tokenize
 from explain.i18n import t
 from explain.question import Question
@@ -326,6 +326,7 @@ def length_experiment(l_train: int, l_test: int, seed: int, d_model: int = D_MOD
     if d_model % 2:
         raise ValueError("d_model must be even: every sin channel needs its cos partner here")
     sin_enc = build("sinusoidal", d_model, 1, seed)
+    assert isinstance(sin_enc, Sinusoidal)
     base = sin_enc.config.base
     positions = torch.arange(l_test)  # (l_test,)
     pe = sinusoidal_rows(positions, d_model, base)  # (l_test, D) float64

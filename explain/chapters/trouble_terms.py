@@ -21,7 +21,7 @@ import torch
 from encoders import build
 from encoders.attention import toy_layer
 from encoders.base import derived_seed
-from encoders.sinusoidal import sinusoidal_rows
+from encoders.sinusoidal import Sinusoidal, sinusoidal_rows
 from encoders.text import token_embeddings, token_key
 
 from .common import run_tokens
@@ -132,6 +132,7 @@ def four_terms(tokens: tuple[str, ...], seed: int, d_model: int = D_MODEL, shift
     if n == 0:
         raise ValueError("no tokens")
     enc = build("sinusoidal", d_model, 1, seed)
+    assert isinstance(enc, Sinusoidal)
     layer = toy_layer(enc, seed)
     w_q = layer.w_q.detach().double()  # (D, D) row convention: q = x @ w_q, the paper's W_q is w_qᵀ
     w_k = layer.w_k.detach().double()  # (D, D)
@@ -244,6 +245,7 @@ def tupe_terms(tokens: tuple[str, ...], seed: int, d_model: int = D_MODEL, shift
     if n == 0:
         raise ValueError("no tokens")
     enc = build("sinusoidal", d_model, 1, seed)
+    assert isinstance(enc, Sinusoidal)
     layer = toy_layer(enc, seed)
     w_q, w_k = layer.w_q.detach().double(), layer.w_k.detach().double()  # (D, D) each
     x = token_embeddings(tuple(token_key(t) for t in tokens), d_model, seed).double()  # (n, D)
