@@ -218,7 +218,7 @@ def test_chapter_view_is_consistent():
     assert v.a_k.shape == (7, ch.D_MODEL // ch.N_HEADS)
     np.testing.assert_allclose(v.mass_per_distance.sum(-1), 1.0, atol=1e-5)
     np.testing.assert_allclose(v.value_position, v.mass_per_distance @ v.a_v, atol=1e-5)
-    assert v.shift_position_change == 0.0 and v.shift_output_change == 0.0
+    assert v.shift.position_change == 0.0 and v.shift.output_change == 0.0 and v.shift.shift == 1000
     # the two copies of "the" at positions 0 and 4 get identical rows without the position term …
     np.testing.assert_allclose(v.weights_content_only[:, 0], v.weights_content_only[:, 4], atol=1e-6)
     # … and different rows with it

@@ -273,7 +273,7 @@ def test_chapter_view():
     np.testing.assert_allclose(v.position, np.transpose(v.table[v.buckets], (2, 0, 1)))
     assert np.isnan(v.logits[0, 0, 1]) and not np.isnan(v.logits[0, 1, 0])  # masked future
     assert v.used_in_sentence == (0, 1, 2, 3, 4, 5)
-    assert v.shift_position_change == 0.0 and v.shift_output_change == 0.0
+    assert v.shift.position_change == 0.0 and v.shift.output_change == 0.0 and v.shift.shift == 1000
     # the bidirectional sentence uses both halves
     assert set(ch.t5_view(toks, 2, 32, 128, causal=False).used_in_sentence) == {0, 1, 2, 3, 4, 5, 17, 18, 19, 20, 21}
 

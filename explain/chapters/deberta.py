@@ -17,11 +17,11 @@ from encoders.deberta import DeBERTa, DebertaConfig, log_bucket_position
 from explain.i18n import t
 from explain.question import Question
 
-from .common import run_layer
+from .common import TOY_HEADS, run_layer
 
 METHOD = "deberta"
 TERMS = DeBERTa.term_names  # ("c2c", "c2p", "p2c"); their titles: deberta.term.* in the catalogue
-N_HEADS = 4  # the page's layer: 4 heads of 16 dimensions (d_model 64)
+N_HEADS = TOY_HEADS  # the toy layer every chapter draws: 4 heads of 16 dimensions (d_model 64)
 PROBES = (60, 61)  # the question's two neighbouring distances i − j
 
 

@@ -24,12 +24,14 @@ from encoders.base import PositionOutOfRange
 from encoders.learned import LearnedAbsolute, LearnedConfig
 from encoders.sinusoidal import sinusoidal_table
 from encoders.text import tokenize
+from explain.chapters import common
 from explain.i18n import t
 from explain.question import Question
 
 from .common import run_tokens
 
-TOY_D_MODEL = 64  # channels of the toy table: enough to look like a table, small enough to read
+# Channels of the toy table, the toy layer's width: enough to look like a table, small enough to read.
+TOY_D_MODEL = common.TOY_D_MODEL
 MAX_TOY_LEN = 256  # the max_len slider's bound (the pages draw at most 256 tokens anyway)
 MIN_REAL_POSITIONS, MAX_REAL_POSITIONS = 16, 512  # the real table has 512 rows
 # all-MiniLM-L6-v2's model card (README.md shipped with the weights): "The sequence length was limited

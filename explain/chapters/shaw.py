@@ -17,13 +17,12 @@ from encoders import build
 from encoders.attention import toy_layer
 from encoders.shaw import ShawConfig, ShawRelative, clipped_relative_index, relative_vectors
 from encoders.text import token_embeddings, token_key
+from explain.chapters.common import TOY_D_MODEL, TOY_HEADS, ShiftProbe, shift_probe
 from explain.i18n import t
 from explain.question import Question
 
-D_MODEL = 64
-N_HEADS = 4
+D_MODEL, N_HEADS = TOY_D_MODEL, TOY_HEADS  # the toy layer every chapter draws
 K_MAX = 64  # the page's clipping slider: 1 … K_MAX
-SHIFT = 1000  # the shift experiment: the same sentence starting at position 1000 instead of 0
 
 
 @dataclass
@@ -43,8 +42,7 @@ class ShawView:
     mass_per_distance: np.ndarray  # (h, i, 2k+1) attention mass on each clipped distance
     value_content: np.ndarray  # (h, i, d) Σ_j α_ij v_j
     value_position: np.ndarray  # (h, i, d) Σ_j α_ij aⱽ_ij
-    shift_position_change: float  # max |position term at offset SHIFT − at offset 0|
-    shift_output_change: float  # max |layer output at offset SHIFT − at offset 0|
+    shift: ShiftProbe  # the same sentence at positions SHIFT … : how much moved
     # The paper's own form (§3.3, tensor2tensor): the (i, j, d) tensor of aᴷ_ij vectors, one per pair,
     # shared by every head; against the encoder's gather of q·wᴷ_r (a later, equivalent optimisation).
     per_pair_numbers: int  # n·n·d_z: entries of that tensor
@@ -91,7 +89,6 @@ def shaw_view(tokens: tuple[str, ...], seed: int, k: int, d_model: int = D_MODEL
     with torch.inference_mode():
         r = layer(x, positions=positions)
         off = layer(x, positions=positions, term_scales={"position": 0.0})
-        shifted = layer(x, positions=positions + SHIFT)
         value_position = encoder.value_terms(r.weights, positions, positions)[0]  # (h, i, d)
         value_content = (r.weights @ r.v)[0]  # (h, i, d)
         index = clipped_relative_index(positions, positions, k)  # (i, j)
@@ -119,8 +116,7 @@ def shaw_view(tokens: tuple[str, ...], seed: int, k: int, d_model: int = D_MODEL
         mass_per_distance=mass.numpy(),
         value_content=value_content.numpy(),
         value_position=value_position.numpy(),
-        shift_position_change=float((shifted.terms["position"] - r.terms["position"]).abs().max()) if n else 0.0,
-        shift_output_change=float((shifted.output - r.output).abs().max()) if n else 0.0,
+        shift=shift_probe(layer, x, r),
         per_pair_numbers=n * n * d_z,
         gathered_numbers=n_heads * n * (2 * int(k) + 1),
         paper_form_difference=float((per_pair - r.terms["position"][0]).abs().max()) if n else 0.0,

@@ -17,12 +17,11 @@ from encoders import build
 from encoders.attention import toy_layer
 from encoders.t5 import T5Bias, T5Config, bucket_layout, check_bucket_config, relative_position_bucket
 from encoders.text import token_embeddings, token_key
+from explain.chapters.common import TOY_D_MODEL, TOY_HEADS, ShiftProbe, shift_probe
 from explain.i18n import t
 from explain.question import Question
 
-D_MODEL = 64
-N_HEADS = 4
-SHIFT = 1000  # the shift experiment: the same sentence starting at position 1000 instead of 0
+D_MODEL, N_HEADS = TOY_D_MODEL, TOY_HEADS  # the toy layer every chapter draws
 PROBE = 40  # the question's key: 40 tokens after the query (bidirectional) or before it (causal)
 SHOWN_IDS = 40  # the never-used list names at most this many ids per reason
 
@@ -142,8 +141,7 @@ class T5View:
     weights: np.ndarray  # (h, i, j)
     weights_content_only: np.ndarray  # (h, i, j) position term switched off
     used_in_sentence: tuple[int, ...]  # bucket ids this sentence's pairs use (unmasked pairs only)
-    shift_position_change: float  # max |position term at offset SHIFT − at offset 0|
-    shift_output_change: float  # max |layer output at offset SHIFT − at offset 0|
+    shift: ShiftProbe  # the same sentence at positions SHIFT … : how much moved
 
     def terms_pair(self, head: int) -> np.ndarray:
         """(2, i, j): one head's content term and bias, on one colour scale."""
@@ -190,7 +188,6 @@ def t5_view(
     with torch.inference_mode():
         r = layer(x, positions=positions, causal=causal)
         off = layer(x, positions=positions, causal=causal, term_scales={"position": 0.0})
-        shifted = layer(x, positions=positions + SHIFT, causal=causal)
     buckets = r.extras["buckets"].numpy()  # (i, j)
     logits = r.logits[0].numpy().copy()
     logits[~np.isfinite(logits)] = np.nan
@@ -208,8 +205,7 @@ def t5_view(
         weights=r.weights[0].numpy(),
         weights_content_only=off.weights[0].numpy(),
         used_in_sentence=tuple(int(v) for v in np.unique(buckets[visible])),
-        shift_position_change=float((shifted.terms["position"] - r.terms["position"]).abs().max()) if n else 0.0,
-        shift_output_change=float((shifted.output - r.output).abs().max()) if n else 0.0,
+        shift=shift_probe(layer, x, r, causal),
     )
 
 

@@ -19,14 +19,14 @@ from encoders.transformer_xl import TransformerXL, TransformerXLConfig, rel_shif
 from explain.i18n import t
 from explain.question import Question
 
-from .common import run_layer
+from .common import TOY_HEADS, run_layer
 
 METHOD = "transformer-xl"
 TERMS = TransformerXL.term_names  # ("a", "b", "c", "d"); their titles: transformer_xl.term.* in the catalogue
 # Two texts of the same length with no word in common: the term whose map they share ignores the words.
 PROBE_TEXTS = ("a b c d e f", "u v w x y z")
 NO_CELL = "—"  # label of a gather cell with no raw score (a negative distance: a future key)
-N_HEADS = 4  # the page's layer: 4 heads of 16 dimensions (d_model 64)
+N_HEADS = TOY_HEADS  # the toy layer every chapter draws: 4 heads of 16 dimensions (d_model 64)
 SAME = 1e-6  # two maps this close (float32 rounding) count as the same map
 STEPS = ("raw", "padded", "reshaped", "sliced", "result")  # the rel-shift stages, in order
 

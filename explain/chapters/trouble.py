@@ -31,9 +31,9 @@ from encoders.text import MAX_TOKENS, Tokens, tokenize
 from explain.i18n import t
 from explain.question import Question
 
-from .common import run_tokens
+from .common import TOY_D_MODEL, run_tokens
 
-D_MODEL = 64  # the toy layer's size on every page: one head of dimension 64
+D_MODEL = TOY_D_MODEL  # the toy layer's size on every page, here as one head of dimension 64
 MAX_PREFIX_CHARS = 60  # the prefix box takes this many characters …
 MAX_PREFIX_TOKENS = 16  # … and at most this many of its tokens are used
 MAX_TRAIN_LEN = 256  # bounds of the length sliders (the page's help texts say so)

@@ -24,9 +24,9 @@ from encoders.base import derived_seed
 from encoders.sinusoidal import Sinusoidal, sinusoidal_rows
 from encoders.text import token_embeddings, token_key
 
-from .common import run_tokens
+from .common import TOY_D_MODEL, run_tokens
 
-D_MODEL = 64  # the toy layer's size on every page: one head of dimension 64
+D_MODEL = TOY_D_MODEL  # the toy layer's size on every page, here as one head of dimension 64
 
 
 def relative_part(a: torch.Tensor) -> torch.Tensor:

@@ -24,9 +24,9 @@ from encoders.text import token_embeddings, token_key
 from explain.i18n import t
 from explain.question import Question
 
-from .common import LayerView, run_tokens
+from .common import TOY_D_MODEL, LayerView, run_tokens
 
-D_MODEL = 64  # one head of dimension 64, as on every chapter's toy layer
+D_MODEL = TOY_D_MODEL  # the toy layer's size on every page, here as one head of dimension 64
 SHOWN_CHANNELS = 64  # output channels the maps draw
 SAME, SLIGHT, DIFFERENT = "same", "slight", "different"  # the question's option ids
 SAME_LEVEL = 1e-9  # below this, two float64 outputs are the same vector (rounding is ~1e-16)

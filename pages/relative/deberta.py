@@ -11,6 +11,7 @@ from explain import figures as F
 from explain.chapters import deberta as ch
 from explain.chapters import deberta_figures
 from explain.chapters.common import sign_text
+from ui import panels
 from ui.cache import cached
 from ui.common import header, plot, prose, seed, sentence_tokens
 from ui.derivation import show_derivation
@@ -38,10 +39,6 @@ bucket_map = cached(ch.bucket_map)
 sentence_buckets = cached(ch.sentence_buckets)
 rows_question = cached(ch.rows_question)
 lang = current()
-
-
-def token_map(z, toks, title, kind, value_label, key):
-    plot(F.token_map(z, toks, title, kind=kind, value_label=value_label), key)
 
 
 def term_title(term: str) -> str:
@@ -115,7 +112,7 @@ tokens = sentence_tokens()  # stops here, with a note, when there is no text: th
 toks = list(tokens.tokens)
 n = len(toks)
 sb = sentence_buckets(n, log_buckets, bucket_size, max_position)
-token_map(
+panels.token_map(
     sb.clamped_bucket,
     toks,
     t("deberta.sentence.title_log" if log_buckets else "deberta.sentence.title_plain"),
@@ -164,7 +161,7 @@ if not any(switches):
 s1, s2 = st.columns(2)
 with s1:
     on = [term for term, o in zip(ch.TERMS, switches, strict=False) if o]
-    token_map(
+    panels.token_map(
         m.total,
         toks,
         t("deberta.terms.logits_title", terms=" + ".join(on) if on else t("deberta.terms.nothing")),
@@ -173,7 +170,9 @@ with s1:
         "deb_sum",
     )
 with s2:
-    token_map(m.weights, toks, t("deberta.terms.weights_title"), "weights", t("deberta.terms.weight"), "deb_weights")
+    panels.token_map(
+        m.weights, toks, t("deberta.terms.weights_title"), "weights", t("deberta.terms.weight"), "deb_weights"
+    )
 
 prose(KEY, "p2c")
 prose(KEY, "projections")

@@ -11,6 +11,7 @@ from explain import figures as F
 from explain.chapters import shaw as ch
 from explain.chapters import shaw_figures
 from explain.chapters.common import sign_text
+from ui import panels
 from ui.cache import cached
 from ui.common import header, plot, prose, seed, sentence_tokens
 from ui.i18n import current, t
@@ -111,40 +112,30 @@ with t2:
 st.subheader(t("shaw.logits.subheader"))
 prose(KEY, "logits")
 panel_h = 320 if n <= 24 else 430
-plot(
-    F.token_heatmap_grid(
-        v.terms_pair(head),
-        toks,
-        t("shaw.logits.title", head=head),
-        panel_titles=[t("shaw.logits.content"), t("shaw.logits.position")],
-        value_label=t("shaw.logits.value"),
-        row_title=QUERY_I,
-        col_title=KEY_J,
-        cols=2,
-        panel_height=panel_h,
-    ),
+panels.pair(
+    v.terms_pair(head),
+    toks,
+    t("shaw.logits.title", head=head),
+    [t("shaw.logits.content"), t("shaw.logits.position")],
+    t("shaw.logits.value"),
     "shaw_terms",
+    panel_height=panel_h,
 )
 prose(KEY, "query-side")
 
 st.subheader(t("shaw.attention.subheader"))
 prose(KEY, "attention")
 top = v.attention_top(head)
-plot(
-    F.token_heatmap_grid(
-        v.attention_pair(head),
-        toks,
-        t("shaw.attention.title", head=head),
-        kind="weights",
-        zmax=top,
-        panel_titles=[t("shaw.attention.off"), t("shaw.attention.on")],
-        value_label=t("shaw.attention.value"),
-        row_title=QUERY_I,
-        col_title=KEY_J,
-        cols=2,
-        panel_height=panel_h,
-    ),
+panels.pair(
+    v.attention_pair(head),
+    toks,
+    t("shaw.attention.title", head=head),
+    [t("shaw.attention.off"), t("shaw.attention.on")],
+    t("shaw.attention.value"),
     "shaw_attention",
+    weights=True,
+    zmax=top,
+    panel_height=panel_h,
 )
 if n > 24:
     st.caption(t("shaw.attention.scale", top=top, n=n))
@@ -194,9 +185,7 @@ plot(
 
 st.subheader(t("shaw.shift.subheader"))
 prose(KEY, "shift")
-m1, m2 = st.columns(2)
-m1.metric(t("shaw.shift.position", shift=ch.SHIFT), f"{v.shift_position_change:.1e}")
-m2.metric(t("shaw.shift.output", shift=ch.SHIFT), f"{v.shift_output_change:.1e}")
+panels.shift_metrics(v.shift, "shaw.shift.position", "shaw.shift.output")
 
 st.subheader(t("shaw.cost.subheader"))
 prose(KEY, "cost")

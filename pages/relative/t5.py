@@ -11,6 +11,7 @@ from explain import figures as F
 from explain.chapters import t5 as ch
 from explain.chapters import t5_figures
 from explain.chapters.common import sign_text
+from ui import panels
 from ui.cache import cached
 from ui.common import header, plot, prose, seed, sentence_tokens
 from ui.derivation import show_derivation
@@ -227,40 +228,32 @@ prose(KEY, "logits")
 head = st.columns([1, 3])[0].selectbox(
     t("t5.logits.head"), list(range(H)), key="t5_head", **URL, help=t("t5.logits.head_help", h=H, last=H - 1)
 )
-plot(
-    F.token_heatmap_grid(
-        v.terms_pair(head),
-        toks,
-        t("t5.logits.title", head=head),
-        panel_titles=[t("t5.logits.content"), t("t5.logits.position")],
-        value_label=t("t5.logits.value"),
-        cols=2,
-        panel_height=panel_h,
-    ),
+panels.pair(
+    v.terms_pair(head),
+    toks,
+    t("t5.logits.title", head=head),
+    [t("t5.logits.content"), t("t5.logits.position")],
+    t("t5.logits.value"),
     "t5_terms",
+    panel_height=panel_h,
 )
-plot(
-    F.token_heatmap_grid(
-        v.attention_pair(head),
-        toks,
-        t("t5.logits.weights_title", head=head),
-        kind="weights",
-        zmax=v.attention_top(head),
-        panel_titles=[t("t5.logits.bias_off"), t("t5.logits.bias_on")],
-        value_label=t("t5.logits.weight"),
-        cols=2,
-        panel_height=panel_h,
-    ),
+panels.pair(
+    v.attention_pair(head),
+    toks,
+    t("t5.logits.weights_title", head=head),
+    [t("t5.logits.bias_off"), t("t5.logits.bias_on")],
+    t("t5.logits.weight"),
     "t5_attention",
+    weights=True,
+    zmax=v.attention_top(head),
+    panel_height=panel_h,
 )
 if causal:
     st.caption(t("t5.logits.causal_note"))
 
 st.subheader(t("t5.shift.subheader"))
 prose(KEY, "shift")
-m1, m2 = st.columns(2)
-m1.metric(t("t5.shift.bias", shift=ch.SHIFT), f"{v.shift_position_change:.1e}")
-m2.metric(t("t5.shift.output", shift=ch.SHIFT), f"{v.shift_output_change:.1e}")
+panels.shift_metrics(v.shift, "t5.shift.bias", "t5.shift.output")
 prose(KEY, "derivation")
 with st.expander(t("t5.shift.proof")):
     show_derivation("t5-shift-invariance", key_prefix="t5_proof", compact=True)

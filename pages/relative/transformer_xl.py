@@ -11,6 +11,7 @@ from explain import figures as F
 from explain.chapters import transformer_xl as ch
 from explain.chapters import transformer_xl_figures
 from explain.chapters.common import sign_text
+from ui import panels
 from ui.cache import cached
 from ui.common import header, plot, prose, seed, sentence_tokens
 from ui.derivation import show_derivation
@@ -46,10 +47,6 @@ terms_question = cached(ch.terms_question)
 global_position_bias = cached(ch.global_position_bias)
 rel_shift_demo = cached(ch.rel_shift_demo)
 layout_check = cached(ch.layout_check)
-
-
-def token_map(z, toks, title, kind, value_label, key):
-    plot(F.token_map(z, toks, title, kind=kind, value_label=value_label), key)
 
 
 def term_title(term: str) -> str:
@@ -109,7 +106,7 @@ if not any(switches):
 s1, s2 = st.columns(2)
 with s1:
     on = [f"({term})" for term, o in zip(ch.TERMS, switches, strict=False) if o]
-    token_map(
+    panels.token_map(
         m.total,
         toks,
         t("transformer_xl.terms.logits_title", terms=" + ".join(on) if on else t("transformer_xl.terms.nothing")),
@@ -118,7 +115,7 @@ with s1:
         "xl_sum",
     )
 with s2:
-    token_map(
+    panels.token_map(
         m.weights,
         toks,
         t("transformer_xl.terms.weights_title"),
