@@ -6,10 +6,11 @@ n length, d head dimension, P number of position embeddings (npos_max).
 Positions are not fixed indices but *counts*, decided by the query (paper §3, and its appendix
 listing, which this file follows step by step):
 
-    g_ij = σ(q_i·k_j / √d)                 gate: does key j count for query i? (§3, Eq. 3)
+    g_ij = σ(q_i·k_j / √d)                 gate: does key j count for query i? (§3, Eq. 3 is σ(q_i·k_j);
+                                           the 1/√d comes from the appendix listing)
     p_ij = Σ_{t=j..i} g_it                 position: how many counted tokens from j up to i (Eq. 4)
     e[p] = (p − ⌊p⌋)·e[⌈p⌉] + (1 − p + ⌊p⌋)·e[⌊p⌋]     interpolated position embedding (Eq. 5)
-    a_ij = Softmax_j(q_i·k_j / √d + q_i·e[p_ij])          (Eq. 6, with the listing's scaling)
+    a_ij = Softmax_j(q_i·k_j / √d + q_i·e[p_ij])          (Eq. 6; the 1/√d is the listing's, not Eq. 6's)
 
 Relative sign: p_ij ≥ 0 is counted back from the query i to the key j (a count, not a signed offset).
 

@@ -6,7 +6,8 @@ p spline degree, m = K + p + 1 knots, b batch.
     control points P (b, K, D) ─ B-spline basis N (n, K) ─→ curve samples s(t) = N(t) · P  (b, n, D)
 
 The paper has no positional encoding: a Transformer encoder turns the input tokens plus K learned
-control tokens into K control points; the decoder reads samples of the B-spline through them.
+control tokens into K control points; the decoder reads samples of the B-spline they shape (it
+approximates them, passing through the first and last only, with clamped knots).
 Where a sample sits on the curve is what tells the decoder "where in the sequence" it is. This file
 holds only the spline part (pure torch); the autoencoder that uses it lives in lab/spline_model.py.
 
@@ -152,7 +153,8 @@ def bernstein_basis(t: Tensor, degree: int) -> Tensor:
 
 
 def bezier_curve(control_points: Tensor, t: Tensor) -> Tensor:
-    """The Bézier curve of degree K − 1 through K control points (..., K, D) → (..., n, D)."""
+    """The Bézier curve of degree K − 1 of K control points (..., K, D) → (..., n, D); it passes through
+    the first and the last of them only."""
     B = bernstein_basis(t, control_points.shape[-2] - 1).to(control_points.dtype)  # (n, K)
     return B @ control_points  # (..., n, D)
 

@@ -52,7 +52,7 @@ LINKS = {
     "learned": ({"max_len": "8"}, {"max_len": 8}),
     "trouble": (
         {
-            "trouble_base": "Your sentence from the sidebar",
+            "trouble_base": "sidebar",
             "trouble_prefix": "Oh well,",
             "trouble_l_train": "16",
             "trouble_l_test": "64",
@@ -61,7 +61,7 @@ LINKS = {
     ),
     "shaw": ({"shaw_k": "9", "shaw_head": "2"}, {"shaw_k": 9, "shaw_head": 2}),
     "transformer-xl": (
-        {"xl_head": "head 3", "xl_causal": "false", "xl_on_b": "false", "xl_qlen": "5", "xl_step": "4 · slice"},
+        {"xl_head": "2", "xl_causal": "false", "xl_on_b": "false", "xl_qlen": "5", "xl_step": "sliced"},
         {"xl_head": 2, "xl_causal": False, "xl_on_b": False, "xl_qlen": 5, "xl_step": "sliced"},
     ),
     "t5": (
@@ -69,7 +69,7 @@ LINKS = {
         {"t5_buckets": 64, "t5_max_distance": 300, "t5_causal": True, "t5_head": 3},
     ),
     "deberta": (
-        {"deb_bucket_size": "32", "deb_max_position": "256", "deb_head": "head 2", "deb_on_c2p": "false"},
+        {"deb_bucket_size": "32", "deb_max_position": "256", "deb_head": "1", "deb_on_c2p": "false"},
         {"deb_bucket_size": 32, "deb_max_position": 256, "deb_head": 1, "deb_on_c2p": False},
     ),
     "rope": (
@@ -98,8 +98,36 @@ LINKS = {
         {"alibi_heads": 6, "alibi_causal": False, "alibi_train_len": 64},
     ),
     "cope": (
-        {"cope_unit": "every token", "cope_npos": "16", "cope_sharpness": "2.5"},
-        {"cope_unit": "every token", "cope_npos": 16, "cope_sharpness": 2.5},
+        {
+            "cope_unit": "every token",
+            "cope_npos": "16",
+            "cope_sharpness": "2.5",
+            "cope_example": "aaaabaaabb",
+            "cope_variant": "official",
+        },
+        {
+            "cope_unit": "every token",
+            "cope_npos": 16,
+            "cope_sharpness": 2.5,
+            "cope_example": "aaaabaaabb",
+            "cope_variant": "official",
+        },
+    ),
+    "spline": (
+        {
+            "spline_degree": "2",
+            "spline_k": "8",
+            "spline_knots": "uniform",
+            "spline_shape": "arc",
+            "spline_blend_b": "spiral",
+        },
+        {
+            "spline_degree": 2,
+            "spline_k": 8,
+            "spline_knots": "uniform",
+            "spline_shape": "arc",
+            "spline_blend_b": "spiral",
+        },
     ),
     "derivations": ({"d": "rope-matrix-2d", "derivations_all": "false"}, {"derivation": "rope-matrix-2d"}),
     "attention-lab": (
@@ -155,6 +183,7 @@ def test_every_existing_chapter_has_a_link_case():
                 "pages/rotary/",
                 "pages/contextual/cope",
                 "pages/beyond/derivations",
+                "pages/beyond/spline",
                 "pages/labs/",
             )
         )
@@ -182,6 +211,58 @@ def test_link_restores_controls_and_page_has_a_question(key):
     assert not errors(at)
     verdicts = [s.value for s in at.success] + [w.value for w in at.warning]
     assert any(v.startswith(("Right:", "Not quite:")) for v in verdicts), verdicts
+
+
+RELATIVE = ("shaw", "transformer-xl", "t5", "deberta")  # the Relative part's chapters
+
+
+@pytest.mark.parametrize("key", RELATIVE)
+def test_link_restores_the_same_controls_in_korean(key):
+    """The same link opened with lang=ko: every control as in English (the address holds ids, never a
+    shown label), the page in Korean, and no error."""
+    params, expected = LINKS[key]
+    at = run_with_params(BY_KEY[key].path, {"s": "dog bites man and the man bites the dog", **params, "lang": "ko"})
+    assert not errors(at) and at.session_state["lang"] == "ko"
+    for k, v in expected.items():
+        assert value(at, k) == v, k
+    for k, v in params.items():
+        assert at.query_params[k] == v, k  # the address keeps the ids as written
+    from explain.i18n import t
+
+    assert at.title[0].value == t(f"chapters.{key}.title", "ko")
+    assert any("니다" in m.value for m in at.markdown)  # the prose is Korean (합니다체)
+
+
+@pytest.mark.parametrize("key", ["cope", "spline"])
+def test_cope_and_spline_links_restore_the_same_controls_in_korean(key):
+    """The address holds option ids, never shown names: the same link restores the same controls
+    whether it is opened in English or in Korean."""
+    params, expected = LINKS[key]
+    for lang in ("en", "ko"):
+        at = run_with_params(BY_KEY[key].path, {**params, "lang": lang})
+        assert not errors(at) and at.session_state["lang"] == lang
+        for k, v in expected.items():
+            assert value(at, k) == v, (lang, k)
+        for k, v in params.items():
+            assert at.query_params[k] == v, (lang, k)  # and the address keeps them as written
+
+
+ABSOLUTE = ("why-order", "sinusoidal", "learned", "trouble")  # chapters whose links hold ids only
+
+
+@pytest.mark.parametrize("key", ABSOLUTE)
+def test_same_link_restores_the_same_controls_in_korean(key):
+    """A link holds language-neutral values: opened with lang=ko it restores the very controls it
+    restores in English (a translated option label in the address would not parse in the other
+    language)."""
+    params, expected = LINKS[key]
+    link = {"s": "dog bites man and the man bites the dog", "seed": "3", **params}
+    en = run_with_params(BY_KEY[key].path, link)
+    ko = run_with_params(BY_KEY[key].path, {**link, "lang": "ko"})
+    assert not errors(en) and not errors(ko)
+    assert ko.session_state["lang"] == "ko"
+    for k, v in expected.items():
+        assert value(en, k) == v == value(ko, k), k
 
 
 LABS = {  # the Labs' multiselects, which value() does not read: the ids each link holds

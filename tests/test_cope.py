@@ -200,6 +200,7 @@ def test_zero_init_gives_zero_position_term_and_bad_config_refused():
 # --- the chapter's pure functions -----------------------------------------------------------------
 
 from explain.chapters import cope as ch  # noqa: E402
+from explain.chapters import cope_seeds as seeds  # noqa: E402
 
 TEXT = "Alice met Bob. Alice smiled!\n\nThen Alice left? Bob stayed with Alice."
 # tokens: Alice met Bob . Alice smiled ! Then Alice left ? Bob stayed with Alice .   (0 … 15)
@@ -249,13 +250,13 @@ def test_preferred_count_attends_to_the_previous_sentence():
 
 # --- the page -------------------------------------------------------------------------------------
 
-from tests.helpers import errors, fig_array, figure, open_page  # noqa: E402
+from tests.helpers import chart, errors, fig_array, open_page  # noqa: E402
 
 PAGE = "pages/contextual/cope.py"
 
 
-def _z(at, title):
-    return fig_array(figure(at, title)["data"][0]["z"])
+def _z(at, key):
+    return fig_array(chart(at, key)["data"][0]["z"])
 
 
 def test_page_each_unit_counts_on_the_text():
@@ -266,7 +267,7 @@ def test_page_each_unit_counts_on_the_text():
         if unit == "a word you pick":
             at.selectbox(key="cope_word").set_value("alice").run()
         assert not errors(at)
-        p = _z(at, "Positions p_ij")
+        p = _z(at, "positions")
         expected = [sum(1 for t in range(j, 16) if t in COUNTED[unit]) for j in range(16)]
         assert np.abs(p[15] - expected).max() < 0.01, unit
 
@@ -274,19 +275,19 @@ def test_page_each_unit_counts_on_the_text():
 def test_page_all_gates_open_and_clamp():
     at = open_page(PAGE, sentence=TEXT)
     at.toggle(key="cope_all_open").set_value(True).run()
-    p = _z(at, "Positions p_ij")
+    p = _z(at, "positions")
     assert p[15].tolist() == [16 - j for j in range(16)]
     assert any("min(i − j + 1, P − 1)" in s.value for s in at.success)
     at.slider(key="cope_npos").set_value(2).run()
     assert not errors(at)
-    p = _z(at, "Positions p_ij")
+    p = _z(at, "positions")
     assert np.nanmax(p) == 1.0 and any("clamped" in w.value for w in at.warning)
 
 
 def test_page_sliders_at_extremes():
     at = open_page(PAGE, sentence=TEXT)
     at.slider(key="cope_sharpness").set_value(0.0).run()
-    g = _z(at, "Gates g_ij")
+    g = _z(at, "gates")
     assert np.allclose(g[np.tril_indices(16)], 0.5)
     for key, value in [
         ("cope_query", 0),
@@ -303,7 +304,7 @@ def test_page_sliders_at_extremes():
         assert not errors(at), (key, value)
     at.radio(key="cope_variant").set_value("official").run()
     assert not errors(at)
-    assert figure(at, "Head 4: attention weights, CoPE (official)")
+    assert chart(at, "model_weights")["layout"]["title"]["text"] == "Head 4: attention weights, CoPE (official)"
 
 
 def test_page_alice_answer():
@@ -317,13 +318,13 @@ def test_page_korean_emoji_and_long_text():
     assert "3 of 11 tokens count" in " ".join(m.value for m in at.markdown)
     at = open_page(PAGE, sentence=" ".join(f"w{k}" + (" ." if k % 10 == 9 else "") for k in range(300)))
     assert not errors(at)
-    assert _z(at, "Positions p_ij").shape == (256, 256)
+    assert _z(at, "positions").shape == (256, 256)
     assert any("draws the first 256" in w.value for w in at.warning)
 
 
 @pytest.mark.parametrize("gap", [1, 3, 12])
 def test_seed_example_yyyyx_ratios(gap):
-    v = ch.seed_example("yyyyxyyy", gap, 3.0, 1.0)
+    v = seeds.seed_example("yyyyxyyy", gap, 3.0, 1.0)
     x, last_y = 4, len(v.tokens) - 1
     assert v.tokens[x] == "x" and len(v.tokens) == 5 + gap
     rel, cope = v.weights["relative"], v.weights["cope"]
@@ -333,7 +334,7 @@ def test_seed_example_yyyyx_ratios(gap):
 
 
 def test_seed_example_nearer_b_wins():
-    v = ch.seed_example("aaaabaaabb", 1, 3.0, 1.0)
+    v = seeds.seed_example("aaaabaaabb", 1, 3.0, 1.0)
     assert "".join(v.tokens) == "aaaabaaabb"
     assert v.weights["none"][4] == pytest.approx(v.weights["none"][8])
     for name in ("relative", "cope"):
@@ -342,12 +343,12 @@ def test_seed_example_nearer_b_wins():
 
 def test_page_seed_examples():
     at = open_page(PAGE, sentence=TEXT)
-    for example in ch.SEED_EXAMPLES:
+    for example in seeds.SEED_EXAMPLES:
         at.radio(key="cope_example").set_value(example).run()
-        for gap in (1, ch.MAX_GAP):
+        for gap in (1, seeds.MAX_GAP):
             at.slider(key="cope_gap").set_value(gap).run()
             assert not errors(at), (example, gap)
-            bars = figure(at, "Attention of the last token")["data"]
+            bars = chart(at, "seed_example")["data"]
             assert len(bars) == 3 and fig_array(bars[0]["y"]).sum() == pytest.approx(1.0, abs=1e-6)
 
 
@@ -370,12 +371,12 @@ def test_every_option_id_has_a_name_in_both_languages():
     """Option values are stable ids (URL, lessons); each is named through the catalogue."""
     for lang in LANGS:
         names = [t(f"cope.unit.{u}", lang) for u in ch.UNITS]
-        names += [t(f"cope.seeds.example_name.{e}", lang) for e in ch.SEED_EXAMPLES]
-        names += [t(f"cope.seeds.ruler.{r}", lang) for r in ch.RULERS]
+        names += [t(f"cope.seeds.example_name.{e}", lang) for e in seeds.SEED_EXAMPLES]
+        names += [t(f"cope.seeds.ruler.{r}", lang) for r in seeds.RULERS]
         names += [t(f"cope.model.variant_name.{v}", lang) for v in ("paper", "official")]
         assert all(names) and len(set(names)) == len(names), lang
     assert [t(f"cope.unit.{u}", "en") for u in ch.UNITS] == list(ch.UNITS)  # English shows the id itself
-    assert set(ch.seed_example("yyyyxyyy", 1, 3.0, 1.0).weights) == set(ch.RULERS)
+    assert set(seeds.seed_example("yyyyxyyy", 1, 3.0, 1.0).weights) == set(seeds.RULERS)
 
 
 def test_lesson_presets_use_unit_ids_the_page_knows():
@@ -392,7 +393,7 @@ def test_page_switches_to_korean_and_keeps_every_control():
     at.slider(key="cope_sharpness").set_value(4.0).run()
     at.radio(key="cope_example").set_value("aaaabaaabb").run()
     at.radio(key="cope_variant").set_value("official").run()
-    p_en = _z(at, "Positions p_ij")
+    p_en = _z(at, "positions")
     at.button_group(key="lang").set_value("ko").run()
     assert not errors(at)
     assert at.radio(key="cope_unit").value == ch.UNIT_PICKED and at.selectbox(key="cope_word").value == "bob"
@@ -400,8 +401,217 @@ def test_page_switches_to_korean_and_keeps_every_control():
     assert at.radio(key="cope_example").value == "aaaabaaabb" and at.radio(key="cope_variant").value == "official"
     assert "직접 고른 단어" in at.radio(key="cope_unit").options
     # the same numbers under Korean titles and legend names
-    assert np.array_equal(_z(at, "위치 p_ij"), p_en, equal_nan=True)
-    bars = figure(at, "마지막 토큰(쿼리)의 어텐션")["data"]
-    assert [b["name"] for b in bars] == [t(f"cope.seeds.ruler.{r}", "ko") for r in ch.RULERS]
-    assert figure(at, "헤드 1: 어텐션 가중치, CoPE (공식 코드)")
+    assert np.array_equal(_z(at, "positions"), p_en, equal_nan=True)
+    bars = chart(at, "seed_example")["data"]
+    assert [b["name"] for b in bars] == [t(f"cope.seeds.ruler.{r}", "ko") for r in seeds.RULERS]
+    assert chart(at, "model_weights")["layout"]["title"]["text"] == "헤드 1: 어텐션 가중치, CoPE (공식 코드)"
     assert any("토큰 16개 중 2개를 셉니다" in m.value for m in at.markdown)
+
+
+# --- the positions question, over every text length ----------------------------------------------
+
+from encoders.text import MAX_TOKENS, tokenize  # noqa: E402
+
+
+def _clamped_pairs(n: int, cap: int) -> int:
+    """Pairs j ≤ i with i − j + 1 > cap, counted by distance: n − d + 1 pairs have i − j + 1 = d."""
+    return sum(n - d + 1 for d in range(cap + 1, n + 1))
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_positions_question_over_every_text_length(lang):
+    """Every text length the page can see (1 … MAX_TOKENS tokens), both languages: the answer is an
+    option, it is i − j + 1, and every fact the explanation states agrees with a closed form."""
+    cap = ch.MAX_NPOS - 1
+    assert ch.positions_question(1, lang) is None  # one pair (0, 0) tells no formula apart
+    for n in range(2, MAX_TOKENS + 1):
+        q = ch.positions_question(n, lang)
+        assert q is not None and q.options == ch.POSITION_OPTIONS and q.answer in q.options
+        assert q.answer == "relative"
+        # Each wrong formula fails on a pair every text of two or more tokens has:
+        # j − i at (0, 0) is 0, "1" at (1, 0) is 1, i + 1 at (1, 1) is 2; CoPE's counts there are 1, 2, 1.
+        f = q.facts
+        assert f["n"] == n and f["pairs"] == n * (n + 1) // 2 and f["cap"] == cap
+        assert f["clamped"] == _clamped_pairs(n, cap) and f["diff"] == 0.0
+        assert (f["clamped"] > 0) == (n > cap)
+        shown = [str(f["n"]), str(f["pairs"]), f"{f['diff']:.1e}"]
+        if f["clamped"]:
+            shown += [f"{f['clamped']:,}", str(cap)]
+        assert all(s in q.explanation for s in shown), (n, shown, q.explanation)
+        assert len(set(q.labels)) == len(q.labels)
+
+
+def test_positions_question_against_explicit_loops_on_short_texts():
+    """For short texts, the candidates checked pair by pair in plain Python, with CoPE's counts summed
+    gate by gate (all gates 1)."""
+    for n in range(2, 13):
+        counts = {(i, j): sum(1.0 for _ in range(j, i + 1)) for i in range(n) for j in range(i + 1)}
+        formulas = {"relative": lambda i, j: i - j + 1, "offset": lambda i, j: j - i, "one": lambda i, j: 1,
+                    "query": lambda i, j: i + 1}  # fmt: skip
+        right = [k for k, f in formulas.items() if all(f(i, j) == c for (i, j), c in counts.items())]
+        assert right == [ch.positions_question(n, "en").answer]
+
+
+# --- the chapter's views: what the page used to compute itself -------------------------------------
+
+
+def test_query_row_and_the_gap_to_relative_positions():
+    cv = ch.count_view(TEXT, "sentence ends", "", math.inf, False, 64)
+    r = cv.row(6)
+    assert r.tokens == cv.tokens[:7] and r.highlight == (3, 6)
+    assert r.counts.tolist() == [2, 2, 2, 2, 1, 1, 1] and (r.first, r.own) == (2.0, 1.0)
+    assert cv.n_counted == 4 and cv.relative_gap > 10  # sentence counts are not token distances
+    opened = ch.count_view(TEXT, "sentence ends", "", 2.0, True, 5)
+    assert opened.relative_gap == 0.0 and opened.row(15).highlight == ()  # every key counts: none marked
+    assert opened.row(15).counts.tolist() == [min(16 - j, 4) for j in range(16)]
+
+
+def test_interpolation_window_holds_both_neighbours_of_p():
+    for key in range(16):
+        iv = ch.interpolation_view(TEXT, "sentence ends", "", 1.0, False, 64, 15, key, 0)
+        assert iv.first == max(0, iv.lo - ch.WINDOW) and iv.last == min(63, iv.hi + ch.WINDOW)
+        assert iv.lo in iv.n_window and iv.hi in iv.n_window
+        assert np.array_equal(iv.z_window, iv.z[iv.first : iv.last + 1])
+        assert iv.value == pytest.approx(iv.w * iv.z_hi + (1 - iv.w) * iv.z_lo, abs=1e-12)
+
+
+def test_alice_view_counts_the_last_sentence():
+    v = ch.alice_view("Alice saw Alice. Then Bob and Alice met Alice and Alice.", "ALICE")
+    # tokens: Alice saw Alice . Then Bob and Alice met Alice and Alice .   (0 … 12)
+    assert (v.count, v.total, v.hits) == (3, 5, (7, 9, 11))
+    assert v.in_last.tolist() == [0.0] * 4 + [1.0] * 9
+
+
+def test_model_view_head_is_numbered_from_one():
+    mv = ch.model_view(TEXT, 0, 64, "paper")
+    for h in range(1, ch.N_HEADS + 1):
+        gates, positions, weights = mv.head(h)
+        assert np.array_equal(gates, mv.gates[h - 1], equal_nan=True)
+        assert np.array_equal(positions, mv.positions[h - 1], equal_nan=True)
+        assert np.array_equal(weights, mv.weights[h - 1], equal_nan=True)
+
+
+def test_toy_gates_are_the_listings_scaled_sigmoid_not_the_equations():
+    """The paper's equations write g = σ(q·k); its appendix listing (and encoders/cope.py) use
+    σ(q·k/√d). The toy model's gates match the listing, and the chapter's first equation, the
+    paper's, carries no √d in either language."""
+    from explain.prose import section
+
+    tokens = tokenize(TEXT).tokens
+    _, r = ch._toy(tokens, 0, 64)
+    q, k = r.q[0].numpy(), r.k[0].numpy()  # (h, n, d)
+    d = q.shape[-1]
+    expected = 1 / (1 + np.exp(-np.einsum("hid,hjd->hij", q, k) / math.sqrt(d)))
+    below = np.tril(np.ones((len(tokens),) * 2, dtype=bool))
+    assert np.allclose(r.extras["gates"][0].numpy()[:, below], expected[:, below], atol=1e-12)
+    unscaled = 1 / (1 + np.exp(-np.einsum("hid,hjd->hij", q, k)))
+    assert not np.allclose(unscaled[:, below], expected[:, below], atol=1e-3)
+    for lang in LANGS:
+        intro = section("cope", "intro", lang)
+        first_equation = intro.split("$$")[1]
+        assert "\\sigma" in first_equation and "sqrt" not in first_equation
+        assert "sqrt{d}" in intro.split("$$")[2]  # the listing's scaling is named right after it
+
+
+@pytest.mark.parametrize("gap", range(1, seeds.MAX_GAP + 1))
+def test_nearer_b_wins_for_every_positive_slope_and_ties_at_zero(gap):
+    """The prose: without positions the two b's tie; relative positions and CoPE both favour the
+    nearer b for any slope above 0. Over the page's slope grid and a spread of content bonuses."""
+    for slope in np.round(np.arange(0.0, 5.0001, 0.1), 10):
+        for delta in (0.0, 3.0, 10.0):
+            v = seeds.seed_example("aaaabaaabb", gap, delta, slope)
+            near, far = v.last, 4
+            assert v.tokens[far] == v.tokens[near] == v.sought == "b" and near == 8 and v.back == gap
+            assert v.weights["none"][near] == pytest.approx(v.weights["none"][far], rel=1e-12)
+            # Independently: relative pays slope per token (the far b is 4 tokens further back); CoPE
+            # pays slope per counted b (the far b counts 3 b's up to the query, the near one 2).
+            rel, cope = v.weights["relative"], v.weights["cope"]
+            assert rel[near] / rel[far] == pytest.approx(math.exp(4 * slope), rel=1e-9)
+            assert cope[near] / cope[far] == pytest.approx(math.exp(slope), rel=1e-9)
+            assert v.counted_back == 2.0 and v.cope_positions[far] == 3.0
+            if slope > 0:
+                assert rel[near] > rel[far] and cope[near] > cope[far]
+
+
+def test_seed_example_line_facts():
+    v = seeds.seed_example("yyyyxyyy", 3, 3.0, 1.0)
+    assert (v.sought, v.last, v.back, v.counted_back) == ("x", 4, 3, 1.0)
+    assert v.weight("relative") == v.weights["relative"][4] and v.weight("cope") == v.weights["cope"][4]
+    for example, gap in seeds.SEED_DEFAULT_GAP.items():
+        assert "".join(seeds.seed_example_tokens(example, gap)) == example  # the review's own sequences
+
+
+# --- the paper's numbers --------------------------------------------------------------------------
+
+from explain.chapters import cope_results  # noqa: E402
+
+# Typed from METHODS.md, "Headline results", CoPE paper: Table 4 and Figure 3 (train 1024).
+TABLE4_WIKITEXT = {
+    "absolute": (124.4, 23.96, 24.87),
+    "relative": (123.7, 22.90, 23.81),
+    "cope": (123.7, 22.55, 23.46),
+    "cope_relative": (123.7, 22.31, 23.23),
+}
+TABLE4_CODE = {"absolute": (20.8, 4.7), "rope": (19.8, 4.1), "cope": (20.8, 3.9), "cope_rope": (20.8, 4.0)}
+FIGURE3_1024 = {
+    "relative": (22.9, 22.6, 23.2, 24.15),
+    "relative_capped": (22.9, 22.3, 22.1, 21.95),
+    "cope": (22.55, 21.95, 21.7, 21.55),
+}
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_paper_results_are_the_papers_numbers(lang):
+    pr = cope_results.paper_results(lang)
+    name = lambda m: t(f"cope.results.method.{m}", lang)  # noqa: E731
+    assert [list(r.values()) for r in pr.wikitext] == [[name(m), *v] for m, v in TABLE4_WIKITEXT.items()]
+    assert [list(r.values()) for r in pr.code] == [[name(m), *v] for m, v in TABLE4_CODE.items()]
+    assert [list(r.values()) for r in pr.figure3] == [
+        [name(m), *(f"≈{x:g}" for x in v)] for m, v in FIGURE3_1024.items()
+    ]
+    # values read off a plot say so: every Figure 3 cell is marked approximate, and so is the one length
+    header = list(pr.figure3[0])[1:]
+    assert [h.count("≈") for h in header] == [0, 1, 0, 0] and "1024" in header[0] and "2560" in header[-1]
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_paper_result_lines_state_the_tables(lang):
+    pr = cope_results.paper_results(lang)
+    f = pr.facts
+    test = {m: v[2] for m, v in TABLE4_WIKITEXT.items()}
+    best = min(test, key=test.get)
+    code_best = min(TABLE4_CODE, key=lambda m: TABLE4_CODE[m][1])
+    assert (best, code_best) == ("cope_relative", "cope")
+    assert f["best"] == t(f"cope.results.method.{best}", lang) and f["best_code"] == t("cope.results.method.cope", lang)
+    assert f["gain"] == pytest.approx(23.81 - 23.46) and f["pct"] == pytest.approx(100 * 0.35 / 23.81)
+    for text in (
+        f"{23.46:.2f}",
+        f"{23.81:.2f}",
+        f"{0.35:.2f}",
+        f"{100 * 0.35 / 23.81:.1f}",
+        f"{23.23:.2f}",
+        "3.9",
+        "4.1",
+    ):
+        assert text in pr.lm_line, text
+    # Figure 3: "relative goes up, capped relative and CoPE come down" is what the readings say
+    for m, v in FIGURE3_1024.items():
+        assert (v[-1] > v[0]) == (m == "relative")
+    assert f["ratio"] == 2.5 and f["longest"] == 2560 and f["train"] == 1024
+    for text in ("≈22.9", "≈24.15", "≈21.95", "≈21.55", "2560", "1024", "2.5"):
+        assert text in pr.length_line, text
+
+
+# --- the sidebar example -------------------------------------------------------------------------
+
+
+def test_the_nearer_b_example_is_not_called_a_counting_example():
+    """ "a a a a b a a a b b" is the seed review's "attend to the nearer b" example."""
+    from ui.sidebar import EXAMPLES
+
+    assert EXAMPLES["cope_nearer_b"] == "a a a a b a a a b b" and "cope_counting" not in EXAMPLES
+    assert "nearer b" in t("common.examples.cope_nearer_b", "en")
+    assert "count" not in t("common.examples.cope_nearer_b", "en").lower()
+    assert "더 가까운 b" in t("common.examples.cope_nearer_b", "ko") and "세기" not in t(
+        "common.examples.cope_nearer_b", "ko"
+    )

@@ -1,10 +1,12 @@
-"""The Derivations chapter and ui/derivation.py: every identity rendered from the engine's own
-objects, a badge decided by running `verify`, a red badge naming the failing line for a broken
-derivation, and a numbers panel that agrees with an independent computation at the inputs' extremes.
+"""The Derivations chapter, ui/derivation.py and its pure core explain/derivations/view.py: every
+identity rendered from the engine's own objects, a badge decided by running `verify`, a red badge
+naming the failing line for a broken derivation, and a numbers panel that agrees with an independent
+computation at the inputs' extremes.
 """
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import time
 
@@ -12,12 +14,13 @@ import numpy as np
 import pytest
 import sympy as sp
 from streamlit.testing.v1 import AppTest
+from sympy.matrices.expressions import MatMul
 
 from explain import derivations as D
-from explain.derivations import MatMul, Rot, Step
-from tests.helpers import TIMEOUT, errors, open_page
-from ui import derivation as UD
-from ui.chapters import BY_KEY
+from explain.derivations import Rot, Step
+from explain.derivations import view as DV
+from tests.helpers import ROOT, TIMEOUT, errors, open_page
+from ui.chapters import BY_KEY, CHAPTERS
 
 PAGE = "pages/beyond/derivations.py"
 IDS = [d.id for d in D.ALL_DERIVATIONS]
@@ -70,9 +73,9 @@ def test_catalogue_shows_a_verified_badge_for_every_identity(chapter):
     assert len(rows) == len(IDS)
     for d, row in zip(D.ALL_DERIVATIONS, rows, strict=False):
         assert ":green-badge[:material/verified: verified]" in row
-        assert UD.md_escape(d.title) in row
+        assert DV.md_escape(d.title) in row
         # The chapter is named by its title from the table of contents, as the sidebar names it.
-        assert f"| {UD.md_escape(BY_KEY[UD.CHAPTER_OF[d.id]].title)} |" in row
+        assert f"| {DV.md_escape(BY_KEY[DV.CHAPTER_OF[d.id]].title)} |" in row
     assert "red-badge" not in catalogue
     for heading in ("How to read a derivation", "What “verified” means"):
         assert heading in [h.value for h in chapter.subheader]
@@ -90,15 +93,15 @@ def test_every_derivation_is_rendered_from_the_engines_objects_with_its_badge(ch
         # One st.latex per step, plus the claim (and a "where" line when there is one).
         assert len(bodies) >= len(d.steps) + 1, d.id
         for s in d.steps:
-            expected = UD.step_latex(s)
+            expected = DV.step_latex(s)
             assert any(expected in b for b in bodies), (d.id, s.rule)
         if any(s.changed is not None for s in d.steps):
             assert any("\\textcolor{" + D.HIGHLIGHT_COLOR in b for b in bodies), d.id
-        assert any(UD.claim_display(d) in b for b in bodies), d.id
+        assert any(DV.claim_display(d) in b for b in bodies), d.id
         md = _markdown(at)
         assert GREEN in md, d.id
         for s in d.steps:
-            assert UD.md_escape(s.rule) in md, (d.id, s.rule)
+            assert DV.md_escape(s.rule) in md, (d.id, s.rule)
         # A proof method under every step after the start, and the claim check.
         captions = [c.value for c in at.caption]
         proven = [c for c in captions if c.startswith(":green[✓ proven]")]
@@ -141,6 +144,46 @@ def test_verification_is_cached_and_not_rerun(chapter, monkeypatch):
     assert elapsed < 2.0, f"rerun took {elapsed:.2f} s"
 
 
+def test_the_proving_spinner_is_set_up_only_the_first_time(monkeypatch):
+    """The spinner speaks the page's language, so it cannot be the cache's own; it is shown by the
+    first run of a cached call per (id, language), so a rerun adds no element to the page."""
+    import streamlit as st
+
+    from ui import derivation as UD
+
+    shown = []
+    real = st.spinner
+
+    def spy(text, **kwargs):
+        shown.append(text)
+        return real(text, **kwargs)
+
+    def script():
+        import streamlit as st
+
+        from explain import i18n
+        from ui import derivation as UD
+
+        i18n.set_language(st.session_state.get("test_lang", "en"))
+        UD.verified("sinusoidal-shift")
+        UD.verified("rope-matrix-2d")
+
+    monkeypatch.setattr(st, "spinner", spy)
+    UD._announced_proof.clear()  # as on a fresh server (the proofs themselves stay cached)
+    at = AppTest.from_function(script, default_timeout=TIMEOUT).run()
+    assert not at.exception
+    assert shown == ["Proving the steps with sympy…"] * 2
+    at.run()
+    at.run()
+    assert len(shown) == 2  # reruns: no spinner
+    at.session_state["test_lang"] = "ko"
+    at.run()
+    assert not at.exception
+    assert shown[2:] == ["sympy로 각 단계를 증명하는 중…"] * 2  # in the language of the page
+    at.run()
+    assert len(shown) == 4
+
+
 # --- the numbers panel ------------------------------------------------------------------------
 
 
@@ -175,14 +218,14 @@ def test_every_panel_agrees_with_numeric_check_at_the_bounds(chapter, extreme):
         at.selectbox(key="derivation").set_value(d.id).run()
         values = {}
         for p in d.parameters:
-            spec = UD.input_spec(p)
+            spec = DV.input_spec(p)
             v = spec.max_value if extreme == "max" else spec.min_value
             values[p.name] = int(v) if spec.integer else float(v)
             at.number_input(key=f"one:{d.id}:{p.name}").set_value(values[p.name])
         at.run()
         assert not errors(at), d.id
         first, last = D.numeric_check(d, values)
-        cmp = UD.compare(first, last)
+        cmp = DV.compare(first, last)
         assert cmp.equal, (d.id, cmp)
         if not cmp.matrix:
             shown = _num(_metric(at, "Line 0"))
@@ -228,9 +271,43 @@ def test_random_and_default_buttons(chapter):
 # --- the pure core: badge, lines, inputs ------------------------------------------------------
 
 
+def test_every_identity_names_a_chapter_of_the_table_of_contents():
+    """CHAPTER_OF lives in explain/ and names chapters by their ui.chapters key; explain/ cannot
+    import ui/ to check that, so this test does. Every registered identity has a chapter or is
+    deliberately listed in NO_CHAPTER, and CHAPTER_OF names no identity that does not exist."""
+    keys = {c.key for c in CHAPTERS}
+    assert set(DV.CHAPTER_OF.values()) <= keys, set(DV.CHAPTER_OF.values()) - keys
+    assert set(DV.CHAPTER_OF) <= set(IDS), set(DV.CHAPTER_OF) - set(IDS)
+    assert not set(DV.CHAPTER_OF) & DV.NO_CHAPTER
+    assert set(DV.CHAPTER_OF) | DV.NO_CHAPTER == set(IDS), set(IDS) - set(DV.CHAPTER_OF) - DV.NO_CHAPTER
+    for derivation_id in IDS:
+        expected = BY_KEY[DV.CHAPTER_OF[derivation_id]].title if derivation_id in DV.CHAPTER_OF else "—"
+        assert DV.chapter_title(derivation_id) == expected
+    assert DV.chapter_title("no-such-identity") == "—"
+
+
+def test_a_chapter_embeds_only_its_own_identities():
+    """A page that calls show_derivation("<id>") is the chapter CHAPTER_OF names for that id, so the
+    catalogue's chapter column points where the proof is actually shown."""
+    embedded = {}
+    for chapter in CHAPTERS:
+        tree = ast.parse((ROOT / chapter.path).read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "id", getattr(node.func, "attr", None)) == "show_derivation"
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+            ):
+                embedded[node.args[0].value] = chapter.key
+    assert len(embedded) >= 10  # the chapters embed most identities; the test must see them
+    for derivation_id, chapter_key in embedded.items():
+        assert DV.CHAPTER_OF[derivation_id] == chapter_key, derivation_id
+
+
 def test_status_is_green_only_when_verify_proved_everything():
     for d in D.ALL_DERIVATIONS:
-        s = UD.status(d, D.verify(d))
+        s = DV.status(d, D.verify(d))
         assert s.ok and s.color == "green" and s.label == "Verified by sympy" and s.failed_index is None
         n = len(d.steps) - 1
         assert (f"all {n} steps" if n > 2 else "both steps") in s.detail
@@ -239,12 +316,12 @@ def test_status_is_green_only_when_verify_proved_everything():
 def test_a_broken_derivation_gets_a_red_badge_naming_the_failing_line():
     d = _broken_rope()
     report = D.verify(d)
-    s = UD.status(d, report)
+    s = DV.status(d, report)
     assert not s.ok and s.color == "red"
     assert s.failed_index == 3
     assert s.label == "Verification failed at line 3"
     assert d.steps[3].rule in s.detail and "Not proven" in s.detail
-    shown = UD.lines(d, report)
+    shown = DV.lines(d, report)
     assert [ln.proven for ln in shown] == [True, True, True, False, False]  # line 4 no longer follows either
     assert shown[3].check.message
 
@@ -253,7 +330,7 @@ def test_a_wrong_claim_is_named_as_the_claim():
     d = D.get("cope-all-gates-open")
     i, j = sp.symbols("i j", integer=True)
     broken = dataclasses.replace(d, claim_expr=i - j)
-    s = UD.status(broken, D.verify(broken))
+    s = DV.status(broken, D.verify(broken))
     assert s.label == "Verification failed at the claim" and s.failed_index == len(d.steps)
 
 
@@ -262,9 +339,10 @@ def test_the_broken_derivation_renders_red_in_streamlit():
         import dataclasses
 
         import sympy as sp
+        from sympy.matrices.expressions import MatMul
 
         from explain import derivations as D
-        from explain.derivations import MatMul, Rot, Step
+        from explain.derivations import Rot, Step
         from ui import derivation as UD
 
         d = D.get("rope-matrix-2d")
@@ -289,7 +367,7 @@ def test_catalogue_marks_a_failing_report_red():
     reports = {d.id: D.verify(d) for d in D.ALL_DERIVATIONS}
     broken = _broken_rope()
     reports["rope-matrix-2d"] = D.verify(broken)
-    rows = UD.catalogue(reports).splitlines()[2:]
+    rows = DV.catalogue(reports).splitlines()[2:]
     bad = rows[IDS.index("rope-matrix-2d")]
     assert ":red-badge[:material/error: fails at line 3]" in bad
     assert sum("green-badge" in r for r in rows) == len(IDS) - 1
@@ -297,75 +375,75 @@ def test_catalogue_marks_a_failing_report_red():
 
 def test_lines_use_the_right_relation_signs():
     d = D.get("absolute-pe-attention")
-    shown = UD.lines(d, D.verify(d))
+    shown = DV.lines(d, D.verify(d))
     assert [ln.latex.split(" ", 1)[0] for ln in shown[1:]] == [
         "=",
         "=",
-        UD.SUBSTITUTION_ARROW,
-        UD.SUBSTITUTION_ARROW,
-        UD.SUBSTITUTION_ARROW,
+        DV.SUBSTITUTION_ARROW,
+        DV.SUBSTITUTION_ARROW,
+        DV.SUBSTITUTION_ARROW,
     ]
-    assert not shown[0].latex.startswith(("=", UD.SUBSTITUTION_ARROW))
+    assert not shown[0].latex.startswith(("=", DV.SUBSTITUTION_ARROW))
     # A claim reached through modelling choices is not written as an equality with line 0.
-    assert UD.SUBSTITUTION_ARROW in UD.claim_display(d)
-    assert UD.claim_display(D.get("cope-all-gates-open")).endswith("= i - j + 1")
+    assert DV.SUBSTITUTION_ARROW in DV.claim_display(d)
+    assert DV.claim_display(D.get("cope-all-gates-open")).endswith("= i - j + 1")
 
 
 def test_long_sums_are_split_into_the_same_terms():
     d = D.get("deberta-three-terms")
     s = d.steps[2]
-    tex = UD.step_latex(s)
+    tex = DV.step_latex(s)
     assert tex.startswith("\\begin{aligned}")
     for term in s.expr.args:
         assert D.to_latex(term) in tex
     # Short lines are left exactly as the engine prints them.
     short = D.get("alibi-shift-invariance").steps[2]
-    assert UD.step_latex(short) == D.to_latex(short, highlight=True)
+    assert DV.step_latex(short) == D.to_latex(short, highlight=True)
 
 
 def test_wide_lines_leave_the_side_column():
     shift = D.get("sinusoidal-shift")
-    block = UD.lines(shift, None)[3].latex  # the 6×6 block matrix
-    assert UD.visible_width(block) > UD.LARGE
-    assert UD.layout(block) == (False, UD.SMALL_SIZE)
-    assert UD.layout(UD.lines(shift, None)[4].latex) == (True, UD.STEP_SIZE)  # = T(Δ)PE(p)
+    block = DV.lines(shift, None)[3].latex  # the 6×6 block matrix
+    assert DV.visible_width(block) > DV.LARGE
+    assert DV.layout(block) == (False, DV.SMALL_SIZE)
+    assert DV.layout(DV.lines(shift, None)[4].latex) == (True, DV.STEP_SIZE)  # = T(Δ)PE(p)
 
 
 def test_inputs_are_bounded_with_the_bounds_in_the_help():
     for d in D.ALL_DERIVATIONS:
         for p in d.parameters:
-            spec = UD.input_spec(p)
+            spec = DV.input_spec(p)
             assert spec.min_value < spec.max_value
             assert spec.min_value <= p.default <= spec.max_value
             assert spec.integer == isinstance(p.default, int)
-            bound = f"{UD.MAX_POSITION:,}" if spec.integer else f"{UD.MAX_REAL:g}"
+            bound = f"{DV.MAX_POSITION:,}" if spec.integer else f"{DV.MAX_REAL:g}"
             assert bound in spec.help, spec.help
-    shift = UD.input_spec(D.Parameter("c", "c (shift of both positions)", 4))
-    assert shift.min_value == -UD.MAX_POSITION and "−100,000" in shift.help
-    pos = UD.input_spec(D.Parameter("i", "i (query position)", 6))
+    shift = DV.input_spec(D.Parameter("c", "c (shift of both positions)", 4))
+    assert shift.min_value == -DV.MAX_POSITION and "−100,000" in shift.help
+    pos = DV.input_spec(D.Parameter("i", "i (query position)", 6))
     assert pos.min_value == 0 and "0 to 100,000" in pos.help
-    entry = UD.input_spec(D.Parameter("W_q12", "W_q [1,2]", 0.5))
+    entry = DV.input_spec(D.Parameter("W_q12", "W_q [1,2]", 0.5))
     assert (entry.group, entry.short_label, entry.integer) == ("W_q", "[1,2]", False)
 
 
 def test_random_values_are_seeded_and_in_bounds():
     d = D.get("absolute-pe-attention")
-    a, b, c = UD.random_values(d, 7), UD.random_values(d, 7), UD.random_values(d, 8)
+    a, b, c = DV.random_values(d, 7), DV.random_values(d, 7), DV.random_values(d, 8)
     assert a == b and a != c
     for p in d.parameters:
-        spec = UD.input_spec(p)
+        spec = DV.input_spec(p)
         assert spec.min_value <= a[p.name] <= spec.max_value
         assert isinstance(a[p.name], int) == spec.integer
 
 
 def test_compare_and_markdown_escaping():
-    assert UD.compare(1.0, 1.0 + 1e-12).equal
-    assert not UD.compare(1.0, 1.001).equal
-    assert UD.compare([[1.0, 0.0]], [[1.0, 0.0]]).matrix
-    assert not UD.compare([1.0, 2.0], [1.0]).equal
+    assert DV.compare(1.0, 1.0 + 1e-12).equal
+    assert not DV.compare(1.0, 1.001).equal
+    assert DV.compare([[1.0, 0.0]], [[1.0, 0.0]]).matrix
+    assert not DV.compare([1.0, 2.0], [1.0]).equal
     # Rules contain underscores and brackets that Markdown would otherwise eat.
-    assert UD.md_escape("p_n → R_(m−n) [a] *b*") == "p\\_n → R\\_(m−n) \\[a\\] \\*b\\*"
-    assert UD.fmt(-0.5) == "−0.5" and UD.fmt(-0.0) == "0"
+    assert DV.md_escape("p_n → R_(m−n) [a] *b*") == "p\\_n → R\\_(m−n) \\[a\\] \\*b\\*"
+    assert DV.fmt(-0.5) == "−0.5" and DV.fmt(-0.0) == "0"
 
 
 # --- embedded in the sinusoidal chapter -------------------------------------------------------
@@ -381,7 +459,7 @@ def test_sinusoidal_chapter_embeds_both_proofs():
     for derivation_id in ("sinusoidal-dot-product", "sinusoidal-shift"):
         d = D.get(derivation_id)
         for s in d.steps:
-            assert any(UD.step_latex(s) in b for b in bodies), (derivation_id, s.rule)
+            assert any(DV.step_latex(s) in b for b in bodies), (derivation_id, s.rule)
     assert _markdown(at).count(GREEN) == 2
     keys = {w.key for w in at.number_input}
     assert {"sin-dot:sinusoidal-dot-product:m", "sin-shift:sinusoidal-shift:Delta"} <= keys
@@ -429,7 +507,7 @@ def test_korean_derivations_are_the_same_sympy_objects_with_korean_words():
         ]
         assert (ko.claim_expr, ko.where, ko.stand_ins) == (en.claim_expr, en.where, en.stand_ins)
         assert [(p.name, p.default) for p in ko.parameters] == [(p.name, p.default) for p in en.parameters]
-        assert [UD.step_latex(s) for s in ko.steps] == [UD.step_latex(s) for s in en.steps]
+        assert [DV.step_latex(s) for s in ko.steps] == [DV.step_latex(s) for s in en.steps]
         # Every word is Korean: no English outside math, code, names and glosses (as the scan reads it).
         assert ko.title != en.title and ko.intro != en.intro and ko.claim != en.claim, en.id
         texts = [
@@ -446,7 +524,7 @@ def test_korean_derivations_are_the_same_sympy_objects_with_korean_words():
         assert D.registered(ko) and D.registered(en)
         # Input specs follow the parameter names, not the words: same bounds in both languages.
         for pk, pe in zip(ko.parameters, en.parameters, strict=False):
-            a, b = UD.input_spec(pk), UD.input_spec(pe)
+            a, b = DV.input_spec(pk), DV.input_spec(pe)
             assert (a.integer, a.min_value, a.max_value, a.group != "") == (
                 b.integer,
                 b.min_value,
@@ -461,13 +539,13 @@ def test_a_broken_derivation_fails_in_korean_words():
     report = D.verify(_broken_rope())  # the proof runs on English objects; its report is language-free
     i18n = _korean()
     try:
-        s = UD.status(d_ko, report)
+        s = DV.status(d_ko, report)
         assert s.label == "3번 줄에서 검증 실패"
         assert d_ko.steps[3].rule in s.detail and "증명하지 못했습니다" in s.detail
         failed = report.checks[2]
         assert not failed.ok and D.message_text(failed, "ko") == "차이가 0으로 정리되지 않습니다"
         assert D.message_text(failed, "en") == failed.message == "the difference does not simplify to 0"
-        row = UD.catalogue({**{d.id: D.verify(d) for d in D.ALL_DERIVATIONS}, "rope-matrix-2d": report})
+        row = DV.catalogue({**{d.id: D.verify(d) for d in D.ALL_DERIVATIONS}, "rope-matrix-2d": report})
         assert ":red-badge[:material/error: 3번 줄에서 실패]" in row
     finally:
         i18n.set_language("en")
@@ -496,13 +574,13 @@ def test_the_chapter_in_korean_shows_every_derivation_in_korean():
     assert md.count(KO_GREEN) == len(IDS)
     catalogue = next(m.value for m in at.markdown if m.value.startswith("| 상태 |"))
     for d in D.all_derivations("ko"):
-        assert UD.md_escape(d.title) in catalogue
+        assert DV.md_escape(d.title) in catalogue
         for s in d.steps:
-            assert UD.md_text(s.rule) in md, (d.id, s.rule)
+            assert DV.md_text(s.rule) in md, (d.id, s.rule)
     bodies = "\n".join(_latex_bodies(at))
     for d in D.ALL_DERIVATIONS:
         for s in d.steps:
-            assert UD.step_latex(s) in bodies, (d.id, s.rule)
+            assert DV.step_latex(s) in bodies, (d.id, s.rule)
     labels = {w.label for w in at.number_input}
     assert "m (쿼리 위치)" in labels and "c (두 위치를 함께 옮기는 이동)" in labels
     assert "0번 줄 (처음)" in [m.label for m in at.metric]

@@ -147,3 +147,52 @@ def test_bottleneck_shapes_and_ends():
         S.SplineBottleneck(3, 3)
     with pytest.raises(ValueError):
         S.bspline_basis(torch.zeros(1), torch.tensor([0.0, 1.0, 0.5, 1.0]), 1)
+
+
+# --- a B-spline approximates its control points (the chapter's picture, every control value) -------
+
+
+def _knots_by_hand(n_ctrl: int, degree: int, kind: str) -> np.ndarray:
+    """The two knot vectors written out (independent of encoders/spline.py)."""
+    if kind == "clamped":
+        inner = n_ctrl - degree - 1
+        return np.array([0.0] * (degree + 1) + [k / (inner + 1) for k in range(1, inner + 1)] + [1.0] * (degree + 1))
+    return np.array([(k - degree) / (n_ctrl - degree) for k in range(n_ctrl + degree + 1)])
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("degree", [1, 2, 3, 4, 5])
+def test_the_curve_passes_through_end_points_only_when_clamped_and_no_interior_point(kind, degree):
+    """For the chapter's polygon at every K the page offers, measured with scipy's B-spline sampled
+    200 001 times: from degree 2 on, a clamped curve passes through P0 and P(K−1) and a uniform one
+    through neither, and neither passes through an interior control point; degree 1 is the polygon
+    itself and passes through all of them. The page's sentence says what was measured."""
+    from explain.chapters import spline as ch
+
+    for K in range(ch.MIN_CTRL, ch.MAX_CTRL + 1):
+        P = ch.default_polygon(K)
+        knots = _knots_by_hand(K, degree, kind)
+        t = np.linspace(knots[degree], knots[K], 200_001)
+        curve = BSpline(knots, P, degree)(t)  # (n, 2)
+        dense = np.array([np.linalg.norm(curve - P[i], axis=1).min() for i in range(K)])
+        c = ch.control_point_contact(K, degree, kind)
+        assert np.all(np.array(c.distances) <= dense + 1e-9)  # a refined minimum, never above the samples
+        np.testing.assert_allclose(c.distances, dense, atol=1e-4)
+        if degree == 1:
+            expected: tuple[int, ...] = tuple(range(K))
+        else:
+            expected = (0, K - 1) if kind == "clamped" else ()
+        assert c.through == expected, (K, c.distances)
+        if degree >= 2:
+            assert c.nearest_miss > 0.05 and dense[1:-1].min() > 0.05  # clearly off the curve, not a rounding
+        if kind == "clamped":  # the clamped ends, exactly
+            assert np.allclose(curve[[0, -1]], P[[0, -1]], atol=1e-12)
+        elif degree >= 2:
+            assert not np.allclose(curve[0], P[0], atol=1e-3) and not np.allclose(curve[-1], P[-1], atol=1e-3)
+        for lang in ("en", "ko"):
+            line = ch.contact_line(K, degree, kind, lang)
+            assert f"P{K - 1}" in line or degree == 1
+            if degree >= 2:
+                assert f"{c.nearest_miss:.3f}" in line
+            else:
+                assert str(K) in line

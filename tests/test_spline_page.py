@@ -5,7 +5,7 @@ import itertools
 import numpy as np
 import pytest
 
-from tests.helpers import errors, fig_array, figure, open_page
+from tests.helpers import chart, errors, fig_array, open_page
 
 PAGE = "pages/beyond/spline.py"
 
@@ -19,7 +19,8 @@ def test_defaults_render_both_parts(at):
     assert not errors(at)
     heads = [h.value for h in at.header]
     assert any(h.startswith("Part 1") for h in heads) and any(h.startswith("Part 2") for h in heads)
-    fig = figure(at, "The 10 basis functions of degree 3")
+    fig = chart(at, "spline_basis")
+    assert fig["layout"]["title"]["text"] == "The 10 basis functions of degree 3, clamped knots"
     sums = fig_array(fig["data"][-1]["y"])  # Σ N_i, dashed
     t = fig_array(fig["data"][-1]["x"])
     assert np.allclose(sums[(t >= 0) & (t <= 1)], 1.0, atol=1e-6)  # clamped: domain [0, 1]
@@ -34,7 +35,7 @@ def test_lr_sweep_section_shows_the_shipped_numbers(at):
     from lab.spline_train import ASSETS
 
     sweep = json.loads((ASSETS / "lr_sweep.json").read_text())
-    fig = figure(at, "Spline model: test MSE during")
+    fig = chart(at, "spline_sweep_spline")
     runs = [r for r in sweep["runs"] if r["kind"] == "spline"]
     assert len(fig["data"]) == len(runs)
     for trace, run in zip(fig["data"], runs, strict=False):
@@ -51,10 +52,11 @@ def test_local_control_figure_highlights_only_the_support(at):
     at.slider(key="spline_dx").set_value(1.0).run()
     at.slider(key="spline_dy").set_value(-1.0).run()
     assert not errors(at)
-    bs = figure(at, "B-spline (degree 3, clamped): moving P0")
+    bs = chart(at, "spline_local")
+    assert bs["layout"]["title"]["text"] == "B-spline (degree 3, clamped): moving P0"
     changed = fig_array(bs["data"][-1]["x"])  # NaN where the curve did not move
     assert 0.1 < np.isfinite(changed).mean() < 0.2  # P0 of 10 cubic points acts on the first of 7 spans only
-    bz = figure(at, "Bézier (degree 9), same points: moving P0")
+    bz = chart(at, "spline_bezier")
     assert np.isfinite(fig_array(bz["data"][-1]["x"])).mean() > 0.85  # all but the far end moves by > 1e-9
 
 
@@ -64,12 +66,16 @@ def test_part1_extremes_and_uniform_knots(at):
     at.radio(key="spline_knots").set_value("uniform").run()
     at.slider(key="spline_point").set_value(11).run()
     assert not errors(at)
-    fig = figure(at, "The 12 basis functions of degree 5, uniform knots")
+    fig = chart(at, "spline_basis")
+    assert fig["layout"]["title"]["text"] == "The 12 basis functions of degree 5, uniform knots"
     sums, t = fig_array(fig["data"][-1]["y"]), fig_array(fig["data"][-1]["x"])
     inside = (t >= 0) & (t <= 1)
     assert np.allclose(sums[inside], 1.0, atol=1e-6) and sums[~inside].min() < 0.5  # < 1 outside the domain
     at.slider(key="spline_k").set_value(6).run()  # the remembered point 11 no longer exists
     assert not errors(at) and at.slider(key="spline_point").value <= 5
+    # K = 6, p = 5, uniform: the domain is one knot span, so there is no question, and the page says why
+    assert not [r for r in at.radio if r.key == "spline_q__choice"]
+    assert any("single knot span" in i.value for i in at.info)
     at.slider(key="spline_degree").set_value(1).run()
     assert not errors(at)
 
@@ -82,7 +88,7 @@ def test_model_part_widgets_and_numbers(at):
     for k, v in (("spline_a", 1.0), ("spline_b", 0.0), ("spline_c", 1.0)):
         at.slider(key=k).set_value(v).run()
     assert not errors(at)
-    rec = figure(at, "Input and the three reconstructions")
+    rec = chart(at, "spline_recon")
     inp, spl, pe, ali = (np.stack([fig_array(d["x"]), fig_array(d["y"])], 1) for d in rec["data"][:4])
     table = next(d.value for d in at.dataframe if "this curve" in d.value.columns)
     for row, out in zip(range(3), (spl, pe, ali), strict=False):  # the table's errors are those of the drawn curves
@@ -95,7 +101,7 @@ def test_latent_edit_extremes(at):
     at.slider(key="spline_pc1").set_value(-3.0).run()
     at.slider(key="spline_pc2").set_value(3.0).run()
     assert not errors(at)
-    lat = figure(at, "Latent trajectory")
+    lat = chart(at, "spline_latent")
     ctrl = np.stack([fig_array(lat["data"][0]["x"]), fig_array(lat["data"][0]["y"])], 1)  # (K, 2)
     traj = np.stack([fig_array(lat["data"][2]["x"]), fig_array(lat["data"][2]["y"])], 1)  # (n, 2) drawn on top
     # Clamped knots: the trajectory starts on P0 and ends on P9 (also after projection, which is linear).
@@ -103,7 +109,8 @@ def test_latent_edit_extremes(at):
     after = np.stack([fig_array(lat["data"][1]["x"]), fig_array(lat["data"][1]["y"])], 1)  # drawn under it
     moved = np.linalg.norm(after - traj, axis=1) > 1e-5
     assert moved[-1] and not moved[: 32 * 6 // 7].any()  # P9 acts only on the last of 7 spans
-    bars = figure(at, "Spline model: |Δ output| after moving P9")
+    bars = chart(at, "spline_change")
+    assert bars["layout"]["title"]["text"] == "Spline model: |Δ output| after moving P9"
     assert fig_array(bars["data"][0]["y"]).shape == (32,) and fig_array(bars["data"][0]["y"]).max() > 0
     at.slider(key="spline_ctrl").set_value(0).run()
     at.slider(key="spline_pc1").set_value(3.0).run()
@@ -115,7 +122,8 @@ def test_blend_end_points(at):
     at.selectbox(key="spline_blend_b").set_value("spiral").run()
     at.slider(key="spline_alpha").set_value(0.0).run()
     assert not errors(at)
-    fig = figure(at, "Blending control points, α = 0.00")
+    fig = chart(at, "spline_blend")
+    assert fig["layout"]["title"]["text"] == "Blending control points, α = 0.00"
     a = np.stack([fig_array(fig["data"][0]["x"]), fig_array(fig["data"][0]["y"])], 1)
     mix = np.stack([fig_array(fig["data"][2]["x"]), fig_array(fig["data"][2]["y"])], 1)
     assert np.allclose(a, mix, atol=1e-6)  # α = 0: the point-by-point mix is curve A itself
@@ -190,9 +198,10 @@ def test_link_restores_the_bound_controls_and_the_pictures():
     }
     for k, v in expected.items():
         assert _value(at, k) == v, k
-    figure(at, "The 12 basis functions of degree 5, uniform knots")  # the picture follows the link
-    figure(at, "B-spline (degree 5, uniform): moving P11")
-    figure(at, "Blending control points, α = 0.25")
+    # the pictures follow the link
+    assert chart(at, "spline_basis")["layout"]["title"]["text"] == "The 12 basis functions of degree 5, uniform knots"
+    assert chart(at, "spline_local")["layout"]["title"]["text"] == "B-spline (degree 5, uniform): moving P11"
+    assert chart(at, "spline_blend")["layout"]["title"]["text"] == "Blending control points, α = 0.25"
     # A link beyond a widget's bounds falls back to its default.
     bad = open_link({"spline_degree": "9", "spline_k": "inf", "spline_knots": "<b>x</b>", "spline_alpha": "nan"})
     assert not errors(bad)
@@ -226,6 +235,51 @@ def _independent_spans(n_ctrl: int, p: int, kind: str, i: int) -> tuple[int, int
     lo, hi = knots[p], knots[n_ctrl]
     spans = [(a, b) for a, b in itertools.pairwise(knots) if b > a and lo <= a and b <= hi]
     return sum(_cox_de_boor(i, p, knots, (a + b) / 2) > 0 for a, b in spans), len(spans)
+
+
+def _knots_by_hand(n_ctrl: int, p: int, kind: str) -> list[float]:
+    if kind == "clamped":
+        inner = n_ctrl - p - 1
+        return [0.0] * (p + 1) + [k / (inner + 1) for k in range(1, inner + 1)] + [1.0] * (p + 1)
+    return [(k - p) / (n_ctrl - p) for k in range(n_ctrl + p + 1)]
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+@pytest.mark.parametrize("kind", ["clamped", "uniform"])
+def test_spans_question_over_the_whole_control_space(kind, lang):
+    """Every degree, every K, every control point the page offers, both knot kinds and languages: the
+    answer is an option and agrees with the independent Cox–de Boor count; every fact the explanation
+    states agrees with the knot vector written out by hand; with a one-span domain there is no
+    question, and the page says why."""
+    from explain.chapters import spline as ch
+    from explain.i18n import t
+
+    for p in range(1, ch.MAX_DEGREE + 1):
+        for n_ctrl in range(ch.MIN_CTRL, ch.MAX_CTRL + 1):
+            knots = _knots_by_hand(n_ctrl, p, kind)
+            lo_dom, hi_dom = knots[p], knots[n_ctrl]
+            for i in range(n_ctrl):
+                moved, total = _independent_spans(n_ctrl, p, kind, i)
+                sec = ch.local_section(n_ctrl, p, kind, i, lang)
+                if total < 2:
+                    assert sec.question is None and f"K = {n_ctrl}" in sec.note
+                    continue
+                q = sec.question
+                assert q is not None and not sec.note
+                assert q.answer == moved and moved in q.options
+                assert q.options == tuple(sorted(set(range(1, min(p + 1, total) + 1)) | {total}))
+                f = q.facts
+                lo, hi = max(knots[i], lo_dom), min(knots[i + p + 1], hi_dom)
+                assert f["lo"] == pytest.approx(lo, abs=1e-12) and f["hi"] == pytest.approx(hi, abs=1e-12)
+                assert (f["moved"], f["n_spans"], f["end"], f["p1"]) == (moved, total, i + p + 1, p + 1)
+                # "all inside" exactly when none of the p + 1 spans [t_k, t_k+1] of [t_i, t_i+p+1] is empty
+                # or outside the domain; otherwise the explanation says part of it is
+                lost = any(b <= a or a < lo_dom or b > hi_dom for a, b in itertools.pairwise(knots[i : i + p + 2]))
+                assert f["inside"] is (not lost) and f["inside"] is (moved == p + 1)
+                ends = t("spline.predict_ends", lang)
+                assert (ends in q.explanation) is lost
+                for text in (f"**{moved}", str(total), f"P{i}", f"{lo:.3g}", f"{hi:.3g}", f"{p + 1}"):
+                    assert text in q.explanation, (text, q.explanation)
 
 
 def test_span_count_matches_an_independent_cox_de_boor():
@@ -267,6 +321,7 @@ def test_predict_question_is_answered_by_the_knot_spans(params):
     assert any(want in v for v in shown), (want, shown)
     # The picture agrees: the moved stretch of the B-spline covers about moved/total of the domain
     # (the curve is sampled evenly in t; spans are equally long inside the domain for both knot kinds).
-    bs = figure(at, f"B-spline (degree {p}, {kind}): moving P{i}")
+    bs = chart(at, "spline_local")
+    assert bs["layout"]["title"]["text"] == f"B-spline (degree {p}, {kind}): moving P{i}"
     share = np.isfinite(fig_array(bs["data"][-1]["x"])).mean()
     assert abs(share - moved / total) < 0.02, (share, moved, total)

@@ -28,7 +28,7 @@ EXAMPLES = {
     "korean": t_in("common.sidebar.default_sentence", "ko"),
     "korean_cv": "나는 CV를 좋아해",
     "emoji": "I ❤️ 서울 and 東京 🇰🇷🇯🇵 — don't you? 👩‍💻",
-    "cope_counting": "a a a a b a a a b b",
+    "cope_nearer_b": "a a a a b a a a b b",
     "paragraph": (
         "Attention compares every word with every other word at once. That is its strength: no "
         "recurrence, no waiting. It is also its blind spot, because a set of words has no order. "

@@ -5,8 +5,13 @@ Two sources of gates appear in the chapter:
 - hand-set gates (count_view): the learner picks what counts and the gate logits are set from the
   token types, ±s; these stand in for a head that has learned "count sentence ends";
 - the toy model's own gates (model_view): σ(q·k/√d) of an untrained CoPE layer, exactly what
-  encoders/cope.py computes.
+  encoders/cope.py computes (the 1/√d is the paper's appendix listing; its equations leave it out).
 Both go through the same encoders.cope.contextual_positions.
+
+The paper's own numbers (language modelling, length generalisation) live in cope_results.py, the
+seed review's two small puzzles in cope_seeds.py.
+
+Axis legend: i query position, j key position, n tokens, P position embeddings (p_max), h heads.
 """
 
 from __future__ import annotations
@@ -14,7 +19,6 @@ from __future__ import annotations
 import math
 import unicodedata
 from dataclasses import dataclass
-from typing import cast
 
 import numpy as np
 import regex
@@ -25,15 +29,17 @@ from encoders.attention import AttentionResult, toy_layer
 from encoders.cope import (
     CoPE,
     CoPEConfig,
-    Variant,
     contextual_positions,
     gate_logits_from_counted,
     interpolate_position_logits,
 )
 from encoders.text import MAX_CHARS, MAX_TOKENS, token_embeddings, token_key, tokenize
+from explain.chapters.common import TOY_D_MODEL, TOY_HEADS
+from explain.i18n import t
+from explain.question import Question
 
 # What a learner can count. These are stable ids, not display text: they are widget values kept in
-# page addresses (?cope_unit=sentence+ends) and in lesson presets (ui/classroom.py), so they never
+# page addresses (?cope_unit=sentence+ends) and in lesson presets (explain/lessons.py), so they never
 # change with the language; the page shows each one as t("cope.unit.<id>").
 UNIT_TOKEN, UNIT_WORD, UNIT_SENTENCE, UNIT_PARAGRAPH, UNIT_PICKED = UNITS = (
     "every token",
@@ -47,7 +53,9 @@ MAX_SHARPNESS = 10.0  # σ(10) = 0.99995: practically a hard gate
 MAX_NPOS = 64  # the paper's P for a context of 1024
 MAX_TARGET = 8  # the attention demo can prefer a count of 0 … MAX_TARGET
 MAX_PREFERENCE = 10.0
-D_MODEL, N_HEADS = 64, 4
+D_MODEL, N_HEADS = TOY_D_MODEL, TOY_HEADS  # the toy layer every chapter draws
+VARIANTS = ("paper", "official")  # encoders/cope.py CoPEConfig.variant, the model section's radio
+WINDOW = 6  # the interpolation plot shows counts ⌊p⌋ − WINDOW … ⌈p⌉ + WINDOW: 64 values would hide the two
 
 _WORD = regex.compile(r"[\p{L}\p{N}]")
 
@@ -60,10 +68,15 @@ def is_word(token: str) -> bool:
 def word_choices(text: str, max_tokens: int = MAX_TOKENS) -> tuple[str, ...]:
     """The distinct words of the text (case-folded), in order of first appearance."""
     seen: dict[str, None] = {}
-    for t in tokenize(text, max_tokens).tokens:
-        if is_word(t):
-            seen.setdefault(token_key(t), None)
+    for tok in tokenize(text, max_tokens).tokens:
+        if is_word(tok):
+            seen.setdefault(token_key(tok), None)
     return tuple(seen)
+
+
+def default_word(words: tuple[str, ...]) -> int:
+    """Index of the word a picker starts on: "alice" (the paper's example) if the text has it."""
+    return words.index("alice") if "alice" in words else 0
 
 
 def paragraph_ends(text: str, tokens: tuple[str, ...]) -> np.ndarray:
@@ -74,12 +87,12 @@ def paragraph_ends(text: str, tokens: tuple[str, ...]) -> np.ndarray:
     clean = unicodedata.normalize("NFC", (text or "")[:MAX_CHARS])
     ends = np.zeros(len(tokens), dtype=bool)
     cursor, spans = 0, []
-    for t in tokens:
-        at = clean.find(t, cursor)
+    for tok in tokens:
+        at = clean.find(tok, cursor)
         if at < 0:  # cannot happen for tokens of this text; stay safe rather than mis-mark
             at = cursor
-        spans.append((at, at + len(t)))
-        cursor = at + len(t)
+        spans.append((at, at + len(tok)))
+        cursor = at + len(tok)
     for k in range(len(tokens) - 1):
         gap = clean[spans[k][1] : spans[k + 1][0]]
         if regex.search(r"\n[^\S\n]*\n", gap.replace("\r\n", "\n")):
@@ -97,15 +110,34 @@ def counted_mask(text: str, unit: str, word: str = "", max_tokens: int = MAX_TOK
     if unit == UNIT_WORD:
         # The tokenizer keeps a word whole, so every word token is the start of a word; with a
         # sub-word tokenizer only the first piece of each word would count.
-        return np.array([is_word(t) for t in tokens], dtype=bool)
+        return np.array([is_word(tok) for tok in tokens], dtype=bool)
     if unit == UNIT_SENTENCE:
-        return np.array([t in SENTENCE_ENDS for t in tokens], dtype=bool)
+        return np.array([tok in SENTENCE_ENDS for tok in tokens], dtype=bool)
     if unit == UNIT_PARAGRAPH:
         return paragraph_ends(text, tokens)
     if unit == UNIT_PICKED:
         key = token_key(word)
-        return np.array([token_key(t) == key for t in tokens], dtype=bool)
+        return np.array([token_key(tok) == key for tok in tokens], dtype=bool)
     raise ValueError(f"unknown unit {unit!r}; choose one of {UNITS}")
+
+
+def _future(n: int) -> np.ndarray:
+    """Bool (i, j): the keys after each query (the causal mask hides them; maps leave them blank)."""
+    return np.triu(np.ones((n, n), dtype=bool), 1)
+
+
+# ------------------------------------------------------------------------------ hand-set gates
+
+
+@dataclass
+class QueryRow:
+    """One query's row of counts, as the bar chart draws it."""
+
+    tokens: tuple[str, ...]  # keys 0 … i
+    counts: np.ndarray  # (j,) p_ij for j = 0 … i
+    highlight: tuple[int, ...]  # keys that count (none when every gate is open: all would be)
+    first: float  # p_i0, the first token's count
+    own: float  # p_ii, the query's own gate
 
 
 @dataclass
@@ -116,6 +148,24 @@ class CountView:
     positions: np.ndarray  # (i, j) clamped at npos_max − 1, NaN above the diagonal
     unclamped_max: float  # the largest count before the clamp
     n_clamped: int  # how many (i, j) cells the clamp changed
+    npos: int  # P
+    all_open: bool
+
+    @property
+    def n_counted(self) -> int:
+        return int(self.counted.sum())
+
+    @property
+    def relative_gap(self) -> float:
+        """max |p_ij − min(i − j + 1, P − 1)| on and below the diagonal: 0 when every gate is open."""
+        i, j = np.tril_indices(len(self.tokens))
+        relative = np.minimum(i - j + 1.0, self.npos - 1)
+        return float(np.abs(self.positions[i, j] - relative).max(initial=0.0))
+
+    def row(self, query: int) -> QueryRow:
+        counts = self.positions[query, : query + 1]  # (j,) keys 0 … query
+        marked = () if self.all_open else tuple(int(j) for j in np.flatnonzero(self.counted[: query + 1]))
+        return QueryRow(self.tokens[: query + 1], counts, marked, float(counts[0]), float(counts[-1]))
 
 
 def count_view(
@@ -134,7 +184,7 @@ def count_view(
     logits = gate_logits_from_counted(torch.from_numpy(counted), s)  # (i, j), −inf in the future
     p = contextual_positions(logits)  # (i, j)
     clamped = p.clamp(max=npos_max - 1)  # (i, j)
-    future = np.triu(np.ones((len(tokens), len(tokens)), dtype=bool), 1)
+    future = _future(len(tokens))
     gates = torch.sigmoid(logits).numpy().copy()
     gates[future] = np.nan
     pos = clamped.numpy().copy()
@@ -146,7 +196,60 @@ def count_view(
         pos,
         float(p.max()) if len(tokens) else 0.0,
         int((p > npos_max - 1).sum()),
+        npos_max,
+        all_open,
     )
+
+
+# ------------------------------------------------------------------------- the question
+
+
+# The question's options (language-neutral ids, named t("cope.positions.option.<id>")).
+POSITION_OPTIONS = ("relative", "offset", "one", "query")
+
+
+def candidate_positions(n: int, cap: int) -> dict[str, np.ndarray]:
+    """Each option's formula on every pair j ≤ i (np.tril_indices order), clamped at cap like CoPE."""
+    i, j = np.tril_indices(n)
+    formulas = {"relative": i - j + 1.0, "offset": j - i + 0.0, "one": np.ones(i.size), "query": i + 1.0}
+    return {k: np.minimum(formulas[k], cap) for k in POSITION_OPTIONS}
+
+
+def positions_question(n_tokens: int, lang: str) -> Question | None:
+    """Open every gate: which formula gives p_ij? The answer is the one candidate that matches what
+    CoPE's own code computes on a text of n_tokens tokens (clamped at P − 1 like the page's map).
+    None for a one-token text: one pair (0, 0) cannot tell the formulas apart."""
+    if n_tokens < 2:
+        return None
+    cap = MAX_NPOS - 1
+    p = contextual_positions(gate_logits_from_counted(torch.ones(n_tokens, dtype=torch.bool), math.inf))
+    i, j = np.tril_indices(n_tokens)
+    observed = p.clamp(max=cap).numpy()[i, j]  # (pairs,)
+    candidates = candidate_positions(n_tokens, cap)
+    matches = [k for k in POSITION_OPTIONS if np.array_equal(candidates[k], observed)]
+    if len(matches) != 1:  # cannot happen for n ≥ 2 (a test sweeps every n); never ask a question without one answer
+        return None
+    clamped = int((i - j + 1 > cap).sum())
+    facts: dict[str, object] = {
+        "n": n_tokens,
+        "pairs": int(i.size),
+        "cap": cap,
+        "clamped": clamped,
+        "diff": float(np.abs(observed - candidates["relative"]).max()),
+    }
+    key = "cope.positions.answer_clamped" if clamped else "cope.positions.answer"
+    return Question(
+        key="cope_q",
+        prompt=t("cope.positions.question", lang),
+        options=POSITION_OPTIONS,
+        labels=tuple(t(f"cope.positions.option.{k}", lang) for k in POSITION_OPTIONS),
+        answer=matches[0],
+        explanation=t(key, lang, **facts),
+        facts=facts,
+    )
+
+
+# ------------------------------------------------------------------------- interpolation
 
 
 @dataclass
@@ -159,17 +262,51 @@ class InterpolationView:
     w: float  # p − ⌊p⌋
     value: float  # w·z[hi] + (1 − w)·z[lo], from encoders.cope.interpolate_position_logits
 
+    @property
+    def first(self) -> int:
+        """The first count the plot shows."""
+        return max(0, self.lo - WINDOW)
+
+    @property
+    def last(self) -> int:
+        """The last count the plot shows."""
+        return min(self.n.size - 1, self.hi + WINDOW)
+
+    @property
+    def n_window(self) -> np.ndarray:
+        return self.n[self.first : self.last + 1]
+
+    @property
+    def z_window(self) -> np.ndarray:
+        return self.z[self.first : self.last + 1]
+
+    @property
+    def z_lo(self) -> float:
+        return float(self.z[self.lo])
+
+    @property
+    def z_hi(self) -> float:
+        return float(self.z[self.hi])
+
+
+def _config(npos_max: int, variant: str) -> CoPEConfig:
+    """The encoder's config for a variant id of the page (VARIANTS)."""
+    if variant == "paper":
+        return CoPEConfig(npos_max=npos_max, variant="paper")
+    if variant == "official":
+        return CoPEConfig(npos_max=npos_max, variant="official")
+    raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+
 
 def _toy(tokens: tuple[str, ...], seed: int, npos_max: int, variant: str = "paper") -> tuple[CoPE, AttentionResult]:
-    """One untrained CoPE layer on the tokens (seeded), run causally; returns the torch result."""
-    keys = tuple(token_key(t) for t in tokens)
+    """One untrained CoPE layer on the tokens (seeded), run causally; returns the encoder and result."""
+    keys = tuple(token_key(tok) for tok in tokens)
     x = token_embeddings(keys, D_MODEL, seed)[None].double()  # (1, n, D)
-    # The page's radio holds one of CoPE's variants; CoPE itself refuses any other string.
-    enc = build("cope", D_MODEL, N_HEADS, seed, CoPEConfig(npos_max=npos_max, variant=cast(Variant, variant)))
-    assert isinstance(enc, CoPE)
+    enc = build("cope", D_MODEL, N_HEADS, seed, _config(npos_max, variant))
     layer = toy_layer(enc, seed).double()
     with torch.inference_mode():
         r = layer(x, causal=True)
+    assert isinstance(enc, CoPE)
     return enc, r
 
 
@@ -197,6 +334,9 @@ def interpolation_view(
         ).item()
     lo, hi = math.floor(p), math.ceil(p)
     return InterpolationView(np.arange(npos_max), z, p, lo, hi, p - lo, value)
+
+
+# ----------------------------------------------------------------------------- attention
 
 
 @dataclass
@@ -234,7 +374,7 @@ def preferred_count_attention(
         _, r = _toy(cv.tokens, seed, npos_max)
         content = r.terms["content"][0, 0].numpy() * content_scale  # (i, j)
     logits = pos + content
-    future = np.triu(np.ones((n, n), dtype=bool), 1)
+    future = _future(n)
     logits[future] = -np.inf
     w = np.exp(logits - logits.max(axis=1, keepdims=True))
     w /= w.sum(axis=1, keepdims=True)
@@ -244,6 +384,9 @@ def preferred_count_attention(
     return AttentionView(cv.tokens, pos, w)
 
 
+# ---------------------------------------------------------------------------- the toy model
+
+
 @dataclass
 class ModelView:
     tokens: tuple[str, ...]
@@ -251,19 +394,25 @@ class ModelView:
     positions: np.ndarray  # (h, i, j), NaN in the future
     weights: np.ndarray  # (h, i, j)
 
+    def head(self, h: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Head h (numbered from 1, as on the page): its gates, positions and weights, each (i, j)."""
+        return self.gates[h - 1], self.positions[h - 1], self.weights[h - 1]
+
 
 def model_view(text: str, seed: int, npos_max: int, variant: str, max_tokens: int = MAX_TOKENS) -> ModelView:
     """The untrained toy CoPE layer's own gates, positions and attention (encoders/cope.py as is)."""
     tokens = tokenize(text, max_tokens).tokens
     _, r = _toy(tokens, seed, npos_max, variant)
-    n = len(tokens)
-    future = np.triu(np.ones((n, n), dtype=bool), 1)
+    future = _future(len(tokens))
     gates = r.extras["gates"][0].numpy().copy()
     pos = r.extras["positions"][0].numpy().copy()
     weights = r.weights[0].numpy().copy()
     for a in (gates, pos, weights):
         a[:, future] = np.nan
     return ModelView(tokens, gates, pos, weights)
+
+
+# -------------------------------------------------------------------- the paper's Alice question
 
 
 def last_sentence_count(cv: CountView, word: str) -> tuple[int, np.ndarray]:
@@ -277,61 +426,24 @@ def last_sentence_count(cv: CountView, word: str) -> tuple[int, np.ndarray]:
     own = row[-1]
     in_last = np.abs(row - own) < 0.5
     key = token_key(word)
-    hits = in_last & np.array([token_key(t) == key for t in cv.tokens])
+    hits = in_last & np.array([token_key(tok) == key for tok in cv.tokens])
     return int(hits.sum()), in_last
 
 
-SEED_EXAMPLES = {
-    # id (a widget value, named t("cope.seeds.example.<id>") on the page):
-    # (the token the query looks for, the filler token)
-    "yyyyxyyy": ("x", "y"),
-    "aaaabaaabb": ("b", "a"),
-}
-# The three rulers of seed_example, as keys of SeedExampleView.weights (named on the page).
-RULERS = ("none", "relative", "cope")
-MAX_GAP = 20
-
-
-def seed_example_tokens(example: str, gap: int) -> tuple[str, ...]:
-    """The seed review's sequences, with the query `gap` ≥ 1 tokens after the last sought token:
-    "yyyyxyyy" is gap 3 (y y y y x, then three y's, the last one the query); "aaaabaaab b" is gap 1.
-    """
-    if gap < 1:
-        raise ValueError("gap must be at least 1: the query comes after the sought token")
-    if example.startswith("yyyy"):
-        return ("y",) * 4 + ("x",) + ("y",) * gap
-    return ("a",) * 4 + ("b",) + ("a",) * 3 + ("b",) + ("a",) * (gap - 1) + ("b",)
-
-
 @dataclass
-class SeedExampleView:
+class AliceView:
     tokens: tuple[str, ...]
-    weights: dict[str, np.ndarray]  # ruler (RULERS) → (j,) the last query's attention
-    cope_positions: np.ndarray  # (j,) p for the last query, gates on the sought token
+    in_last: np.ndarray  # (n,) 1.0 for a key in the last sentence, else 0.0 (the bars)
+    hits: tuple[int, ...]  # keys in the last sentence that are the word
+    count: int  # len(hits)
+    total: int  # occurrences of the word in the whole text
 
 
-def seed_example(example: str, gap: int, delta: float, slope: float) -> SeedExampleView:
-    """The last query's attention when content says "look for the sought token" (+delta on it)
-    and position says "prefer near" (−slope per step), measured three ways:
-    no position; relative, −slope·(i − j) (i − j = query − key, in tokens);
-    CoPE, −slope·p_ij with gates open on the sought token only (p in occurrences of it)."""
-    sought, _ = SEED_EXAMPLES[example]
-    tokens = seed_example_tokens(example, gap)
-    n = len(tokens)
-    i = n - 1
-    content = np.array([delta if t == sought else 0.0 for t in tokens])  # (j,)
-    distance = (i - np.arange(n)).astype(float)  # (j,) i − j, query − key
-    counted = torch.tensor([t == sought for t in tokens])
-    p = contextual_positions(gate_logits_from_counted(counted, math.inf))[i].numpy()  # (j,)
-
-    def softmax(x: np.ndarray) -> np.ndarray:
-        e = np.exp(x - x.max())
-        weights: np.ndarray = e / e.sum()
-        return weights
-
-    rulers = (
-        softmax(content),  # no position term
-        softmax(content - slope * distance),  # relative: −slope·(i − j)
-        softmax(content - slope * p),  # CoPE: −slope·p_ij
-    )
-    return SeedExampleView(tokens, dict(zip(RULERS, rulers, strict=True)), p)
+def alice_view(text: str, word: str, max_tokens: int = MAX_TOKENS) -> AliceView:
+    """How many times `word` appears in the last sentence, counted with hard sentence-end gates
+    (whatever the sharpness the page's other sections use)."""
+    hard = count_view(text, UNIT_SENTENCE, "", math.inf, False, MAX_NPOS, max_tokens)
+    count, in_last = last_sentence_count(hard, word)
+    same = np.array([token_key(tok) == token_key(word) for tok in hard.tokens], dtype=bool)
+    hits = tuple(int(j) for j in np.flatnonzero(in_last & same))
+    return AliceView(hard.tokens, in_last.astype(float), hits, count, int(same.sum()))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
@@ -28,7 +29,7 @@ def spline_basis(
 ) -> go.Figure:
     """B-spline basis functions N_i(t) (one Okabe–Ito line each), their sum (dashed black), the
     knots as dotted verticals and the valid domain (where the sum is 1) shaded."""
-    traces = []
+    traces: list[dict[str, Any]] = []
     shapes = [vrect(domain[0], domain[1], fillcolor="rgba(0,0,0,0.05)", line=dict(width=0))]
     notes = [vrect_note(domain[0], domain[1], "bottom_left", text=_t("figures.domain"), font=dict(size=11))]
     for k in np.unique(knots):
@@ -89,7 +90,7 @@ def curve_edit(
     reference curve (black dotted, e.g. the input a model should reproduce). Equal axis scales."""
     if names is None:
         names = (_t("figures.spline.before"), _t("figures.spline.after"), _t("figures.spline.changed_stretch"))
-    traces = []
+    traces: list[dict[str, Any]] = []
     mode = "lines+markers" if markers else "lines"
     if reference is not None:
         traces.append(
@@ -208,7 +209,7 @@ def latent_trajectory(
     """A latent trajectory projected to 2-D: samples coloured by sequence position (cividis), the
     control polygon with numbered points; optionally the edited trajectory (orange) and moved point."""
     n = len(traj)
-    traces = []
+    traces: list[dict[str, Any]] = []
     traces.append(
         dict(
             type="scatter",
@@ -295,7 +296,7 @@ def curves_2d(
     """Several 2-D point sequences (n, 2) on equal axes, one Okabe–Ito colour each, the first point
     of each marked with a larger symbol so the drawing direction shows; `dotted` names are drawn as
     thin dotted references (e.g. the input), still in their own colour."""
-    traces = []
+    traces: list[dict[str, Any]] = []
     for k, (name, pts) in enumerate(curves.items()):
         pts = np.asarray(pts)
         ref = name in dotted

@@ -6,6 +6,8 @@ import streamlit as st
 from explain import derivations as D
 from explain import i18n
 from explain.chapters import sinusoidal as sin_ch
+from explain.derivations import prover
+from explain.derivations import view as DV
 from ui import derivation as UD
 from ui.common import header, prose
 from ui.i18n import t
@@ -13,14 +15,14 @@ from ui.question import predict
 from ui.url_state import URL
 
 KEY = "derivations"
-header(KEY, sources=(D.verify, D._check_step, D._scalar_equal))
+header(KEY, sources=(prover.verify, prover._check_step, prover._scalar_equal))
 prose(KEY, "intro")
 
 ids = [d.id for d in D.ALL_DERIVATIONS]
 reports = {i: UD.verified(i)[0] for i in ids}  # cached per id: proven once per server, not per rerun
 
 st.subheader(t("derivations.page.all_identities", n=len(ids)))
-st.markdown(UD.catalogue(reports))
+st.markdown(DV.catalogue(reports))
 
 st.subheader(t("derivations.page.how_to_read"))
 prose(KEY, "reading")
@@ -67,7 +69,7 @@ choice = pick.selectbox(
     key="derivation",
     disabled=show_all,
     format_func=lambda i: t(
-        "derivations.page.identity_option", title=D.get(i, _lang).title, chapter=UD.chapter_title(i, _lang)
+        "derivations.page.identity_option", title=D.get(i, _lang).title, chapter=DV.chapter_title(i, _lang)
     ),
     help=t("derivations.page.identity_help", n=len(ids)),
 )

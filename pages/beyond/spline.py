@@ -1,20 +1,23 @@
-"""Chapter: Spline-based Transformers — B-splines, local control, a sequence as a latent trajectory."""
+"""Chapter: Spline-based Transformers — B-splines, local control, a sequence as a latent trajectory.
 
-import numpy as np
+A page only shows: widgets → one cached call into explain/chapters/spline.py (part 1) or
+spline_models.py (part 2) per section → figures → st.*. The numbers, the question and every
+sentence that states a fact about them are computed there.
+"""
+
 import streamlit as st
 
 from encoders import spline as enc
 from explain import figures as F
-from explain import i18n
 from explain.chapters import spline as ch
 from explain.chapters import spline_figures
-from explain.i18n import language
-from lab import spline_data
+from explain.chapters import spline_models as models
+from ui.cache import cached
 from ui.common import header, plot, prose
-from ui.i18n import t
+from ui.i18n import current, option_names, t
 from ui.presenter import secondary
-from ui.question import predict
-from ui.url_state import URL
+from ui.question import ask
+from ui.url_state import URL, Param
 
 KEY = "spline"
 header(
@@ -24,31 +27,50 @@ header(
 )
 prose(KEY, "intro")
 
-basis = st.cache_data(max_entries=64)(ch.basis)
-local_edit = st.cache_data(max_entries=64)(ch.local_edit)
-reconstruct = st.cache_data(max_entries=64)(ch.reconstruct)
-edit_latent = st.cache_data(max_entries=64)(ch.edit_latent)
-blend = st.cache_data(max_entries=64)(ch.blend)
-shipped_metrics = st.cache_data(ch.shipped_metrics)
-sweep_curves = st.cache_data(ch.sweep_curves)
+# Bounded caches shared by every session. Part 1's results are a few hundred points; part 2's run
+# the shipped models on one 32-point curve (small results, but each costs a forward pass).
+basis = cached(ch.basis)
+continuity_table = cached(ch.continuity_table, max_entries=4)
+local_edit = cached(ch.local_edit)
+local_section = cached(ch.local_section)
+contact_line = cached(ch.contact_line)
+reconstruct = cached(models.reconstruct)
+edit_latent = cached(models.edit_latent)
+blend = cached(models.blend)
+shipped_view = cached(models.shipped_view, max_entries=4)  # one per language
+
+lang = current()
+
+
+def choice(param: Param) -> None:
+    """A linked choice whose default is not its first option: restore the address's value, else
+    start on the default (a widget without index= shows its first option)."""
+    param.restore()
+    st.session_state.setdefault(param.key, param.default)
+
 
 # ================================================================= part 1: B-splines
 st.header(t("spline.part1"))
 prose(KEY, "basis-intro")
 c1, c2, c3 = st.columns(3)
-degree = c1.slider(t("spline.degree"), 1, 5, 3, key="spline_degree", **URL, help=t("spline.degree_help"))
+degree = c1.slider(t("spline.degree"), 1, ch.MAX_DEGREE, 3, key="spline_degree", **URL, help=t("spline.degree_help"))
 n_ctrl = c2.slider(
-    t("spline.n_ctrl"), 6, ch.MAX_CTRL, 10, key="spline_k", **URL, help=t("spline.n_ctrl_help", max_ctrl=ch.MAX_CTRL)
-)
-# Option values stay the ids "clamped" / "uniform" (kept in the URL); only their labels are translated.
-# Each format_func binds this run's language: AppTest calls it again outside the script run.
-knots_kind = c3.radio(
-    t("spline.knots"),
-    ("clamped", "uniform"),
-    horizontal=True,
-    key="spline_knots",
+    t("spline.n_ctrl"),
+    ch.MIN_CTRL,
+    ch.MAX_CTRL,
+    10,
+    key="spline_k",
     **URL,
-    format_func=lambda k, lang=language(): i18n.t(f"spline.knot.{k}", lang),
+    help=t("spline.n_ctrl_help", max_ctrl=ch.MAX_CTRL),
+)
+# Option values stay the ids "clamped" / "uniform" (kept in the address); only their labels are translated.
+KNOTS = Param.choice("spline_knots", ch.KNOT_KINDS, default="clamped")
+knots_kind = KNOTS.widget(
+    c3.radio,
+    t("spline.knots"),
+    KNOTS.options,
+    horizontal=True,
+    format_func=option_names(KNOTS.options, lambda k: t(f"spline.knot.{k}")),
     help=t("spline.knots_help"),
 )
 kind_word = t(f"spline.knot.{knots_kind}")
@@ -63,18 +85,18 @@ st.caption(
     t(
         "spline.knots_caption",
         count=len(B.knots),
-        knots=", ".join(f"{k:.3g}" for k in B.knots),
+        knots=B.knots_text,
         lo=B.domain[0],
         hi=B.domain[1],
-        dev=np.abs(B.total[(B.t >= B.domain[0]) & (B.t <= B.domain[1])] - 1).max(),
-        spans=", ".join(map(str, B.spans)),
+        dev=B.max_deviation,
+        spans=B.spans_text,
     )
 )
 prose(KEY, "basis-read")
 
 st.subheader(t("spline.continuity"))
 prose(KEY, "continuity")
-st.dataframe(ch.continuity_table(lang=language()), hide_index=True, key="spline_continuity")
+st.dataframe(continuity_table(lang=lang), hide_index=True, key="spline_continuity")
 
 st.subheader(t("spline.local"))
 prose(KEY, "local-intro")
@@ -95,28 +117,12 @@ with e2, secondary(t("spline.how_far")):
     dx = e3.slider(t("spline.dx"), -1.0, 1.0, 0.0, 0.05, key="spline_dx", **URL, help=t("spline.range_pm1"))
     dy = e4.slider(t("spline.dy"), -1.0, 1.0, 0.6, 0.05, key="spline_dy", **URL, help=t("spline.range_pm1"))
 E = local_edit(n_ctrl, degree, knots_kind, point, dx, dy)
-# The answer comes from the same knot vector and support interval the picture and its caption use.
-moved_spans, n_spans = ch.spans_moved(n_ctrl, degree, knots_kind, point)
-predict(
-    "spline_q",
-    t("spline.predict_q", point=point, kind=kind_word, degree=degree, n=n_ctrl, n_spans=n_spans),
-    sorted(set(range(1, min(degree + 1, n_spans) + 1)) | {n_spans}),
-    moved_spans,
-    t(
-        "spline.predict_a",
-        moved=moved_spans,
-        n_spans=n_spans,
-        point=point,
-        degree=degree,
-        end=point + degree + 1,
-        p1=degree + 1,
-    )
-    + t("spline.predict_inside" if moved_spans == degree + 1 else "spline.predict_ends")
-    + t("spline.predict_rest", lo=E.support[0], hi=E.support[1]),
-    format_func=lambda n: (
-        t("spline.span_one" if n == 1 else "spline.span_many", n=n) + (t("spline.all_of_them") if n == n_spans else "")
-    ),
-)
+# The question comes from the same knot vector and support interval the picture and its caption use.
+section = local_section(n_ctrl, degree, knots_kind, point, lang)
+if section.question is not None:
+    ask(section.question)
+else:
+    st.info(section.note)
 l1, l2 = st.columns(2)
 with l1:
     plot(
@@ -133,6 +139,7 @@ with l1:
     st.caption(
         t("spline.bspline_caption", point=point, lo=E.support[0], hi=E.support[1], pct=100 * E.bspline_changed_fraction)
     )
+    st.caption(contact_line(n_ctrl, degree, knots_kind, lang))
 with l2:
     plot(
         spline_figures.curve_edit(
@@ -155,25 +162,20 @@ with st.container(border=True):
     st.markdown(t("spline.choices_heading"))
     prose(KEY, "choices")
 
-metrics = shipped_metrics()
-sm, pm, am = metrics["spline"], metrics["pe-cat"], metrics["alibi-cat"]
+shipped = shipped_view(lang)
+shape_name = option_names(models.KINDS, lambda k: t(f"spline.shape.{k}"))
 
 st.subheader(t("spline.pick"))
 prose(KEY, "pick")
 p1, p2, p3, p4, p5 = st.columns(5)
-shape = lambda k, lang=language(): i18n.t(f"spline.shape.{k}", lang)  # noqa: E731  values stay spline_data.KINDS ids
-family = p1.selectbox(
-    t("spline.family"),
-    spline_data.KINDS,
-    index=3,
-    key="spline_shape",
-    **URL,
-    format_func=shape,
-    help=t("spline.family_help"),
+SHAPE = Param.choice("spline_shape", models.KINDS, default="letter")
+choice(SHAPE)
+family = SHAPE.widget(
+    p1.selectbox, t("spline.family"), SHAPE.options, format_func=shape_name, help=t("spline.family_help")
 )
 letter = p2.selectbox(
     t("spline.letter"),
-    spline_data.LETTER_NAMES,
+    models.LETTER_NAMES,
     index=5,
     key="spline_letter",
     **URL,
@@ -211,26 +213,8 @@ with r1:
         "spline_recon",
     )
 with r2:
-    cols = [t("spline.col_model"), t("spline.col_this_curve"), t("spline.col_test_set")]
-    st.dataframe(
-        [
-            dict(zip(cols, (t("spline.row_spline"), round(R.spline_mse, 5), round(sm["test_mse"], 5)), strict=False)),
-            dict(zip(cols, (t("spline.model_pe"), round(R.pe_cat_mse, 5), round(pm["test_mse"], 5)), strict=False)),
-            dict(
-                zip(cols, (t("spline.model_alibi"), round(R.alibi_cat_mse, 5), round(am["test_mse"], 5)), strict=False)
-            ),
-        ],
-        hide_index=True,
-        key="spline_mse_table",
-    )
-    st.caption(
-        t(
-            "spline.recon_caption",
-            size=sm["test_set"]["size"],
-            seed=sm["test_set"]["seed"],
-            mean=sm["mean_prediction_mse"],
-        )
-    )
+    st.dataframe(R.table(lang), hide_index=True, key="spline_mse_table")
+    st.caption(shipped.recon_caption)
 
 st.subheader(t("spline.trajectory"))
 prose(KEY, "trajectory")
@@ -270,26 +254,24 @@ with t2:
         "spline_decoded_edit",
     )
 b1, b2 = st.columns(2)
-labels = [str(j) for j in range(len(L.change))]
-support_idx = tuple(int(j) for j in np.flatnonzero(L.in_support))
 with b1:
     plot(
         F.bars(
-            labels,
+            L.labels,
             L.change,
             t("spline.change_title", k=ctrl_index),
             x_title=t("spline.position_j"),
             y_title=t("spline.delta_output"),
-            highlight=support_idx,
+            highlight=L.support_indices,
         ),
         "spline_change",
     )
     st.caption(
         t(
             "spline.change_caption",
-            n_in=len(support_idx),
-            n=len(labels),
-            pct=100 * len(support_idx) / len(labels),
+            n_in=len(L.support_indices),
+            n=len(L.labels),
+            pct=100 * L.support_share,
             k=ctrl_index,
             share=100 * L.share_in_support,
         )
@@ -297,55 +279,45 @@ with b1:
 with b2:
     plot(
         F.bars(
-            labels,
+            L.labels,
             L.pe_change,
             t("spline.pe_change_title", k=ctrl_index),
             x_title=t("spline.position_j"),
             y_title=t("spline.delta_output"),
-            highlight=support_idx,
+            highlight=L.support_indices,
         ),
         "spline_pe_change",
     )
-    share = L.pe_share_same_positions
     st.caption(
-        t("spline.pe_change_caption", n_in=len(support_idx), share=100 * share)
-        if np.isfinite(share)
+        t("spline.pe_change_caption", n_in=len(L.support_indices), share=100 * L.pe_share_same_positions)
+        if L.pe_moved
         else t("spline.pe_no_move")
     )
 
 st.subheader(t("spline.blend"))
 prose(KEY, "blend")
 q1, q2, q3, q4, q5 = st.columns(5)
-fam_a = q1.selectbox(
-    t("spline.curve_a"),
-    spline_data.KINDS,
-    index=0,
-    key="spline_blend_a",
-    **URL,
-    format_func=shape,
-    help=t("spline.curve_help"),
+BLEND_A = Param.choice("spline_blend_a", models.KINDS, default="sine")
+fam_a = BLEND_A.widget(
+    q1.selectbox, t("spline.curve_a"), BLEND_A.options, format_func=shape_name, help=t("spline.curve_help")
 )
 let_a = q2.selectbox(
     t("spline.letter_a"),
-    spline_data.LETTER_NAMES,
+    models.LETTER_NAMES,
     index=0,
     key="spline_blend_la",
     **URL,
     disabled=fam_a != "letter",
     help=t("spline.letter_a_help"),
 )
-fam_b = q3.selectbox(
-    t("spline.curve_b"),
-    spline_data.KINDS,
-    index=3,
-    key="spline_blend_b",
-    **URL,
-    format_func=shape,
-    help=t("spline.curve_help"),
+BLEND_B = Param.choice("spline_blend_b", models.KINDS, default="letter")
+choice(BLEND_B)
+fam_b = BLEND_B.widget(
+    q3.selectbox, t("spline.curve_b"), BLEND_B.options, format_func=shape_name, help=t("spline.curve_help")
 )
 let_b = q4.selectbox(
     t("spline.letter_b"),
-    spline_data.LETTER_NAMES,
+    models.LETTER_NAMES,
     index=4,
     key="spline_blend_lb",
     **URL,
@@ -371,28 +343,11 @@ plot(
 
 st.subheader(t("spline.baseline"))
 prose(KEY, "baseline")
-rows = []
-for name, m in (("model_spline", sm), ("row_pe", pm), ("row_alibi", am)):
-    row = {t("spline.col_model"): t(f"spline.{name}"), t("spline.col_test_mse"): round(m["test_mse"], 5)}
-    row.update({shape(k): round(v, 5) for k, v in m["test_mse_by_family"].items()})
-    row.update(
-        {
-            t("spline.col_parameters"): m["n_params"],
-            t("spline.col_steps"): m["train"]["steps"],
-            t("spline.col_peak_lr"): m["train"]["lr"],
-            t("spline.col_cpu"): m["cpu_seconds"],
-        }
-    )
-    rows.append(row)
-st.dataframe(rows, hide_index=True, key="spline_table")
+st.dataframe(shipped.baseline_table, hide_index=True, key="spline_table")
 plot(
     F.lines(
-        sm["curve"]["step"],
-        {
-            t("spline.curve_test_mse", model=t("spline.model_spline_short")): sm["curve"]["test_mse"],
-            t("spline.curve_test_mse", model=t("spline.model_pe")): pm["curve"]["test_mse"],
-            t("spline.curve_test_mse", model=t("spline.model_alibi")): am["curve"]["test_mse"],
-        },
+        shipped.curve_steps,
+        shipped.curves,
         t("spline.curves_title"),
         x_title=t("spline.training_step"),
         y_title=t("spline.test_mse_log"),
@@ -400,76 +355,27 @@ plot(
     ),
     "spline_curves",
 )
-# The schedule is rebuilt from the recipe's numbers (the metrics file's "schedule" text is English only).
-st.caption(
-    t(
-        "spline.train_caption",
-        schedule=t("spline.schedule", warmup=sm["train"]["warmup"], clip=sm["train"]["clip"]),
-        batch=sm["train"]["batch"],
-        n_train=sm["train"]["n_train"],
-        seed=sm["train"]["data_seed"],
-        torch=sm["torch"],
-        threads=sm["threads"],
-    )
-)
+st.caption(shipped.train_caption)
 
 st.subheader(t("spline.lr"))
 prose(KEY, "lr")
-sweep = metrics["lr_sweep"]
+sweep = shipped.sweep
 if sweep is None:
     st.info(t("spline.no_sweep"))
     st.stop()
 s1, s2 = st.columns(2)
 for col, kind, title in ((s1, "spline", t("spline.title_spline")), (s2, "pe-cat", t("spline.model_pe"))):
-    steps, ys = sweep_curves(kind, language())
+    steps, ys = sweep.curves[kind]
     with col:
         fig = F.lines(
             steps,
             ys,
-            t("spline.sweep_title", model=title, steps=sweep["steps"]),
+            t("spline.sweep_title", model=title, steps=sweep.steps),
             x_title=t("spline.training_step"),
             y_title=t("spline.test_mse_log"),
             log_y=True,
         )
-        mean_mse = next(r["mean_prediction_mse"] for r in sweep["runs"] if r["kind"] == kind)
-        plot(F.mark_lines(fig, y={t("spline.mean_point"): mean_mse}), f"spline_sweep_{kind}")
-by = {(r["kind"], r["lr"]): r for r in sweep["runs"]}
-
-
-def _status(r: dict) -> str:
-    if r["unstable"]:
-        return t("spline.status_unstable") + (
-            t("spline.status_diverged", step=r["diverged_at_step"]) if r["diverged_at_step"] is not None else ""
-        )
-    # Not unstable by the rule, but a learner should not read "ok" next to an error near the mean's.
-    return t("spline.status_barely") if r["test_mse"] > 0.5 * r["mean_prediction_mse"] else t("spline.status_learned")
-
-
-SWEEP_NAMES = {"spline": t("spline.model_spline_col"), "pe-cat": t("spline.model_pe")}
-table = []
-for lr in sweep["lrs"]:
-    row = {t("spline.col_peak_lr"): lr}
-    for kind, name in SWEEP_NAMES.items():
-        row.update({t("spline.col_final", model=name): by[(kind, lr)]["test_mse"], name: _status(by[(kind, lr)])})
-    table.append(row)
-st.dataframe(table, hide_index=True, key="spline_sweep_table")
-best = {k: min((r for r in sweep["runs"] if r["kind"] == k), key=lambda r: r["test_mse"]) for k in ("spline", "pe-cat")}
-st.markdown(
-    t(
-        "spline.best",
-        steps=sweep["steps"],
-        lr_s=best["spline"]["lr"],
-        mse_s=best["spline"]["test_mse"],
-        lr_p=best["pe-cat"]["lr"],
-        mse_p=best["pe-cat"]["test_mse"],
-    )
-)
-unstable = [t("spline.unstable_run", model=SWEEP_NAMES[r["kind"]], lr=r["lr"]) for r in sweep["runs"] if r["unstable"]]
-verdict = (
-    t("spline.verdict_unstable", runs="; ".join(unstable))
-    if unstable
-    else t("spline.verdict_stable", lr=max(sweep["lrs"]))
-)
-# The rule is written out in the catalogue (the sweep file states it in English only); both say what
-# lab.spline_train computes: non-finite loss, or final test MSE ≥ the mean point's.
-st.caption(verdict + t("spline.rule"))
+        plot(F.mark_lines(fig, y={t("spline.mean_point"): sweep.mean_mse[kind]}), f"spline_sweep_{kind}")
+st.dataframe(sweep.table, hide_index=True, key="spline_sweep_table")
+st.markdown(sweep.best_line)
+st.caption(sweep.verdict)

@@ -1,18 +1,23 @@
-"""Chapter: CoPE — gates decide what counts; positions are counts of counted tokens."""
+"""Chapter: CoPE — gates decide what counts; positions are counts of counted tokens.
 
-import numpy as np
+A page only shows: widgets → one cached call into explain/chapters/cope.py (or cope_results.py) per
+section → figures → st.*. The numbers, the question and every sentence that states a fact about
+them are computed there.
+"""
+
 import streamlit as st
 
 from encoders import cope as enc
 from explain import figures as F
-from explain import i18n
 from explain.chapters import cope as ch
+from explain.chapters import cope_results, cope_seeds
 from explain.chapters.common import sign_text
+from ui.cache import cached
 from ui.common import header, inline_tokens, plot, prose, seed, sentence_tokens
 from ui.derivation import show_derivation
-from ui.i18n import t
-from ui.question import predict
-from ui.url_state import URL
+from ui.i18n import current, option_names, t
+from ui.question import ask
+from ui.url_state import URL, Param
 
 KEY = "cope"
 header(
@@ -29,23 +34,27 @@ header(
 )
 prose(KEY, "intro")
 
-# Bounded caches: an entry holds a few n × n float arrays (n ≤ 256), shared by every session.
-count_view = st.cache_data(max_entries=32)(ch.count_view)
-interpolation_view = st.cache_data(max_entries=32)(ch.interpolation_view)
-attention_view = st.cache_data(max_entries=16)(ch.preferred_count_attention)
-model_view = st.cache_data(max_entries=16)(ch.model_view)
-word_choices = st.cache_data(max_entries=32)(ch.word_choices)
+# Bounded caches shared by every session. An entry holds a few n × n float64 arrays (n ≤ 256, about
+# 0.5 MB each); model_view holds 3 × 4 heads of them (~6 MB), hence its smaller bound.
+count_view = cached(ch.count_view, max_entries=32)
+positions_question = cached(ch.positions_question, max_entries=32)
+interpolation_view = cached(ch.interpolation_view, max_entries=32)
+attention_view = cached(ch.preferred_count_attention, max_entries=16)
+alice_view = cached(ch.alice_view, max_entries=32)
+seed_view = cached(cope_seeds.seed_example, max_entries=32)
+model_view = cached(ch.model_view, max_entries=8)
+word_choices = cached(ch.word_choices, max_entries=32)
+paper_results = cached(cope_results.paper_results, max_entries=4)
 
 tokens = sentence_tokens()
 text = st.session_state.sentence
 n = len(tokens)
+lang = current()
 # A new, shorter sentence must not leave a remembered slider value past its new maximum.
 for _key, _top in (("cope_query", n - 1), ("cope_key", n - 1)):
     if st.session_state.get(_key, 0) > _top:
         st.session_state.pop(_key)
 weight = t("cope.weight")
-# Option names are bound to this run's language: a format_func may be called after the run (AppTest does).
-LANG = i18n.language()
 count_back = t("cope.count_back")
 
 # ----------------------------------------------------------------------------- what counts
@@ -53,25 +62,31 @@ st.subheader(t("cope.counts.subheader"))
 prose(KEY, "what-counts")
 words = word_choices(text)
 c1, c2 = st.columns([3, 2])
-# Option values are stable ids (kept in the address and in lessons); only their names are translated.
-unit = c1.radio(
+# Option values are stable ids (kept in the address and in lessons); only their names are translated,
+# so the address holds the id, never the shown name.
+UNIT = Param.choice("cope_unit", ch.UNITS, default=ch.UNIT_SENTENCE)
+UNIT.restore()
+st.session_state.setdefault(UNIT.key, UNIT.default)  # the default is not the first option
+unit = UNIT.widget(
+    c1.radio,
     t("cope.counts.unit"),
     ch.UNITS,
-    index=2,
     horizontal=True,
-    key="cope_unit",
-    **URL,
-    format_func=lambda u: i18n.t(f"cope.unit.{u}", LANG),
+    format_func=option_names(ch.UNITS, lambda u: t(f"cope.unit.{u}")),
     help=t("cope.counts.unit_help"),
 )
 word = ""
 if unit == ch.UNIT_PICKED:
     if words:
-        default = words.index("alice") if "alice" in words else 0
         if st.session_state.get("cope_word") not in words:
             st.session_state.pop("cope_word", None)
         word = c2.selectbox(
-            t("cope.counts.word"), words, index=default, key="cope_word", **URL, help=t("cope.counts.word_help")
+            t("cope.counts.word"),
+            words,
+            index=ch.default_word(words),
+            key="cope_word",
+            **URL,
+            help=t("cope.counts.word_help"),
         )
     else:
         c2.info(t("cope.counts.no_words"))
@@ -99,10 +114,9 @@ npos = c5.slider(
     help=t("cope.counts.npos_help", max=ch.MAX_NPOS),
 )
 cv = count_view(text, unit, word, sharpness, all_open, npos)
-n_counted = int(cv.counted.sum())
 what = t("cope.counts.what_all_open") if all_open else t(f"cope.unit.{unit}")
-st.markdown(t("cope.counts.line", counted=n_counted, n=n, what=what))
-if n_counted == 0 and not all_open:
+st.markdown(t("cope.counts.line", counted=cv.n_counted, n=n, what=what))
+if cv.n_counted == 0 and not all_open:
     st.info(t("cope.counts.none_counted"))
 
 # ---------------------------------------------------------------------------------- gates
@@ -123,26 +137,9 @@ plot(
 # ------------------------------------------------------------------------------ positions
 st.subheader(t("cope.positions.subheader"))
 prose(KEY, "positions")
-# The answer is computed: CoPE's own positions with every gate open, against each candidate formula.
-_open = count_view(text, unit, word, sharpness, True, ch.MAX_NPOS).positions
-_i, _j = np.tril_indices(n)
-_candidates = {  # option id (see cope.positions.option) → the formula, on every (i, j) with j ≤ i
-    "relative": _i - _j + 1.0,
-    "offset": _j - _i + 0.0,
-    "one": np.ones(_i.size),
-    "query": _i + 1.0,
-}
-_clamped = {k: np.minimum(v, ch.MAX_NPOS - 1) for k, v in _candidates.items()}
-_match = [k for k, v in _clamped.items() if np.allclose(_open[_i, _j], v)]
-if n > 1 and len(_match) == 1:
-    predict(
-        "cope_q",
-        t("cope.positions.question"),
-        list(_candidates),
-        _match[0],
-        t("cope.positions.answer", cap=ch.MAX_NPOS - 1),
-        format_func=lambda k: i18n.t(f"cope.positions.option.{k}", LANG),
-    )
+question = positions_question(n, lang)
+if question is not None:
+    ask(question)
 with st.expander(t("cope.positions.proof")):
     show_derivation("cope-all-gates-open", key_prefix="cope_proof", compact=True)
 plot(
@@ -159,10 +156,7 @@ plot(
     "positions",
 )
 if all_open:
-    i_idx, j_idx = np.tril_indices(n)
-    rel = (i_idx - j_idx + 1).astype(float)
-    diff = np.abs(cv.positions[i_idx, j_idx] - np.minimum(rel, npos - 1)).max()
-    st.success(t("cope.positions.all_open", diff=diff))
+    st.success(t("cope.positions.all_open", diff=cv.relative_gap))
 
 # ---------------------------------------------------------------------------------- query
 st.subheader(t("cope.query.subheader"))
@@ -174,16 +168,18 @@ query = (
     if n > 1
     else 0
 )
-row = cv.positions[query, : query + 1]
-fig = F.bars(
-    cv.tokens[: query + 1],
-    row,
-    t("cope.query.title", query=query),
-    x_title=t("cope.query.x_title"),
-    y_title=count_back,
-    highlight=[j for j in range(query + 1) if cv.counted[j] and not all_open],
+row = cv.row(query)
+plot(
+    F.bars(
+        row.tokens,
+        row.counts,
+        t("cope.query.title", query=query),
+        x_title=t("cope.query.x_title"),
+        y_title=count_back,
+        highlight=row.highlight,
+    ),
+    "query_bars",
 )
-plot(fig, "query_bars")
 st.caption(t("cope.query.caption"))
 st.markdown(
     t(
@@ -191,8 +187,8 @@ st.markdown(
         token=inline_tokens([cv.tokens[query]]),
         query=query,
         first_token=inline_tokens([cv.tokens[0]]),
-        first=row[0],
-        own=row[-1],
+        first=row.first,
+        own=row.own,
     )
 )
 
@@ -223,12 +219,10 @@ key_j = (
     else 0
 )
 iv = interpolation_view(text, unit, word, sharpness, all_open, npos, query, key_j, seed())
-# A window of counts around p: 64 random-looking values would hide the two that matter.
-lo_n, hi_n = max(0, iv.lo - 6), min(npos - 1, iv.hi + 6)
 fig = F.lines(
-    iv.n[lo_n : hi_n + 1],
-    {t("cope.interpolation.trace"): iv.z[lo_n : hi_n + 1]},
-    t("cope.interpolation.title", query=query, lo=lo_n, hi=hi_n, key=key_j),
+    iv.n_window,
+    {t("cope.interpolation.trace"): iv.z_window},
+    t("cope.interpolation.title", query=query, lo=iv.first, hi=iv.last, key=key_j),
     x_title=t("cope.interpolation.x_title"),
     y_title="q_i·e[n]",
     markers=True,
@@ -242,9 +236,9 @@ st.markdown(
         lo=iv.lo,
         hi=iv.hi,
         w=iv.w,
-        z_hi=iv.z[iv.hi],
+        z_hi=iv.z_hi,
         w_lo=1 - iv.w,
-        z_lo=iv.z[iv.lo],
+        z_lo=iv.z_lo,
         value=iv.value,
     )
 )
@@ -292,84 +286,76 @@ plot(
 st.subheader(t("cope.alice.subheader"))
 prose(KEY, "alice")
 if words:
-    default = words.index("alice") if "alice" in words else 0
     if st.session_state.get("cope_alice_word") not in words:
         st.session_state.pop("cope_alice_word", None)
     asked = st.selectbox(
-        t("cope.alice.word"), words, index=default, key="cope_alice_word", **URL, help=t("cope.alice.word_help")
+        t("cope.alice.word"),
+        words,
+        index=ch.default_word(words),
+        key="cope_alice_word",
+        **URL,
+        help=t("cope.alice.word_help"),
     )
-    hard = count_view(text, ch.UNIT_SENTENCE, "", float("inf"), False, ch.MAX_NPOS)
-    count, in_last = ch.last_sentence_count(hard, asked)
-    hits = [j for j in range(n) if in_last[j] and ch.token_key(cv.tokens[j]) == ch.token_key(asked)]
+    alice = alice_view(text, asked)
     plot(
         F.bars(
-            hard.tokens,
-            in_last.astype(float),
+            alice.tokens,
+            alice.in_last,
             t("cope.alice.title"),
             x_title=t("cope.alice.x_title"),
             y_title=t("cope.alice.y_title"),
-            highlight=hits,
+            highlight=alice.hits,
             height=300,
         ),
         "alice",
     )
-    st.markdown(
-        t(
-            "cope.alice.answer",
-            word=inline_tokens([asked]),
-            count=count,
-            total=sum(ch.token_key(tok) == ch.token_key(asked) for tok in tokens.tokens),
-        )
-    )
+    st.markdown(t("cope.alice.answer", word=inline_tokens([asked]), count=alice.count, total=alice.total))
 else:
     st.info(t("cope.alice.no_words"))
 
 # ---------------------------------------------------------------------- the seed examples
 st.subheader(t("cope.seeds.subheader"))
 prose(KEY, "seeds")
-seed_view = st.cache_data(max_entries=32)(ch.seed_example)
 e1, e2, e3, e4 = st.columns([3, 2, 2, 2])
-example = e1.radio(
+EXAMPLE = Param.choice("cope_example", tuple(cope_seeds.SEED_EXAMPLES), default="yyyyxyyy")
+example = EXAMPLE.widget(
+    e1.radio,
     t("cope.seeds.example"),
-    tuple(ch.SEED_EXAMPLES),
-    key="cope_example",
-    **URL,
-    format_func=lambda e: i18n.t(f"cope.seeds.example_name.{e}", LANG),
+    EXAMPLE.options,
+    format_func=option_names(EXAMPLE.options, lambda e: t(f"cope.seeds.example_name.{e}")),
     help=t("cope.seeds.example_help"),
 )
 gap = e2.slider(
     t("cope.seeds.gap"),
     1,
-    ch.MAX_GAP,
-    3 if example.startswith("yyyy") else 1,
+    cope_seeds.MAX_GAP,
+    cope_seeds.SEED_DEFAULT_GAP[example],
     key="cope_gap",
     **URL,
-    help=t("cope.seeds.gap_help", max=ch.MAX_GAP),
+    help=t("cope.seeds.gap_help", max=cope_seeds.MAX_GAP),
 )
 delta = e3.slider(t("cope.seeds.delta"), 0.0, 10.0, 3.0, 0.5, key="cope_delta", **URL, help=t("cope.seeds.delta_help"))
 slope = e4.slider(t("cope.seeds.slope"), 0.0, 5.0, 1.0, 0.1, key="cope_slope", **URL, help=t("cope.seeds.slope_help"))
 sv = seed_view(example, gap, delta, slope)
-sought = ch.SEED_EXAMPLES[example][0]
 plot(
     F.token_bars(
         sv.tokens,
-        {t(f"cope.seeds.ruler.{r}"): sv.weights[r] for r in ch.RULERS},
+        {t(f"cope.seeds.ruler.{r}"): sv.weights[r] for r in cope_seeds.RULERS},
         t("cope.seeds.title", tokens=" ".join(sv.tokens)),
         x_title=t("cope.seeds.x_title"),
         y_title=t("cope.seeds.y_title"),
     ),
     "seed_example",
 )
-last = max(j for j, tok in enumerate(sv.tokens[:-1]) if tok == sought)
 st.markdown(
     t(
         "cope.seeds.line",
-        sought=sought,
-        last=last,
-        back=len(sv.tokens) - 1 - last,
-        counted=sv.cope_positions[last],
-        relative=sv.weights["relative"][last],
-        cope=sv.weights["cope"][last],
+        sought=sv.sought,
+        last=sv.last,
+        back=sv.back,
+        counted=sv.counted_back,
+        relative=sv.weight("relative"),
+        cope=sv.weight("cope"),
     )
 )
 
@@ -380,21 +366,22 @@ m1, m2 = st.columns(2)
 head = m1.slider(
     t("cope.model.head"), 1, ch.N_HEADS, 1, key="cope_head", **URL, help=t("cope.model.head_help", max=ch.N_HEADS)
 )
-variant = m2.radio(
+VARIANT = Param.choice("cope_variant", ch.VARIANTS, default="paper")
+variant = VARIANT.widget(
+    m2.radio,
     t("cope.model.variant"),
-    ("paper", "official"),
+    VARIANT.options,
     horizontal=True,
-    key="cope_variant",
-    **URL,
-    format_func=lambda v: i18n.t(f"cope.model.variant_name.{v}", LANG),
+    format_func=option_names(VARIANT.options, lambda v: t(f"cope.model.variant_name.{v}")),
     help=t("cope.model.variant_help"),
 )
 mv = model_view(text, seed(), npos, variant)
+head_gates, head_positions, head_weights = mv.head(head)
 g1, g2 = st.columns(2)
 with g1:
     plot(
         F.token_heatmap(
-            mv.gates[head - 1],
+            head_gates,
             mv.tokens,
             mv.tokens,
             t("cope.model.gates_title", head=head),
@@ -406,7 +393,7 @@ with g1:
 with g2:
     plot(
         F.token_heatmap(
-            mv.positions[head - 1],
+            head_positions,
             mv.tokens,
             mv.tokens,
             t("cope.model.positions_title", head=head),
@@ -417,7 +404,7 @@ with g2:
     )
 plot(
     F.token_heatmap(
-        mv.weights[head - 1],
+        head_weights,
         mv.tokens,
         mv.tokens,
         t("cope.model.weights_title", head=head, variant=t(f"cope.model.variant_name.{variant}")),
@@ -428,3 +415,23 @@ plot(
 )
 st.caption(t("cope.model.caption", sign=sign_text(enc.CoPE.name)))
 st.page_link("pages/labs/toy_tasks.py", label=t("cope.model.lab_link"), icon=":material/model_training:")
+
+# ------------------------------------------------------------------------ what the paper measured
+st.subheader(t("cope.results.subheader"))
+prose(KEY, "results")
+pr = paper_results(lang)
+r1, r2 = st.columns([3, 2])
+with r1:
+    st.dataframe(pr.wikitext, hide_index=True, key="cope_table4_wikitext")
+    st.caption(t("cope.results.wikitext_caption"))
+with r2:
+    st.dataframe(pr.code, hide_index=True, key="cope_table4_code")
+    st.caption(t("cope.results.code_caption"))
+st.markdown(pr.lm_line)
+prose(KEY, "length")
+st.dataframe(pr.figure3, hide_index=True, key="cope_figure3")
+st.caption(t("cope.results.figure3_caption", train=cope_results.FIGURE3_TRAIN))
+st.markdown(pr.length_line)
+prose(KEY, "heads")
+st.subheader(t("cope.results.limits_subheader"))
+prose(KEY, "limitations")
