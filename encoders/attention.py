@@ -135,9 +135,11 @@ class TransformerBlock(nn.Module):
     """One pre-norm Transformer block (attention + MLP, each in a residual) over any encoding.
 
     The trainable models (the toy-task lab, the spline autoencoder) stack these. Each block owns its
-    own encoder instance, so per-layer tables (T5 buckets, CoPE, ALiBi slopes) are per layer as in
-    the papers. The input encoding (sinusoidal, learned) is *not* added here: a model adds it once,
-    below its first block, exactly as the papers do.
+    own encoder instance, so its tables (T5 buckets, CoPE's position embeddings, ALiBi slopes) are per
+    layer. # Deviation from paper: T5 computes one bias table in layer 0 and reuses it in every layer,
+    and Transformer-XL shares u and v across layers; a model built from these blocks does not share
+    them. The input encoding (sinusoidal, learned) is *not* added here: a model adds it once, below its
+    first block, exactly as the papers do.
     """
 
     def __init__(self, encoder: PositionalEncoding, mlp_ratio: int = 4, generator: torch.Generator | None = None):

@@ -82,7 +82,8 @@ def log_bucket_position(relative_position: Tensor, bucket_size: int, max_positio
 @dataclass(frozen=True)
 class DebertaConfig:
     # DeBERTa-v3 (rtd_base.json): 256 log buckets over relative positions up to 512. position_buckets
-    # ≤ 0 switches the buckets off: plain r = i − j, clamped to ±max_relative_positions (v1).
+    # ≤ 0 switches the buckets off: plain r = i − j, clamped to [−M, M − 1], M = max_relative_positions
+    # (v1; the table index clamp(r + M, 0, 2M − 1)).
     position_buckets: int = 256
     max_relative_positions: int = 512
     pos_att_type: tuple[str, ...] = ("c2p", "p2c")  # which position terms the model has

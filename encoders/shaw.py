@@ -13,9 +13,11 @@ the key is to the right of the query. There are 2k+1 learned vectors for keys an
 each of size d_z, shared by all heads of a layer; every pair farther apart than k shares the vector
 of distance ±k.
 
-Efficient form (§3.3, tensor2tensor's `_relative_attention_inner`): instead of building an (i, j, d)
-tensor of per-pair vectors, compute q_i · wᴷ_r for the 2k+1 rows r once, (b, h, i, 2k+1), and pick
-the right column for every key — O(n·k·d + n²) instead of O(n²·d).
+The paper (§3.3) and tensor2tensor's `_relative_attention_inner` build the (i, j, d_z) tensor of
+per-pair vectors aᴷ_ij, shared across heads and the batch, and multiply it with the queries. This file
+uses a later, equivalent shortcut: compute q_i · wᴷ_r for the 2k+1 rows r once, (b, h, i, 2k+1), and
+pick the right column for every key — O(n·k·d + n²) instead of O(n²·d); the chapter checks that both
+give the same logits.
 """
 
 from __future__ import annotations
@@ -78,7 +80,8 @@ def relative_vectors(table: Tensor, index: Tensor) -> Tensor:
 
 
 def position_logits(q: Tensor, a_k: Tensor, index: Tensor) -> Tensor:
-    """The position part of e_ij: q_i · aᴷ_ij / √d_z, via the efficient form of §3.3.
+    """The position part of e_ij: q_i · aᴷ_ij / √d_z, by gathering per-row products (a shortcut equal
+    to the paper's per-pair tensor of §3.3, not the paper's own form).
 
     q (b, h, i, d), a_k (2k+1, d), index (i, j) → (b, h, i, j)
     """

@@ -5,9 +5,11 @@ Axis legend: n positions, d channels (the model dimension), f frequency pair (ch
     PE(pos, 2f)   = sin(pos · ω_f)
     PE(pos, 2f+1) = cos(pos · ω_f)        ω_f = base^(−2f/d),  base = 10000
 
-The reference layout here is the paper's *interleaved* one. tensor2tensor, Transformer-XL and GPT-J
-store the same numbers *concatenated*, [sin(all f) | cos(all f)]; `concatenated_permutation` maps one
-to the other (the chapter shows both side by side).
+The reference layout here is the paper's *interleaved* one. Transformer-XL builds the same sinusoids
+*concatenated*, [sin(all f) | cos(all f)]; `concatenated_permutation` maps one to the other (the
+chapter shows both side by side). tensor2tensor's timing signal is concatenated too but uses other
+frequencies, base^(−f/(d/2 − 1)): not a permutation of this table. (GPT-J's sin/cos table is RoPE's
+angles, not an absolute encoding.)
 """
 
 from __future__ import annotations
@@ -30,8 +32,13 @@ PAPER = Paper(
 def sinusoidal_frequencies(d: int, base: float = 10000.0, dtype: torch.dtype = torch.float64) -> Tensor:
     """ω_f = base^(−2f/d) for f = 0 … ⌈d/2⌉−1, shape (⌈d/2⌉,).
 
-    The exponent uses the *pair* index f (2f/d), not the channel index: using the channel index
-    (c/d) is the classic mistake that halves every exponent.
+    This indexes *pairs*: channels c = 2f (sin) and c = 2f+1 (cos) share f = c // 2, so channel c
+    turns at base^(−2·(c // 2)/d). The classic mistake puts the *channel* index c where 2f belongs,
+    base^(−c/d): each sin channel (c = 2f) still gets ω_f, but its cos partner (c = 2f+1) gets
+    base^(−(2f+1)/d), base^(1/d) times slower, so a pair is no longer (sin, cos) of one angle and
+    PE(p+Δ) = T(Δ)·PE(p) fails. The opposite slip, the pair index f in that channel formula
+    (base^(−f/d)), halves every exponent: the slowest pair turns at about base^(−1/2) instead of
+    base^(−1 + 2/d). (tests/test_sinusoidal.py builds both mistakes and shows what breaks.)
     With odd d there is one more sin channel than cos channels; its ω follows the same rule.
     """
     if d < 1:

@@ -6,8 +6,8 @@ p spline degree, m = K + p + 1 knots, b batch.
     control points P (b, K, D) ─ B-spline basis N (n, K) ─→ curve samples s(t) = N(t) · P  (b, n, D)
 
 The paper has no positional encoding: a Transformer encoder turns the input tokens plus K learned
-control tokens into K control points; the decoder reads samples of the B-spline they shape (it approximates them, passing
-through the first and last only, with clamped knots).
+control tokens into K control points; the decoder reads samples of the B-spline they shape (it
+approximates them, passing through the first and last only, with clamped knots).
 Where a sample sits on the curve is what tells the decoder "where in the sequence" it is. This file
 holds only the spline part (pure torch); the autoencoder that uses it lives in lab/spline_model.py.
 

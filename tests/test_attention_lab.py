@@ -1,16 +1,20 @@
 """The attention lab: panels, term switches, the content dial, heads, the shift and length tests."""
 
+import itertools
 import math
 
 import numpy as np
 import pytest
 
-from encoders import REGISTRY
+from encoders import REGISTRY, build
 from encoders.alibi import alibi_slopes
+from encoders.rope import RoPE
 from encoders.text import tokenize
 from explain.chapters import attention_lab as lab
+from explain.chapters import attention_lab_length as length_lab
+from explain.chapters import attention_lab_shift as shift
 from explain.chapters.common import run_tokens
-from tests.helpers import errors, fig_array, figure, figure_titles, open_page
+from tests.helpers import chart, errors, fig_array, open_page
 
 PAGE = "pages/labs/attention_lab.py"
 S = "The cat sat on the mat. The dog sat on the log."
@@ -148,11 +152,211 @@ def test_shift_test_matches_an_offset_run():
     np.testing.assert_allclose(st.delta[0], (softmax(after) - softmax(before))[1], atol=1e-12)
 
 
+def test_shift_test_subset_is_the_rows_of_the_whole_test():
+    whole = lab.shift_test(S, 2, lab.REGISTRY_NAMES, "Hmm,", 2, True, None)
+    part = lab.shift_test(S, 2, ("rope-dynamic", "learned", "t5"), "Hmm,", 2, True, None)
+    sub = whole.subset(("rope-dynamic", "learned", "t5"))
+    assert sub.methods == part.methods and sub.labels == part.labels and sub.largest == part.largest
+    np.testing.assert_array_equal(sub.max_change, part.max_change)
+    np.testing.assert_array_equal(sub.delta, part.delta)
+
+
+# The shift test's control space: sentence length n and prefix length k around dynamic NTK's trained
+# length (32 tokens under the lab's config), every head count, both masks, every head choice.
+SHIFT_CASES = {
+    "one token": ("Hi", "Well, you know,"),  # n = 1: nothing can change
+    "n + k = 32": (" ".join(f"w{k % 11}" for k in range(27)), "Well, you know,"),  # still RoPE's θ
+    "n + k = 33": (" ".join(f"w{k % 11}" for k in range(17)), " ".join("abcdefghijklmnop")),  # just past
+    "n > L": (" ".join(f"w{k % 11}" for k in range(40)), "Oh"),  # past before and after
+}
+DYNAMIC_L, DYNAMIC_S = 32, 4.0  # ScaledRopeConfig's defaults, which lab_config keeps for dynamic NTK
+
+
+def ntk_theta(d: int, length: int) -> np.ndarray:
+    """Dynamic NTK's θ_f written out (METHODS §9): α = s·max(ℓ, L)/L − (s − 1), base' = 10000·α^(d/(d−2))."""
+    alpha = DYNAMIC_S * max(length, DYNAMIC_L) / DYNAMIC_L - (DYNAMIC_S - 1)
+    base = 10000.0 * alpha ** (d / (d - 2))
+    return np.array([base ** (-2 * f / d) for f in range(d // 2)])
+
+
+def expected_reason(method: str, n: int, k: int) -> str:
+    """The reason the question must give, by name here (tests may branch on names)."""
+    if n == 1:
+        return "one_word"
+    if method in ("sinusoidal", "learned"):
+        return "absolute"
+    if method == "rope-dynamic":
+        return "length" if max(n + k, DYNAMIC_L) != max(n, DYNAMIC_L) else "length_same"
+    return "no_position" if method == "none" else "relative"
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("n_heads", lab.HEAD_CHOICES)
+def test_shift_verdicts_over_the_control_space(n_heads, causal):
+    """Every encoding, every head choice, both masks, sentence and prefix lengths on both sides of
+    dynamic NTK's trained length: the verdict is the measurement, the measurement agrees with an
+    offset run (positions k … k+n−1 without the prefix's words), and the reason the question gives
+    agrees with a rule written out here, with every number it states."""
+    d = lab.D_MODEL // n_heads
+    for name, (text, prefix) in SHIFT_CASES.items():
+        tokens, pre = tokenize(text).tokens, lab.prefix_tokens(prefix)
+        n, k = len(tokens), len(pre)
+        deltas = lab.shift_deltas(text, 0, lab.REGISTRY_NAMES, prefix, n_heads, causal)
+        # Independent: softmax of an offset run against a plain run, every head, for the encodings
+        # that move (the others must not move at all).
+        moving = {m for m in lab.REGISTRY_NAMES if expected_reason(m, n, k) in ("absolute", "length")}
+        for m in moving:
+            cfg = lab.lab_config(m)
+            before = run_tokens(tokens, 0, m, 64, n_heads, causal, 0, cfg, float64=True).logits
+            after = run_tokens(tokens, 0, m, 64, n_heads, causal, k, cfg, float64=True).logits
+            np.testing.assert_allclose(deltas[lab.REGISTRY_NAMES.index(m)], softmax(after) - softmax(before), atol=1e-9)
+        for head in (None, *range(n_heads)):
+            sh = lab.shift_test_from(deltas, tokens, pre, lab.REGISTRY_NAMES, n_heads, head)
+            for m, change, changed in zip(sh.methods, sh.max_change, sh.changed, strict=True):
+                reason, facts = shift.shift_reason(sh, m)
+                assert reason == expected_reason(m, n, k), (name, m, head)
+                assert changed == (m in moving) and changed == shift.EXPECT[reason], (name, m, head, change)
+                if not changed:
+                    assert change < 1e-12, (name, m, head, change)
+                if reason == "absolute":
+                    assert facts == {"first": k, "last": k + n - 1, "last0": n - 1}
+                if reason in ("length", "length_same"):
+                    before, after = ntk_theta(d, n), ntk_theta(d, n + k)
+                    assert facts["L"] == DYNAMIC_L and (facts["n"], facts["n_after"]) == (n, n + k)
+                    assert facts["pairs"] == d // 2
+                    # every pair but the fastest (θ_0 = 1 for any base) turns at a new rate
+                    assert facts["pairs_changed"] == (d // 2 - 1 if reason == "length" else 0)
+                    assert facts["before"] == pytest.approx(2 * math.pi / before[-1], rel=1e-12)
+                    assert facts["after"] == pytest.approx(2 * math.pi / after[-1], rel=1e-12)
+            q = shift.shift_question(sh, "en")
+            want = sh.methods[int(np.argmax(sh.max_change))] if sh.changed.any() else shift.NOBODY
+            assert q.answer == want, (name, head)
+            for m in sh.methods:
+                assert f"{q.facts['changes'][m]:.1e}" in q.explanation
+
+
+def test_shift_question_over_every_selection():
+    """Every selection the multiselect allows (2 to 4 of the registry), both languages: the answer is
+    an option, the measured largest change among the chosen (or "none of them"), and the explanation
+    names each chosen encoding with its own measured change and reason."""
+    for text, prefix in (SHIFT_CASES["n + k = 33"], SHIFT_CASES["n + k = 32"]):
+        whole = lab.shift_test(text, 0, lab.REGISTRY_NAMES, prefix, 4, False, 0)
+        change = dict(zip(whole.methods, whole.max_change, strict=True))
+        for size in range(2, lab.MAX_METHODS + 1):
+            for chosen in itertools.combinations(lab.REGISTRY_NAMES, size):
+                sub = whole.subset(chosen)
+                moved = [m for m in chosen if change[m] > lab.CHANGED]
+                want = max(moved, key=change.get) if moved else shift.NOBODY
+                for lang in ("en", "ko"):
+                    q = shift.shift_question(sub, lang)
+                    assert q.options == (*chosen, shift.NOBODY) and q.answer == want
+                    assert set(q.facts["changes"]) == set(chosen)
+                    for m in chosen:
+                        assert f"**{lab.short(m, lang)}**" in q.explanation
+
+
+def test_shift_question_on_the_page_default_is_measured():
+    """The page's default sentence and prefix (19 tokens in all): dynamic NTK stays RoPE's, so only
+    the absolute encodings move; with a 28-token sentence the same prefix moves dynamic NTK too."""
+    q = shift.shift_section(S, 0, ("rope-dynamic", "rope", "alibi"), "Well, you know,", 4, False, 0, "en")
+    assert q is not None and q.question.answer == shift.NOBODY
+    assert q.question.facts["reasons"]["rope-dynamic"] == "length_same"
+    long = " ".join(f"w{k % 11}" for k in range(28))
+    q = shift.shift_section(long, 0, ("rope-dynamic", "rope", "alibi"), "Well, you know,", 4, False, 0, "en")
+    assert q is not None and q.question.answer == "rope-dynamic"
+    assert shift.shift_section(S, 0, ("rope", "alibi"), "  ", 4, False, 0, "en") is None  # no prefix
+
+
+@pytest.mark.parametrize("n_heads", lab.HEAD_CHOICES)
+def test_which_frequencies_follow_the_length(n_heads):
+    """Only dynamic NTK's θ follows the text's length: RoPE's own up to its trained length (32), a new
+    value at every length past it; every other rotary encoding keeps one θ; the rest do not rotate."""
+    d = lab.D_MODEL // n_heads
+    for m in lab.REGISTRY_NAMES:
+        up_to = shift.same_frequencies_up_to(m, n_heads)
+        if m == "rope-dynamic":
+            assert up_to == DYNAMIC_L and shift.follows_length(m, n_heads)
+            for length in (1, 31, 32, 33, 100, 512):
+                np.testing.assert_allclose(shift.frequencies_at(m, n_heads, length), ntk_theta(d, length), rtol=1e-12)
+        elif issubclass(REGISTRY[m], RoPE):
+            assert up_to == shift.LONGEST and not shift.follows_length(m, n_heads)
+        else:
+            assert up_to is None and shift.frequencies_at(m, n_heads, 10) is None
+
+
+# -- dynamic NTK and a KV cache -----------------------------------------------------------------------
+
+
+def pair_logit(q: np.ndarray, k: np.ndarray, angle_q: np.ndarray, angle_k: np.ndarray) -> float:
+    """(R(angle_q) q)·(R(angle_k) k)/√d for interleaved pairs, written out pair by pair."""
+    total = 0.0
+    for f in range(q.size // 2):
+        qa, qb, ka, kb = q[2 * f], q[2 * f + 1], k[2 * f], k[2 * f + 1]
+        phi = angle_k[f] - angle_q[f]
+        total += math.cos(phi) * (qa * ka + qb * kb) + math.sin(phi) * (qb * ka - qa * kb)
+    return total / math.sqrt(q.size)
+
+
+@pytest.mark.parametrize("n", [1, 2, 14, 32, 33, 100, 256])
+def test_kv_cache_against_rotations_written_out(n):
+    """The pair's three logits at every length drawn, every head count, against explicit 2×2
+    rotations: plain RoPE by (ℓ − n)·θ, no cache by (ℓ − n)·θ(ℓ), the cache by (ℓ − 1)·θ(ℓ) against
+    (n − 1)·θ(n); and every fact the caption states."""
+    from encoders.attention import toy_layer
+    from encoders.text import token_embeddings, token_key
+
+    text = " ".join(f"w{k % 13}" for k in range(n))
+    for n_heads in lab.HEAD_CHOICES:
+        d = lab.D_MODEL // n_heads
+        heads = [shift.kv_cache(text, 3, n_heads, h) for h in range(n_heads)]
+        mean = shift.kv_cache(text, 3, n_heads, None)
+        kv = heads[0]
+        assert kv.n == n and kv.same_up_to == DYNAMIC_L
+        assert kv.lengths[0] == n + 1 and kv.lengths[-1] == min(512, max(4 * DYNAMIC_L, 2 * n, n + 1))
+        layer = toy_layer(build("rope-dynamic", 64, n_heads, 3), 3).double()
+        x = token_embeddings((token_key(kv.tokens[-1]),), 64, 3).double()[0].detach()
+        q_all, k_all = (x @ layer.w_q).detach().numpy(), (x @ layer.w_k).detach().numpy()
+        plain_theta = ntk_theta(d, 1)
+        for h, view in enumerate(heads):
+            q, k = q_all[h * d : (h + 1) * d], k_all[h * d : (h + 1) * d]
+            for idx in range(0, kv.lengths.size, 7):  # every 7th length, and the last below
+                for i in (idx, kv.lengths.size - 1):
+                    ell = int(kv.lengths[i])
+                    now = ntk_theta(d, ell)
+                    assert view.plain[i] == pytest.approx(
+                        pair_logit(q, k, (ell - 1) * plain_theta, (n - 1) * plain_theta), abs=1e-9
+                    )
+                    assert view.recomputed[i] == pytest.approx(
+                        pair_logit(q, k, (ell - 1) * now, (n - 1) * now), abs=1e-9
+                    )
+                    cached = pair_logit(q, k, (ell - 1) * now, (n - 1) * ntk_theta(d, n))
+                    assert view.cached[i] == pytest.approx(cached, abs=1e-9)
+        np.testing.assert_allclose(mean.cached, np.mean([v.cached for v in heads], axis=0), atol=1e-12)
+        for view in (*heads, mean):
+            f = view.facts
+            if n == 1:
+                assert view.situation == "one" and view.first_apart is None and view.gap.max() < 1e-12
+                continue
+            assert view.situation == ("within" if n <= DYNAMIC_L else "past")
+            within = view.lengths <= DYNAMIC_L
+            np.testing.assert_allclose(view.cached[within], view.recomputed[within], atol=1e-12)
+            np.testing.assert_allclose(view.plain[within], view.recomputed[within], atol=1e-12)
+            # "From ℓ = first on, the cache is wrong": every length from there differs.
+            assert f["first"] == max(n, DYNAMIC_L) + 1 and (view.gap[view.lengths >= f["first"]] > lab.CHANGED).all()
+            assert f["last"] == view.lengths[-1] and f["gap"] == view.gap.max()
+            assert (f["recomputed"], f["cached"], f["plain"]) == (view.recomputed[-1], view.cached[-1], view.plain[-1])
+            for lang in ("en", "ko"):
+                from explain.i18n import t
+
+                caption = t(f"attention_lab.kv.caption_{view.situation}", lang, **f)
+                assert f"{f['cached']:.3f}" in caption and f"{f['first']}" in caption and f"{f['L']}" in caption
+
+
 # -- length test ----------------------------------------------------------------------------------
 
 
 def test_length_test():
-    lt = lab.length_test(S, 0, ("learned", "sinusoidal", "alibi", "rope-pi"), 16, 100, 4, True, None)
+    lt = length_lab.length_test(S, 0, ("learned", "sinusoidal", "alibi", "rope-pi"), 16, 100, 4, True, None)
     assert len(lt.tokens) == 100 and lt.tokens[:14] == TOKENS and lt.tokens[14:28] == TOKENS and len(TOKENS) == 14
     learned = lt.runs[0]
     assert learned.error and learned.first_missing == 16 and np.isnan(learned.entropy).all()
@@ -160,39 +364,50 @@ def test_length_test():
         assert not r.error and r.entropy.shape == (100,) and np.isfinite(r.entropy).all()
         assert r.entropy[0] == pytest.approx(0.0, abs=1e-6)  # causal: the first word sees only itself
         assert (r.entropy <= np.log(np.arange(1, 101)) + 1e-5).all()  # never above uniform
-    fits = lab.length_test(S, 0, ("learned",), 100, 100, 4, True, None)
+    fits = length_lab.length_test(S, 0, ("learned",), 100, 100, 4, True, None)
     assert not fits.runs[0].error
-    assert lab.length_config("rope-pi", 16, 100).scale == pytest.approx(100 / 16)
-    assert lab.length_config("learned", 16, 100).max_len == 16
+    assert length_lab.length_config("rope-pi", 16, 100).scale == pytest.approx(100 / 16)
+    assert length_lab.length_config("learned", 16, 100).max_len == 16
+
+
+def test_length_test_big_map_and_runs():
+    lt = length_lab.length_test(S, 0, ("learned", "alibi", "rope"), 8, 64, 2, False, 1)
+    assert [r.method for r in lt.failed] == ["learned"] and [r.method for r in lt.ok] == ["alibi", "rope"]
+    np.testing.assert_array_equal(lt.queries, np.arange(64))
+    for pick, want in (("rope", "rope"), ("learned", "alibi")):  # a run that failed falls back to the first
+        run, top = lt.big_map(pick)
+        assert run.method == want
+        assert top == pytest.approx(min(1.0, max(0.01, float(np.quantile(run.weights, 0.995)))))
+    with pytest.raises(ValueError):
+        length_lab.length_test(S, 0, ("learned",), 8, 64).big_map("learned")
 
 
 def test_repeated_tokens():
-    assert lab.repeated_tokens(("a", "b", "c"), 7) == ("a", "b", "c", "a", "b", "c", "a")
-    assert lab.repeated_tokens((), 5) == ()
+    assert length_lab.repeated_tokens(("a", "b", "c"), 7) == ("a", "b", "c", "a", "b", "c", "a")
+    assert length_lab.repeated_tokens((), 5) == ()
 
 
 # -- the page -------------------------------------------------------------------------------------
 
 
-def _title(method):
-    """A lab panel's title starts with the encoding's name without its citation."""
-    return REGISTRY[method].label.split(" (")[0] + ":"
+def _z(at, key):
+    return fig_array(chart(at, key)["data"][0]["z"]).astype(np.float64)
 
 
-def _z(at, start):
-    return fig_array(figure(at, start)["data"][0]["z"]).astype(np.float64)
+def _title(at, key):
+    return chart(at, key)["layout"]["title"]["text"]
 
 
 def test_page_default_and_controls():
     at = open_page(PAGE, sentence=S)
     assert not errors(at)
-    titles = figure_titles(at)
-    assert sum(t.endswith("attention weights, head 1") for t in titles) == 4
+    panels = [f"lab_panel_{m}" for m in lab.DEFAULT_METHODS]
+    assert all(_title(at, key).endswith("attention weights, head 1") for key in panels)
     sin = lab.panel(S, 0, "sinusoidal", 4, False, 1.0, ())
-    np.testing.assert_allclose(_z(at, "Sinusoidal:"), sin.weights[0], atol=1e-6)
+    np.testing.assert_allclose(_z(at, "lab_panel_sinusoidal"), sin.weights[0], atol=1e-6)
     at.selectbox(key="lab_head").set_value("mean").run()
-    assert sum(t.endswith("attention weights, mean over heads") for t in figure_titles(at)) == 4
-    np.testing.assert_allclose(_z(at, "Sinusoidal:"), sin.weights.mean(0), atol=1e-6)
+    assert all(_title(at, key).endswith("attention weights, mean over heads") for key in panels)
+    np.testing.assert_allclose(_z(at, "lab_panel_sinusoidal"), sin.weights.mean(0), atol=1e-6)
 
     # Several encodings incl. the multi-term ones; every term switched off in turn.
     at.multiselect(key="lab_methods").set_value(["transformer-xl", "deberta", "cope"]).run()
@@ -202,42 +417,59 @@ def test_page_default_and_controls():
             at.checkbox(key=f"lab_term_{m}_{t}").uncheck().run()
             assert not errors(at)
             want = lab.panel(S, 0, m, 4, False, 1.0, (t,)).weights.mean(0)
-            np.testing.assert_allclose(_z(at, _title(m)), want, atol=1e-5)
+            np.testing.assert_allclose(_z(at, f"lab_panel_{m}"), want, atol=1e-5)
             at.checkbox(key=f"lab_term_{m}_{t}").check().run()
 
     # One head, the position term, the dial at both ends, causal.
     at.selectbox(key="lab_head").set_value(1).run()
     np.testing.assert_allclose(
-        _z(at, _title("deberta")), lab.panel(S, 0, "deberta", 4, False, 1.0, ()).weights[1], atol=1e-5
+        _z(at, "lab_panel_deberta"), lab.panel(S, 0, "deberta", 4, False, 1.0, ()).weights[1], atol=1e-5
     )
     at.radio(key="lab_show").set_value("position").run()
     assert not errors(at)
     pos = lab.panel(S, 0, "cope", 4, False, 1.0, ()).position[1]
-    np.testing.assert_allclose(_z(at, _title("cope")), pos, atol=1e-4)
+    np.testing.assert_allclose(_z(at, "lab_panel_cope"), pos, atol=1e-4)
     for v in (0.0, 3.0):
         at.slider(key="lab_dial").set_value(v).run()
         assert not errors(at)
     at.toggle(key="lab_causal").set_value(True).run()
     at.radio(key="lab_show").set_value("content").run()
-    z = _z(at, _title("transformer-xl"))
+    z = _z(at, "lab_panel_transformer-xl")
     assert np.isnan(z[0, 1:]).all()  # masked cells blank
     at.selectbox(key="lab_heads").set_value(8).run()
     assert not errors(at)
 
 
-def test_page_shift_and_length_tests():
+def test_page_panels_share_one_colour_range():
+    ps = lab.panels_section(S, 0, ("rope", "alibi", "none"), 4, False, 1.0, (), None, "weights")
+    top = max(float(np.nanmax(v.z)) for v in ps.views)
+    assert ps.zmax == min(1.0, max(0.05, math.ceil(top * 20) / 20)) and ps.zmax >= top
+    pos = lab.panels_section(S, 0, ("rope", "alibi", "none"), 4, False, 1.0, (), 2, "position")
+    assert pos.views[2].z is None  # NoPE has no position part
+    assert pos.zmax == max(float(np.nanmax(np.abs(v.z))) for v in pos.views[:2])
+    for v, m in zip(ps.views, ("rope", "alibi", "none"), strict=True):
+        w = lab.panel(S, 0, m, 4, False, 1.0, ()).weights.mean(0)
+        assert (v.top_key, v.top_weight) == (int(np.argmax(w[-1])), pytest.approx(float(w[-1].max())))
+
+
+def test_page_shift_kv_and_length_tests():
     at = open_page(PAGE, sentence=S)
     at.multiselect(key="lab_methods").set_value(["learned", "sinusoidal", "rope", "alibi"]).run()
     at.text_input(key="lab_prefix").input("Hmm, well").run()
-    bars = figure(at, "Largest change")
-    shown = fig_array(bars["data"][0]["customdata"])
+    shown = fig_array(chart(at, "lab_shift")["data"][0]["customdata"])
     assert shown[0] > 1e-3 and shown[1] > 1e-3 and shown[2] < 1e-12 and shown[3] < 1e-12
+    # The KV-cache chart draws the pair the explain function computes, with the trained length marked.
+    kv = shift.kv_cache(S, 0, 4, 0)
+    fig = chart(at, "lab_kv_cache")
+    np.testing.assert_allclose(fig_array(fig["data"][1]["y"]), kv.cached, atol=1e-12)
+    assert fig["layout"]["shapes"][0]["x0"] == 32
+    assert any("From ℓ = 33 on, the cache is wrong" in m.value for m in at.markdown)
     # Length: the learned table runs out; the others continue (extremes of both sliders).
     at.slider(key="lab_train_len").set_value(4).run()
     at.slider(key="lab_length").set_value(512).run()
     assert not at.exception
     assert any("has rows for positions 0…3 only" in w.value for w in at.warning)
-    dist = figure(at, "How far each word looks")
+    dist = chart(at, "lab_len_distance")
     assert [d["name"] for d in dist["data"] if d.get("mode") == "lines"][:3] == ["Sinusoidal", "RoPE", "ALiBi"]
     assert fig_array(dist["data"][0]["y"]).shape == (512,)
     at.slider(key="lab_train_len").set_value(256).run()
@@ -251,7 +483,7 @@ def test_page_long_and_mixed_scripts(sentence):
     at = open_page(PAGE, sentence=sentence)
     assert not errors(at)
     n = min(256, len(tokenize(sentence).tokens))
-    z = _z(at, "RoPE:")
+    z = _z(at, "lab_panel_rope")
     assert z.shape == (n, n)
     np.testing.assert_allclose(z.sum(-1), 1.0, atol=1e-5)
 
@@ -264,12 +496,51 @@ def test_page_predict_then_reveal_uses_the_shift_test():
     at.radio(key="lab_shift_q__choice").set_value("RoPE").run()
     at.button(key="lab_shift_q__reveal").click().run()
     assert any("the answer is **Learned absolute**" in w.value for w in at.warning)
+    assert any("**Learned absolute** changed most" in m.value for m in at.markdown)
     # All relative: the answer is "none of them".
     at.multiselect(key="lab_methods").set_value(["rope", "alibi"]).run()
     at.button(key="lab_shift_q__again").click().run()
     at.radio(key="lab_shift_q__choice").set_value("none of them").run()
     at.button(key="lab_shift_q__reveal").click().run()
     assert any(s.value.startswith("Right: **none of them**") for s in at.success)
+    # Dynamic NTK on a sentence long enough: the prefix moves it, and the question says so.
+    at.button(key="lab_shift_q__again").click().run()
+    at.session_state["sentence"] = " ".join(f"w{k % 11}" for k in range(28))
+    at.multiselect(key="lab_methods").set_value(["rope", "rope-dynamic", "alibi"]).run()
+    at.radio(key="lab_shift_q__choice").set_value("RoPE + dynamic NTK").run()
+    at.button(key="lab_shift_q__reveal").click().run()
+    assert not errors(at)
+    assert any(s.value.startswith("Right: **RoPE + dynamic NTK**") for s in at.success)
+    assert any("its frequencies follow the length of the whole text" in m.value for m in at.markdown)
+
+
+def test_page_link_restores_the_encodings_by_their_ids():
+    from streamlit.testing.v1 import AppTest
+
+    from tests.helpers import APP, TIMEOUT
+
+    for lang in ("en", "ko"):
+        at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+        at.query_params.update({"lab_methods": "rope-dynamic,learned", "lab_show": "content", "lang": lang})
+        at.run()
+        at.switch_page(PAGE).run()
+        assert not errors(at)
+        assert at.multiselect(key="lab_methods").value == ["rope-dynamic", "learned"]
+        assert at.radio(key="lab_show").value == "content"
+    bad = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    bad.query_params.update({"lab_methods": "rope,rope,gpt", "lab_show": "<b>"})
+    bad.run()
+    bad.switch_page(PAGE).run()
+    assert not errors(bad)
+    assert bad.multiselect(key="lab_methods").value == list(lab.DEFAULT_METHODS)
+    assert bad.radio(key="lab_show").value == "weights"
+    assert lab.parse_methods("t5,rope") == ["t5", "rope"]
+    for raw in ("", "t5", "t5,t5", "t5,gpt", "a,b,c,d,e", "t5,rope,alibi,cope,none"):
+        if raw == "t5":
+            assert lab.parse_methods(raw) == ["t5"]  # one is a valid link: the page asks for a second
+            continue
+        with pytest.raises(ValueError):
+            lab.parse_methods(raw)
 
 
 # -- languages ------------------------------------------------------------------------------------
@@ -293,7 +564,7 @@ def test_page_in_korean_and_switching_language_keeps_every_control():
     at = open_korean(PAGE)
     assert not errors(at)
     assert at.multiselect(key="lab_methods").options[0] == "위치 인코딩 없음 (NoPE)"
-    assert sum(t.endswith("어텐션 가중치, 헤드 1") for t in figure_titles(at)) == 4
+    assert all(_title(at, f"lab_panel_{m}").endswith("어텐션 가중치, 헤드 1") for m in lab.DEFAULT_METHODS)
     # NoPE among the shift question's options next to "none of them": two distinct labels.
     at.multiselect(key="lab_methods").set_value(["none", "learned", "rope"]).run()
     at.selectbox(key="lab_head").set_value("mean").run()
@@ -312,6 +583,6 @@ def test_page_in_korean_and_switching_language_keeps_every_control():
     assert (at.slider(key="lab_dial").value, at.text_input(key="lab_prefix").value) == (2.5, "Hmm,")
     assert at.slider(key="lab_train_len").value == 4
     # The figures were built again in English (their cache key holds the language).
-    titles = figure_titles(at)
-    assert "RoPE: position term, mean over heads" in titles and not any("헤드" in t for t in titles)
+    assert _title(at, "lab_panel_rope") == "RoPE: position term, mean over heads"
+    assert not any("헤드" in _title(at, f"lab_panel_{m}") for m in ("learned", "rope"))
     assert any("has rows for positions 0…3 only" in w.value for w in at.warning)

@@ -52,7 +52,7 @@ LINKS = {
     "learned": ({"max_len": "8"}, {"max_len": 8}),
     "trouble": (
         {
-            "trouble_base": "Your sentence from the sidebar",
+            "trouble_base": "sidebar",
             "trouble_prefix": "Oh well,",
             "trouble_l_train": "16",
             "trouble_l_test": "64",
@@ -61,7 +61,7 @@ LINKS = {
     ),
     "shaw": ({"shaw_k": "9", "shaw_head": "2"}, {"shaw_k": 9, "shaw_head": 2}),
     "transformer-xl": (
-        {"xl_head": "head 3", "xl_causal": "false", "xl_on_b": "false", "xl_qlen": "5", "xl_step": "4 · slice"},
+        {"xl_head": "2", "xl_causal": "false", "xl_on_b": "false", "xl_qlen": "5", "xl_step": "sliced"},
         {"xl_head": 2, "xl_causal": False, "xl_on_b": False, "xl_qlen": 5, "xl_step": "sliced"},
     ),
     "t5": (
@@ -69,7 +69,7 @@ LINKS = {
         {"t5_buckets": 64, "t5_max_distance": 300, "t5_causal": True, "t5_head": 3},
     ),
     "deberta": (
-        {"deb_bucket_size": "32", "deb_max_position": "256", "deb_head": "head 2", "deb_on_c2p": "false"},
+        {"deb_bucket_size": "32", "deb_max_position": "256", "deb_head": "1", "deb_on_c2p": "false"},
         {"deb_bucket_size": 32, "deb_max_position": 256, "deb_head": 1, "deb_on_c2p": False},
     ),
     "rope": (
@@ -134,6 +134,38 @@ LINKS = {
         },
     ),
     "derivations": ({"d": "rope-matrix-2d", "derivations_all": "false"}, {"derivation": "rope-matrix-2d"}),
+    "attention-lab": (
+        {
+            "lab_methods": "rope-dynamic,learned,alibi",
+            "lab_heads": "2",
+            "lab_causal": "true",
+            "lab_dial": "0.5",
+            "lab_show": "content",
+            "lab_train_len": "16",
+            "lab_length": "64",
+        },
+        {
+            "lab_heads": 2,
+            "lab_causal": True,
+            "lab_dial": 0.5,
+            "lab_show": "content",
+            "lab_train_len": 16,
+            "lab_length": 64,
+        },
+    ),
+    "minilm": (
+        {"minilm_layer": "2", "minilm_head": "9", "minilm_src": "sentence", "minilm_mode": "reverse"},
+        {"minilm_layer": 2, "minilm_head": 9, "minilm_src": "sentence", "minilm_mode": "reverse"},
+    ),
+    "toy-lab": (
+        {
+            "toy_task": "counting",
+            "toy_encodings": "learned,rope,cope",
+            "toy_dist_split": "ood",
+            "toy_inspect_enc": "alibi",
+        },
+        {"toy_task": "counting", "toy_dist_split": "ood", "toy_inspect_enc": "alibi"},
+    ),
 }
 # What the figures must show for some of those links (the picture, not only the widget, follows).
 TITLES = {
@@ -156,6 +188,7 @@ def test_every_existing_chapter_has_a_link_case():
                 "pages/contextual/cope",
                 "pages/beyond/derivations",
                 "pages/beyond/spline",
+                "pages/labs/",
             )
         )
     }
@@ -184,6 +217,26 @@ def test_link_restores_controls_and_page_has_a_question(key):
     assert any(v.startswith(("Right:", "Not quite:")) for v in verdicts), verdicts
 
 
+RELATIVE = ("shaw", "transformer-xl", "t5", "deberta")  # the Relative part's chapters
+
+
+@pytest.mark.parametrize("key", RELATIVE)
+def test_link_restores_the_same_controls_in_korean(key):
+    """The same link opened with lang=ko: every control as in English (the address holds ids, never a
+    shown label), the page in Korean, and no error."""
+    params, expected = LINKS[key]
+    at = run_with_params(BY_KEY[key].path, {"s": "dog bites man and the man bites the dog", **params, "lang": "ko"})
+    assert not errors(at) and at.session_state["lang"] == "ko"
+    for k, v in expected.items():
+        assert value(at, k) == v, k
+    for k, v in params.items():
+        assert at.query_params[k] == v, k  # the address keeps the ids as written
+    from explain.i18n import t
+
+    assert at.title[0].value == t(f"chapters.{key}.title", "ko")
+    assert any("니다" in m.value for m in at.markdown)  # the prose is Korean (합니다체)
+
+
 @pytest.mark.parametrize("key", ["cope", "spline"])
 def test_cope_and_spline_links_restore_the_same_controls_in_korean(key):
     """The address holds option ids, never shown names: the same link restores the same controls
@@ -210,6 +263,51 @@ def test_rotary_and_derivations_links_restore_the_same_controls_in_korean(key):
         for k, v in params.items():
             if k != "derivations_all":  # a bound toggle at its default leaves the address
                 assert at.query_params[k] == v, (lang, k)
+
+
+ABSOLUTE = ("why-order", "sinusoidal", "learned", "trouble")  # chapters whose links hold ids only
+
+
+@pytest.mark.parametrize("key", ABSOLUTE)
+def test_same_link_restores_the_same_controls_in_korean(key):
+    """A link holds language-neutral values: opened with lang=ko it restores the very controls it
+    restores in English (a translated option label in the address would not parse in the other
+    language)."""
+    params, expected = LINKS[key]
+    link = {"s": "dog bites man and the man bites the dog", "seed": "3", **params}
+    en = run_with_params(BY_KEY[key].path, link)
+    ko = run_with_params(BY_KEY[key].path, {**link, "lang": "ko"})
+    assert not errors(en) and not errors(ko)
+    assert ko.session_state["lang"] == "ko"
+    for k, v in expected.items():
+        assert value(en, k) == v == value(ko, k), k
+
+
+LABS = {  # the Labs' multiselects, which value() does not read: the ids each link holds
+    "attention-lab": ("lab_methods", ["rope-dynamic", "learned", "alibi"]),
+    "minilm": None,
+    "toy-lab": ("toy_encodings", ["learned", "rope", "cope"]),
+}
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+@pytest.mark.parametrize("key", list(LABS))
+def test_lab_link_restores_the_same_controls_in_both_languages(key, lang):
+    """The same link opened in English and with lang=ko: every control the same, multiselects too (the
+    address holds ids, never a shown label), the page in that language, and no error."""
+    from explain.i18n import t
+
+    params, expected = LINKS[key]
+    at = run_with_params(BY_KEY[key].path, {"s": "dog bites man and the man bites the dog", **params, "lang": lang})
+    assert not errors(at) and at.session_state["lang"] == lang
+    for k, v in expected.items():
+        assert value(at, k) == v, k
+    if LABS[key] is not None:
+        multi, ids = LABS[key]
+        assert next(w for w in at.multiselect if w.key == multi).value == ids
+    assert at.title[0].value == t(f"chapters.{key}.title", lang)
+    if lang == "ko":
+        assert any("니다" in m.value for m in at.markdown)  # the prose is Korean (합니다체)
 
 
 HOSTILE = {

@@ -14,7 +14,7 @@ from encoders import build
 from encoders.attention import toy_layer
 from encoders.deberta import DeBERTa, DebertaConfig, check_buckets, log_bucket_position
 from explain.chapters import deberta as ch
-from tests.helpers import errors, fig_array, figure, figures, open_page
+from tests.helpers import chart, errors, fig_array, figures, open_page
 
 PAGE = "pages/relative/deberta.py"
 D, H = 32, 4
@@ -299,6 +299,91 @@ def test_shared_buckets_make_position_terms_equal():
     assert p2c[35, 32] != p2c[36, 32]  # 3 and 4
 
 
+# ------------------------------------------------------------ the clamp is [−M, M − 1], not ±M
+
+
+@pytest.mark.parametrize("M", [1, 2, 3, 8, 16, 128, 1024])
+def test_plain_distances_clamp_to_minus_m_through_m_minus_1(M):
+    """Without buckets the lookup row is clamp(r + M, 0, 2M − 1), so the distances with a row of
+    their own are exactly −M … M − 1: −M keeps row 0 while +M already shares the last row with M − 1.
+    Against the encoder, over every distance from −3M to 3M."""
+    enc = DeBERTa(1, 1, DebertaConfig(position_buckets=-1, max_relative_positions=M), torch.Generator().manual_seed(0))
+    r = torch.arange(-3 * M, 3 * M + 1)  # i − j
+    rows = enc.table_index(r, torch.zeros(1, dtype=torch.long))[:, 0]  # query at r, key at 0
+    expected = [min(max(int(x), -M), M - 1) + M for x in r]
+    assert rows.tolist() == expected
+    distinct = {int(x): int(row) for x, row in zip(r, rows, strict=True)}
+    assert len(set(rows.tolist())) == 2 * M  # every one of the 2M rows is used
+    assert distinct[-M] == 0 and distinct[-M - 1] == 0 and (M == 1 or distinct[-M + 1] == 1)
+    assert distinct[M] == distinct[M - 1] == 2 * M - 1  # +M shares; there is no row for +M
+    assert distinct[M - 1] != distinct[M - 2] if M > 1 else True
+
+
+@pytest.mark.parametrize("B,M", [(4, 8), (16, 128), (256, 512), (256, 1024)])
+def test_buckets_clamp_to_minus_b_through_b_minus_1(B, M):
+    """With log buckets the lookup clamps the bucket, not the distance, to −B … B − 1."""
+    enc = DeBERTa(1, 1, DebertaConfig(position_buckets=B, max_relative_positions=M), torch.Generator().manual_seed(0))
+    r = torch.arange(-4 * M, 4 * M + 1)
+    zero = torch.zeros(1, dtype=torch.long)
+    buckets = enc.relative_positions(r, zero)[:, 0]
+    rows = enc.table_index(r, zero)[:, 0]
+    assert torch.equal(rows, buckets.clamp(-B, B - 1) + B)
+    assert int(rows.min()) == 0 and int(rows.max()) == 2 * B - 1
+
+
+def test_no_catalogue_string_says_the_plain_clamp_is_plus_minus_m():
+    from explain.i18n import catalogue
+    from explain.prose import sections
+
+    for lang in ("en", "ko"):
+        words = [v for k, v in catalogue(lang).items() if k.startswith("deberta.")]
+        words += list(sections("deberta", lang).values())
+        for text in words:
+            assert "±M" not in text and "±max_position" not in text and "\\pm M" not in text, text
+        assert "−M … M − 1" in catalogue(lang)["deberta.buckets.max_position_help"]
+
+
+# ------------------------------------------------------------------------------ the question
+
+Q_SIZES = range(4, 257, 4)  # every bucket size of the slider
+Q_POSITIONS = range(8, 1025, 8)  # every max position of the slider
+
+
+def hf_row(r: int, B: int, M: int) -> tuple[int, int]:
+    """(bucket, row) of distance r by HF's make_log_bucket_position and the reference's clamp."""
+    from transformers.models.deberta_v2.modeling_deberta_v2 import make_log_bucket_position
+
+    b = int(make_log_bucket_position(torch.tensor([r]), B, M).to(torch.long)[0])
+    return b, min(max(b + B, 0), 2 * B - 1)
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+@pytest.mark.parametrize("B", Q_SIZES)
+def test_rows_question_over_the_control_space(B, lang):
+    """Do 60 and 61 read one row? At every bucket size and every max position of the sliders (an
+    invalid M falls back as the page does), both languages: the answer and the stated reason agree
+    with HF's log buckets and the clamp written out here."""
+    for slider_m in Q_POSITIONS:
+        M = slider_m if slider_m - 1 > B // 2 else ch.smallest_valid_max_position(B)  # the page's fallback
+        q = ch.rows_question(B, M, lang)
+        (b60, row60), (b61, row61) = hf_row(60, B, M), hf_row(61, B, M)
+        f = q.facts
+        assert q.answer == ("same" if row60 == row61 else "different") and q.answer in q.options
+        assert (f["b60"], f["b61"], f["row60"], f["row61"]) == (b60, b61, row60, row61)
+        assert (f["half"], f["last"], f["top"], f["b"], f["m"]) == (B // 2, M - 1, B - 1, B, M)
+        if row60 == row61:
+            if b60 == b61:
+                assert f["reason"] == "same_bucket" and B // 2 < 60  # a shared log bucket
+            else:
+                assert f["reason"] == "same_clamp" and b61 > B - 1 and row61 == 2 * B - 1 and M - 1 < 61
+        elif B // 2 >= 61:
+            assert f["reason"] == "different_exact" and (b60, b61) == (60, 61)
+        else:
+            assert f["reason"] == "different_log" and b60 != b61
+        for name in ("row60", "row61"):
+            assert str(f[name]) in q.explanation
+
+
 # ---------------------------------------------------------------- the page
 
 
@@ -309,56 +394,56 @@ def _z(fig, trace=0):
 def test_page_draws_three_terms_their_sum_and_the_buckets():
     at = open_page(PAGE, sentence="the cat sat on the mat")
     assert not errors(at)
-    terms = figure(at, "Head 1: c2c, c2p, p2c")
+    terms = chart(at, "deb_terms")
     assert len(terms["data"]) == 3
     zs = np.stack([_z(terms, p) for p in range(3)])
-    assert np.allclose(zs.sum(0), _z(figure(at, "Logits:")), atol=1e-4)
-    buckets = _z(figure(at, "Bucket of i − j"))
+    assert np.allclose(zs.sum(0), _z(chart(at, "deb_sum")), atol=1e-4)
+    buckets = _z(chart(at, "deb_buckets"))
     assert buckets.shape == (6, 6) and buckets[5, 0] == 5 and buckets[0, 5] == -5
-    bm = figure(at, "Bucket of each distance")
+    bm = chart(at, "deb_bucket_map")
     xs = np.concatenate([fig_array(tr["x"]) for tr in bm["data"][1:]])
     assert xs.min() == -160 and xs.max() == 160  # 1.25 · M for M = 128
 
 
 def test_sliders_and_switches_move_the_pictures():
     at = open_page(PAGE, sentence=" ".join(f"w{k}" for k in range(40)))
-    before = _z(figure(at, "Bucket of i − j"))
+    before = _z(chart(at, "deb_buckets"))
     assert before[39, 0] == 13  # B = 16, M = 128: distance 39 is log-bucketed
     at.slider(key="deb_bucket_size").set_value(4).run()
     at.slider(key="deb_max_position").set_value(8).run()
     assert not errors(at)
-    small = _z(figure(at, "Bucket of i − j"))
+    small = _z(chart(at, "deb_buckets"))
     # B = 4, M = 8: distance 39 is far past M − 1; its bucket 5 is clamped by the lookup to 3 (−5 to −4)
     assert int(log_bucket_position(torch.tensor(39), 4, 8)) == 5
     assert small[39, 0] == 3 and small[0, 39] == -4
     at.slider(key="deb_bucket_size").set_value(256).run()
     at.slider(key="deb_max_position").set_value(1024).run()
     assert not errors(at)
-    assert _z(figure(at, "Bucket of i − j"))[39, 0] == 39  # all exact
+    assert _z(chart(at, "deb_buckets"))[39, 0] == 39  # all exact
     at.slider(key="deb_max_position").set_value(8).run()  # B = 256 needs M > 129
     assert not errors(at)
     assert any("Using M = 130" in w.value for w in at.warning)
     at.toggle(key="deb_log").set_value(False).run()
     assert not errors(at)
     assert any("from −8 to 7" in i.value for i in at.info)
-    plain = _z(figure(at, "i − j (query − key), no buckets"))
+    plain = _z(chart(at, "deb_buckets"))
     assert plain[3, 0] == 3 and plain[39, 0] == 7 and plain[0, 39] == -8  # clamped to [−M, M − 1]
     at.selectbox(key="deb_head").set_value(2).run()
     for t in ("c2c", "c2p"):
         at.toggle(key=f"deb_on_{t}").set_value(False).run()
     assert not errors(at)
-    terms = figure(at, "Head 3: c2c, c2p, p2c")
-    assert np.allclose(_z(figure(at, "Logits: p2c")), _z(terms, 2), atol=1e-5)
+    terms = chart(at, "deb_terms")
+    assert np.allclose(_z(chart(at, "deb_sum")), _z(terms, 2), atol=1e-5)
     at.toggle(key="deb_on_p2c").set_value(False).run()
-    assert np.allclose(_z(figure(at, "Attention weights")), 1 / 40, atol=1e-6)
+    assert np.allclose(_z(chart(at, "deb_weights")), 1 / 40, atol=1e-6)
 
 
 def test_page_with_300_tokens():
     at = open_page(PAGE, sentence=" ".join(f"w{k % 41}" for k in range(300)))
     assert not errors(at)
     assert any("draws the first 256" in w.value for w in at.warning)
-    assert _z(figure(at, "Head 1: c2c, c2p, p2c")).shape == (256, 256)
-    buckets = _z(figure(at, "Bucket of i − j"))
+    assert _z(chart(at, "deb_terms")).shape == (256, 256)
+    buckets = _z(chart(at, "deb_buckets"))
     # bucket(255) = 17 with B = 16, M = 128; the lookup clamps it to 15 (row 31), −255 to −16 (row 0)
     assert buckets.shape == (256, 256) and buckets[255, 0] == 15 and buckets[0, 255] == -16
     assert sum(len(str(f)) for f in figures(at)) < 12_000_000
@@ -367,7 +452,7 @@ def test_page_with_300_tokens():
 def test_page_with_korean_and_emoji():
     at = open_page(PAGE, sentence="강아지가 통나무 위에 앉았다 🐶🪵 — 좋아요 👍🏽")
     assert not errors(at)
-    terms = figure(at, "Head 1: c2c, c2p, p2c")
+    terms = chart(at, "deb_terms")
     n = _z(terms).shape[0]
     assert n >= 7 and "강아지가" in str(terms["layout"])
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 
 import numpy as np
@@ -10,7 +11,7 @@ import pytest
 
 from explain.chapters import toy_tasks as ch
 from lab.regenerate import ENCODINGS, TOY_DIR
-from tests.helpers import errors, fig_array, figure, figure_titles, open_page
+from tests.helpers import chart, errors, fig_array, open_page
 
 PAGE = "pages/labs/toy_tasks.py"
 
@@ -56,7 +57,8 @@ def test_shipped_table_shows_the_recorded_numbers(lab):
     assert cope["OOD % (paper, full-scale)"] == "4.9"
     assert df[df["encoding"] == "ALiBi"].iloc[0]["OOD % (paper, full-scale)"] == "not in paper"
     # The learning curves are the recorded ones.
-    loss = figure(at, "Training loss")
+    loss = chart(at, "toy_curve_loss")
+    assert loss["layout"]["title"]["text"] == "Training loss (answer tokens)"
     first = _metrics("flipflop", shipped[0])
     assert fig_array(loss["data"][0]["y"]).tolist() == pytest.approx([p["loss"] for p in first["curve"]])
 
@@ -67,7 +69,7 @@ def test_other_tasks_render(lab, task):
     at = lab
     at.selectbox(key="toy_task").set_value(task).run()
     assert not errors(at)
-    assert "Error by distance — ID" in figure_titles(at) or not _metrics(task, ENCODINGS[0])
+    assert chart(at, "toy_distance")["layout"]["title"]["text"] == "Error by distance — ID"
     at.selectbox(key="toy_task").set_value("flipflop").run()
 
 
@@ -77,7 +79,8 @@ def test_distance_split_and_encodings(lab):
     at.multiselect(key="toy_encodings").set_value(["rope", "cope"]).run()
     at.radio(key="toy_dist_split").set_value("ood").run()
     assert not errors(at)
-    fig = figure(at, "Error by distance — OOD")
+    fig = chart(at, "toy_distance")
+    assert fig["layout"]["title"]["text"] == "Error by distance — OOD"
     assert [t["name"] for t in fig["data"]] == [ch.short_label(e) for e in ("rope", "cope") if _metrics("flipflop", e)]
     at.multiselect(key="toy_encodings").set_value([]).run()
     assert any("at least one encoding" in i.value for i in at.info)
@@ -100,12 +103,12 @@ def test_inspect_bad_and_good_strings(lab):
     assert not errors(at)
     answers = table(at, "rule says")
     assert answers["rule says"].tolist() == ["0"] and answers["position"].tolist() == [11]
-    w = fig_array(figure(at, "Attention weights")["data"][0]["z"])
+    w = fig_array(chart(at, "toy_attn")["data"][0]["z"])
     assert w.shape == (12, 12) and np.allclose(np.nansum(w, axis=1), 1, atol=1e-3)
     assert np.isnan(w[0, 1]) and not np.isnan(w[1, 0])  # causal: the future is blank
     if enc == "cope":
-        g = fig_array(figure(at, "CoPE gates")["data"][0]["z"])
-        p = fig_array(figure(at, "CoPE positions")["data"][0]["z"])
+        g = fig_array(chart(at, "toy_gates")["data"][0]["z"])
+        p = fig_array(chart(at, "toy_positions")["data"][0]["z"])
         assert np.nanmin(g) >= 0 and np.nanmax(g) <= 1
         # p_ij = Σ_{t=j..i} g_it, checked on the drawn numbers
         i = 11
@@ -128,7 +131,7 @@ def test_live_training_runs_and_reports():
     assert not errors(at)
     live = table(at, "wrong answers")
     assert live["split"].tolist() == ["ID", "OOD"] and live["error %"].between(0, 100).all()
-    assert "Live training loss" in " ".join(figure_titles(at))
+    assert chart(at, "toy_live_curve")["layout"]["title"]["text"] == "Live training loss (answer tokens)"
 
 
 def test_ordering_verdict_is_computed_pairwise(tmp_path):
@@ -166,25 +169,41 @@ def open_link(params: dict, page: str = PAGE):
 
 @needs_assets
 def test_link_restores_task_encodings_split_and_model():
-    # Selectboxes / radios / multiselects with a format_func are written to the address by their labels.
-    at = open_link(
-        {"toy_task": "Counting", "toy_encodings": ["RoPE", "CoPE"], "toy_dist_split": "OOD", "toy_inspect_enc": "ALiBi"}
+    # The address holds ids, never the names shown: the same link in English and in Korean.
+    for lang in ("en", "ko"):
+        at = open_link(
+            {
+                "toy_task": "counting",
+                "toy_encodings": "rope,cope",
+                "toy_dist_split": "ood",
+                "toy_inspect_enc": "alibi",
+                "lang": lang,
+            }
+        )
+        assert not errors(at)
+        assert at.selectbox(key="toy_task").value == "counting"
+        assert at.multiselect(key="toy_encodings").value == ["rope", "cope"]
+        assert at.radio(key="toy_dist_split").value == "ood"
+        assert at.selectbox(key="toy_inspect_enc").value == "alibi"
+        assert [t["name"] for t in chart(at, "toy_distance")["data"]] == [
+            ch.short_label(e, lang) for e in ("rope", "cope")
+        ]
+    assert table(at, "OOD 오차율 % (이 토이 실행)")["인코딩"].tolist() == ["RoPE", "CoPE"]
+    # Unknown values are dropped: the defaults apply.
+    bad = open_link(
+        {"toy_task": "<script>", "toy_encodings": "rope,gpt", "toy_dist_split": "sideways", "toy_inspect_enc": "GPT-5"}
     )
-    assert not errors(at)
-    assert at.selectbox(key="toy_task").value == "counting"
-    assert at.multiselect(key="toy_encodings").value == ["rope", "cope"]
-    assert at.radio(key="toy_dist_split").value == "ood"
-    assert at.selectbox(key="toy_inspect_enc").value == "alibi"
-    assert table(at, "OOD error % (this toy run)")["encoding"].tolist() == ["RoPE", "CoPE"]
-    assert [t["name"] for t in figure(at, "Error by distance — OOD")["data"]] == ["RoPE", "CoPE"]
-    # Unknown labels are dropped: the defaults apply.
-    bad = open_link({"toy_task": "<script>", "toy_dist_split": "sideways", "toy_inspect_enc": "GPT-5"})
     assert not errors(bad)
     assert (
         bad.selectbox(key="toy_task").value,
+        bad.multiselect(key="toy_encodings").value,
         bad.radio(key="toy_dist_split").value,
         bad.selectbox(key="toy_inspect_enc").value,
-    ) == ("flipflop", "id", ENCODINGS[-1])
+    ) == ("flipflop", list(ENCODINGS), "id", ENCODINGS[-1])
+    assert ch.parse_encodings("cope,rope") == ["cope", "rope"]
+    for raw in ("", "rope,rope", "rope,gpt", "Learned (Absolute PE)"):
+        with pytest.raises(ValueError):
+            ch.parse_encodings(raw)
 
 
 def _reveal(at) -> list[str]:
@@ -202,9 +221,9 @@ def _reveal(at) -> list[str]:
 def test_predict_lowest_ood_error_matches_the_shipped_files(task, encs):
     from lab import tasks as T
 
-    params = {"toy_task": T.TASKS[task].label}
+    params = {"toy_task": task}
     if encs:
-        params["toy_encodings"] = [ch.short_label(e) for e in encs]
+        params["toy_encodings"] = ",".join(encs)
     at = open_link(params)
     split = T.get(task).split_names[1]  # the first OOD split
     errs = {e: _metrics(task, e)["results"][split]["error"] for e in (encs or ENCODINGS)}  # read independently
@@ -252,7 +271,7 @@ def test_page_in_korean_and_switching_language_keeps_every_control():
     assert not errors(at)
     df = table(at, "OOD 희소 오차율 % (이 토이 실행)")
     assert df["인코딩"].tolist() == ["RoPE", "CoPE"]
-    assert "거리별 오차율 — OOD 희소" in figure_titles(at)
+    assert chart(at, "toy_distance")["layout"]["title"]["text"] == "거리별 오차율 — OOD 희소"
     assert any("답할 자리가 아닙니다. '?'는 '|' 뒤에" in w.value for w in at.warning)  # a parse error, in Korean
     assert at.radio(key="toy_q__choice").options[-1] == "동률"
     at.session_state["lang"] = "en"  # the sidebar switch
@@ -264,3 +283,137 @@ def test_page_in_korean_and_switching_language_keeps_every_control():
     assert at.text_input(key="toy_inspect_text_selective_copy").value == "AB??"
     assert table(at, "OOD sparse error % (this toy run)")["encoding"].tolist() == ["RoPE", "CoPE"]
     assert any("is not an answer position. A '?' goes after the '|'" in w.value for w in at.warning)
+
+
+# --- the question, the paper's numbers, the stand-ins ---------------------------------------------
+
+# The paper's numbers for the split each question asks about (METHODS.md, CoPE paper Table 2), written
+# out here; Counting's OOD split has none (Table 3: 1, 3 and 5 variables, in distribution only).
+PAPER_FOR_QUESTION = {
+    "flipflop": ("OOD", {"learned": 21.7, "rope": 20.3, "cope": 4.9}),
+    "selective_copy": ("OOD dense", {"learned": 25.6, "rope": 100.0, "cope": 0.0}),
+    "counting": None,
+}
+
+
+@needs_assets
+def test_lowest_question_over_every_task_and_selection():
+    """Every task, every selection of two or more shipped encodings, both languages: the answer is
+    the lowest error at one decimal read from the JSON files here (or "a tie"), every error is stated,
+    and a paper number is stated only where the paper has one — never for Counting's OOD split."""
+    import itertools
+
+    from lab import tasks as T
+
+    for task in T.TASKS:
+        split = T.get(task).split_names[1]
+        errs = {e: _metrics(task, e)["results"][split]["error"] for e in ENCODINGS if _metrics(task, e)}
+        for size in range(2, len(ENCODINGS) + 1):
+            for chosen in itertools.combinations(ENCODINGS, size):
+                mine = {e: errs[e] for e in chosen if e in errs}
+                low = min(round(v, 1) for v in mine.values())
+                best = [e for e, v in mine.items() if round(v, 1) == low]
+                for lang in ("en", "ko"):
+                    q = ch.lowest_question(task, chosen, lang=lang)
+                    assert q.options == (*mine, ch.TIED)
+                    assert q.answer == (best[0] if len(best) == 1 else ch.TIED)
+                    assert q.facts["errors"] == mine and q.facts["split"] == split
+                    for e, v in mine.items():
+                        assert f"{ch.short_label(e, lang)} {v:.1f}%" in q.explanation
+                    paper = PAPER_FOR_QUESTION[task]
+                    if paper is None:
+                        assert q.facts["paper_column"] is None and "paper_value" not in q.facts
+                        assert ("Table 3" if lang == "en" else "표 3") in q.explanation  # the table named
+                        stated = {float(x) for x in re.findall(r"(?<![\d.])(\d+\.\d)%", q.explanation)}
+                        assert stated == {round(v, 1) for v in mine.values()}  # this run's errors, nothing else
+                    else:
+                        column, values = paper
+                        lowest = min(values.values())
+                        assert q.facts["paper_column"] == column and q.facts["paper_value"] == lowest
+                        assert q.facts["paper_best"] == tuple(e for e, v in values.items() if v == lowest)
+                        assert f"{lowest:.1f}%" in q.explanation
+                        assert ("Table 2" if lang == "en" else "표 2") in q.explanation
+
+
+def test_no_paper_number_stands_beside_counting_ood():
+    """The results table sets a paper column beside Counting only per number of variables (in
+    distribution); no paper column is an OOD one, and the question's split has no paper column."""
+    from explain.i18n import t
+    from lab import tasks as T
+
+    assert ch.PAPER_COLUMN_OF_SPLIT["counting"] == {}
+    assert ch.PAPER_RESULTS["counting"][0] == ("1 var", "3 var", "5 var")
+    tab = ch.results_table("counting", ENCODINGS)
+    paper_cols = [c for c, k in zip(tab.columns, tab.kinds, strict=True) if k == "paper"]
+    assert paper_cols == [f"{v} % (paper, full-scale)" for v in ("1 var", "3 var", "5 var")]
+    for task, splits in ch.PAPER_COLUMN_OF_SPLIT.items():
+        cols = ch.PAPER_RESULTS[task][0]
+        assert set(splits.values()) <= set(cols) and set(splits) <= set(T.get(task).split_names)
+
+    for lang in ("en", "ko"):
+        assert "3" in t("toy_tasks.paper_source", lang) and "OOD" not in t("toy_tasks.paper_scope.counting", lang)
+
+
+def test_verdict_lines_follow_the_verdicts(tmp_path):
+    def write(enc, id_err, ood_err):
+        res = {s: {"error": e, "by_distance": [], "by_group": {}} for s, e in (("id", id_err), ("ood", ood_err))}
+        (tmp_path / f"flipflop-{enc}.json").write_text(json.dumps({"results": res, "curve": [], "train_seconds": 1}))
+
+    write("learned", 5.0, 30.0)
+    write("rope", 1.0, 10.0)
+    write("cope", 1.2, 40.0)
+    lines = ch.verdict_lines("flipflop", str(tmp_path), "en")
+    assert lines[0].startswith("- *in-dist* — The same ordering as the paper. 1 pair(s) the paper separates")
+    assert "paper: CoPE 0.0 < RoPE 1.8 < Learned (Absolute PE) 6.8" in lines[0]
+    assert lines[1].startswith("- *OOD* — **A different ordering from the paper** (2 pair(s) reversed).")
+    assert "this run: RoPE 10.0 < Learned (Absolute PE) 30.0 < CoPE 40.0" in lines[1]
+    write("rope", 5.2, 10.0)
+    (tmp_path / "flipflop-cope.json").unlink()
+    assert ch.verdict_lines("flipflop", str(tmp_path), "en")[0].startswith(
+        "- *in-dist* — No ordering to compare: the toy run ties where the paper separates."
+    )
+
+
+@needs_assets
+def test_t5_stand_in_has_one_table_per_layer_and_t5_shares_one():
+    """Counted in the shipped checkpoints: the T5 stand-in learns a (buckets × heads) table in each of
+    its 2 layers; HF transformers' T5 (the reference) has one table, in block 0, for the whole stack."""
+    from transformers import T5Config
+    from transformers.models.t5.modeling_t5 import T5Stack
+
+    from explain.chapters import toy_tasks_models as models
+
+    for task in ("flipflop", "selective_copy", "counting"):
+        tables = models.encoder_tables(task, "t5")
+        assert tables is not None and tables.layers == 2 and tables.per_layer
+        assert tables.tables == ((0, (32, 4)), (1, (32, 4)))
+        cope = models.encoder_tables(task, "cope")
+        assert cope is not None and cope.per_layer and len(cope.tables) == 2
+    cfg = T5Config(num_layers=3, d_model=16, d_kv=4, num_heads=4, d_ff=32, vocab_size=10, is_decoder=False)
+    hf = [n for n, _ in T5Stack(cfg).named_parameters() if "relative_attention_bias" in n]
+    assert hf == ["block.0.layer.0.SelfAttention.relative_attention_bias.weight"]
+
+
+@needs_assets
+@pytest.mark.parametrize("task", ["flipflop", "selective_copy", "counting"])
+def test_learned_rows_past_the_training_length_keep_their_initial_values(task):
+    """The stand-ins prose: rows past the longest training string are never trained; weight decay
+    alone shrinks them by about 1% (the shipped table against the same seed's initial table)."""
+    import torch
+
+    from explain.chapters import toy_tasks_models as models
+    from lab import tasks as T
+    from lab.model import TinyTransformer
+    from lab.train import load, model_config
+
+    model, cfg = load(TOY_DIR / f"{task}-learned.safetensors")
+    fresh = TinyTransformer(model_config(cfg), cfg.seed)
+    w = model.input_encoding.table.detach().float()
+    w0 = fresh.input_encoding.table.detach().float()
+    trained = T._max_len(task, T.get(task).split("id").config)  # the longest training string
+    ratio = w.norm(dim=1) / w0.norm(dim=1)
+    cos = torch.nn.functional.cosine_similarity(w, w0, dim=1)
+    assert w.shape[0] > trained
+    assert ((ratio[trained:] > 0.985) & (ratio[trained:] < 0.995)).all() and (cos[trained:] > 0.99999).all()
+    assert (cos[:trained] < 0.9999).any()  # the rows in use did train
+    assert models.load_model(task, "learned") is not None

@@ -15,8 +15,9 @@ from encoders.base import PositionOutOfRange
 from encoders.learned import LearnedAbsolute, LearnedConfig
 from encoders.sinusoidal import sinusoidal_table
 from explain.chapters import learned as ch
+from explain.chapters import learned_real as real
 from models.minilm import minilm_position_table
-from tests.helpers import errors, fig_array, figure, figure_titles, open_page
+from tests.helpers import chart, errors, fig_array, open_page
 
 PAGE = "pages/absolute/learned.py"
 SENTENCE = "The cat sat on the mat. The dog sat on the log."  # 14 tokens
@@ -274,7 +275,7 @@ def test_page_runs_and_explains_a_sentence_longer_than_the_table():
     at = open_page(PAGE, sentence=SENTENCE)
     assert not errors(at), errors(at)
     assert not any("longer than the table" in w for w in _warnings(at))
-    z = fig_array(figure(at, "The position table")["data"][0]["z"])
+    z = fig_array(chart(at, "toy_table")["data"][0]["z"])
     assert z.shape == (32, 64) and np.isfinite(z).all()
 
     at.slider(key="max_len").set_value(5).run()
@@ -283,16 +284,16 @@ def test_page_runs_and_explains_a_sentence_longer_than_the_table():
     assert "Your sentence is longer than the table" in text
     assert "rows for positions 0–4 only" in text and "positions 5–13" in text
     assert any("Why nothing can fill the gap" in m.value for m in at.markdown)
-    z = fig_array(figure(at, "The position table")["data"][0]["z"])
+    z = fig_array(chart(at, "toy_table")["data"][0]["z"])
     assert z.shape == (14, 64) and np.isfinite(z[:5]).all() and np.isnan(z[5:]).all()
-    w = fig_array(figure(at, "Attention: only tokens 0–4")["data"][0]["z"])
+    w = fig_array(chart(at, "toy_attention")["data"][0]["z"])
     assert w.shape == (14, 14) and np.isnan(w[5:]).all() and np.isnan(w[:, 5:]).all()
     np.testing.assert_allclose(w[:5, :5].sum(axis=1), 1.0, atol=1e-5)
 
     for extreme in (1, 256):
         at.slider(key="max_len").set_value(extreme).run()
         assert not errors(at), (extreme, errors(at))
-    assert fig_array(figure(at, "The position table")["data"][0]["z"]).shape == (256, 64)
+    assert fig_array(chart(at, "toy_table")["data"][0]["z"]).shape == (256, 64)
 
 
 def test_page_real_table_widgets_at_their_extremes():
@@ -301,15 +302,19 @@ def test_page_real_table_widgets_at_their_extremes():
         at.slider(key="real_n").set_value(n).run()
         assert not errors(at), (n, errors(at))
         side = min(n, 128)  # 512 positions: 4 × 4 blocks averaged, what a half-width map can show
-        assert fig_array(figure(at, "Cosine similarity of rows: all-MiniLM")["data"][0]["z"]).shape == (side, side)
-        assert fig_array(figure(at, "Cosine similarity of rows: sinusoidal")["data"][0]["z"]).shape == (side, side)
-        table = fig_array(figure(at, "all-MiniLM-L6-v2: position table")["data"][0]["z"])
+        assert fig_array(chart(at, "cos_learned")["data"][0]["z"]).shape == (side, side)
+        assert fig_array(chart(at, "cos_sinusoidal")["data"][0]["z"]).shape == (side, side)
+        table = fig_array(chart(at, "real_table")["data"][0]["z"])
         assert table.shape == (min(n, 256), 384)
         assert sum(len(f.proto.spec) for f in at.get("plotly_chart")) < 1_100_000, "page payload"
-    assert any(t.startswith("First four principal components against position (rows 1–15)") for t in figure_titles(at))
+    assert chart(at, "pcs")["layout"]["title"]["text"].startswith(
+        "First four principal components against position (rows 1–15)"
+    )
     at.toggle(key="skip0").set_value(False).run()
     assert not errors(at)
-    assert any(t.startswith("First four principal components against position (rows 0–15)") for t in figure_titles(at))
+    assert chart(at, "pcs")["layout"]["title"]["text"].startswith(
+        "First four principal components against position (rows 0–15)"
+    )
 
 
 def test_page_with_300_tokens_korean_emoji_and_no_text():
@@ -319,16 +324,18 @@ def test_page_with_300_tokens_korean_emoji_and_no_text():
     text = " ".join(_warnings(at))
     assert "300 tokens" in text and "first 256" in text  # the shared cut to 256 tokens
     assert "positions 32–255" in text  # and the table's own limit (default max_len 32)
-    assert fig_array(figure(at, "The position table")["data"][0]["z"]).shape == (256, 64)
+    assert fig_array(chart(at, "toy_table")["data"][0]["z"]).shape == (256, 64)
 
     at = open_page(PAGE, sentence="고양이가 매트 위에 앉았다 🐈‍⬛ 👩‍💻 🇰🇷!")
     assert not errors(at), errors(at)
-    assert fig_array(figure(at, "Attention with the learned table")["data"][0]["z"]).shape == (8, 8)
+    assert fig_array(chart(at, "toy_attention")["data"][0]["z"]).shape == (8, 8)
 
     at = open_page(PAGE, sentence="")
     assert not errors(at), errors(at)
     assert any("There is no text to work on yet" in i.value for i in at.info)
-    assert "all-MiniLM-L6-v2: position table" in " ".join(figure_titles(at))  # the rest still draws
+    assert chart(at, "real_table")["layout"]["title"]["text"].startswith(
+        "all-MiniLM-L6-v2: position table"
+    )  # still drawn
 
 
 def test_screen_blocks_average_whole_blocks_like_a_loop():
@@ -342,3 +349,102 @@ def test_screen_blocks_average_whole_blocks_like_a_loop():
     same = ch.screen_blocks(m, 8)
     assert same.row_factor == same.col_factor == 1 and np.array_equal(same.values, m)
     np.testing.assert_array_equal(same.rows, np.arange(8))
+
+
+# -- the question and the page's sections ------------------------------------------------------
+
+
+def loop_mean_neighbour_cosine(table):
+    rows = np.asarray(table, dtype=np.float64)
+    cos = []
+    for p in range(rows.shape[0] - 1):
+        a, b = rows[p], rows[p + 1]
+        cos.append(float(a @ b) / (float(np.sqrt(a @ a)) * float(np.sqrt(b @ b))))
+    return sum(cos) / len(cos)
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+@pytest.mark.parametrize("seed", [0, 9999])
+def test_untrained_question_over_every_max_len(seed, lang):
+    """Every value of the max_len slider (1 … 256): the answer is an option and is the reading of the
+    mean neighbour cosine computed here pair by pair; the stated numbers are those."""
+    full = build("learned", ch.TOY_D_MODEL, 1, seed, LearnedConfig(max_len=ch.MAX_TOY_LEN)).table.detach().numpy()
+    for max_len in range(1, ch.MAX_TOY_LEN + 1):
+        q = ch.untrained_question(seed, max_len, lang)
+        if max_len == 1:
+            assert q is None  # one row: no neighbours
+            continue
+        cosine = loop_mean_neighbour_cosine(full[:max_len])  # rows do not move with max_len
+        want = "plus" if cosine > 0.5 else "minus" if cosine < -0.5 else "zero"
+        assert q.answer == want and q.answer in q.options
+        assert q.facts["cosine"] == pytest.approx(cosine, abs=1e-9)
+        assert q.facts["spread"] == pytest.approx(1 / 8) and q.facts["d"] == 64 and q.facts["rows"] == max_len
+        assert f"{q.facts['cosine']:+.3f}" in q.explanation
+        if q.answer == "zero":
+            assert abs(cosine) <= 0.5  # "nearer 0 than ±1"
+
+
+def test_chance_explanation_when_a_tiny_table_happens_to_look_ordered():
+    from explain.i18n import t
+
+    for lang in ("en", "ko"):
+        text = t("learned.toy.explanation_chance", lang, cosine=0.61, spread=0.125, d=64, rows=2)
+        assert "+0.610" in text and "2" in text
+
+
+def test_one_pair_cosine_spread_is_one_over_root_d():
+    """The explanation's "typically within ±1/√d": the spread of cos between independent random
+    vectors in d dimensions, measured on 20,000 seeded pairs."""
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((2, 20_000, 64))
+    cos = (a * b).sum(axis=1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+    assert float(cos.std()) == pytest.approx(1 / np.sqrt(64), rel=0.03)
+
+
+def test_toy_table_properties():
+    cut = ch.toy_table(SENTENCE, 0, 10)
+    assert cut.n == 14 and cut.spare == 0 and cut.fitted_tokens == cut.tokens[:10]
+    shown, more = cut.without_row(3)
+    assert shown == cut.tokens[10:13] and more == 1
+    fits = ch.toy_table(SENTENCE, 0, 32)
+    assert fits.spare == 18 and fits.without_row(40) == ((), 0)
+
+
+def test_page_sections_are_the_analyses_of_the_real_table(minilm):
+    assert real.real_available() is None
+    sec = real.real_section(512)
+    ref = ch.real_table(minilm, 512)
+    np.testing.assert_array_equal(sec.view.cos_learned, ref.cos_learned)
+    assert sec.table.values.shape == (256, 384) and sec.table.row_factor == 2
+    assert sec.cos_learned.values.shape == (128, 128) and sec.cos_learned.row_factor == 4
+    b = ref.by_distance_learned
+    np.testing.assert_allclose(sec.learned_plus, b.mean + b.std)
+    np.testing.assert_allclose(sec.learned_minus, b.mean - b.std)
+    ps = real.pca_section(64, True)
+    np.testing.assert_allclose(ps.pca.scores, ch.position_pca(minilm, 64, True).scores)
+    assert ps.drawn == 4 and ps.last == 63 and ps.names[:2] == ["PC1", "PC2"]
+    assert [ps.drifts(c) for c in range(ps.drawn)] == [
+        ps.pca.periods[c] >= 63 * 0.99 for c in range(ps.drawn)
+    ]  # 63 rows analysed (1 … 63)
+    rs = real.norms_section()
+    assert rs.row0_ratio == pytest.approx(rs.norms[0] / np.median(rs.norms))
+    assert rs.typical_neighbour_cosine == pytest.approx(float(np.median(rs.neighbour_cosine)))
+    np.testing.assert_array_equal(rs.positions_after_0, np.arange(1, 512))
+    np.testing.assert_array_equal(rs.neighbour_positions, np.arange(511))
+    first_p, first_c = rs.sharpest[0]
+    assert rs.sharpest_text().startswith(f"{first_p}→{first_p + 1} ({first_c:.2f})")
+    assert not real.minilm_table().flags.writeable
+
+
+def test_page_question_is_the_chapter_question():
+    at = open_page(PAGE, sentence=SENTENCE, seed=3)
+    q = ch.untrained_question(3, 32, "en")
+    radio = at.radio(key="learned_q__choice")
+    assert radio.options == list(q.labels)
+    radio.set_value(q.answer_label).run()
+    at.button(key="learned_q__reveal").click().run()
+    assert not errors(at)
+    assert any(s.value.startswith("Right:") for s in at.success)
+    assert any(m.value == q.explanation for m in at.markdown)
+    at.slider(key="max_len").set_value(1).run()
+    assert not errors(at) and not [r for r in at.radio if r.key == "learned_q__choice"]

@@ -12,7 +12,7 @@ import torch
 
 from explain.chapters import minilm as ch
 from models.minilm import MAX_POSITIONS, WordPiece, load, model_dir
-from tests.helpers import errors, fig_array, figure, open_page
+from tests.helpers import chart, errors, fig_array, open_page
 
 PAGE = "pages/labs/minilm.py"
 S = "The cat sat on the mat. The dog sat on the log."
@@ -216,6 +216,82 @@ def test_thumbnails_keep_rows_summing_to_one():
     assert one == 1 and same.shape[-1] == 16
 
 
+# -- the question and the experiment's claims -------------------------------------------------------
+
+
+def _tv_by_oracle(ref, ids: torch.Tensor, shift: int) -> np.ndarray:
+    """(L, H) ½ Σ_j |Δw| averaged over queries, by transformers' BertModel (the oracle), ids 0…n−1
+    against ids shift…shift+n−1, written out here."""
+    n = ids.shape[1]
+    with torch.no_grad():
+        a = ref(input_ids=ids, output_attentions=True).attentions
+        b = ref(input_ids=ids, position_ids=torch.arange(shift, shift + n)[None], output_attentions=True).attentions
+    return np.array(
+        [[0.5 * float((y[0, h] - x[0, h]).abs().sum(-1).mean()) for h in range(12)] for x, y in zip(a, b, strict=True)]
+    )
+
+
+def test_shift_question_over_sentences(oracle):
+    """The question's whole control space is the sentence: over every test sentence with a word in
+    it, in both languages, the answer is the asked head that moved least under the question's shift
+    (measured by the oracle), and every number the explanation states is that measurement."""
+    _, ref = oracle
+    _, tok = load()
+    for sentence in [x for x in SENTENCES if x.strip()] + [ch.REFERENCE, " ".join(["word"] * 300)]:
+        heads = ch.position_heads(sentence)
+        n = len(heads.tokens)
+        k = ch.question_shift(n)
+        change = ch.compare(ch.run(sentence), ch.run(sentence, "shift", k))
+        asked = heads.asked
+        assert [h.target for h in asked] == ["previous", "next", "[CLS]"]  # one per role, in label order
+        ids = torch.tensor(tok.encode(sentence, max_length=ch.MAX_PIECES + 2).ids)[None]
+        tv = _tv_by_oracle(ref, ids, k)
+        moved = {(h.layer, h.head): tv[h.layer - 1, h.head - 1] for h in asked}
+        want = min(moved, key=moved.get)
+        for lang in ("en", "ko"):
+            q = ch.shift_question(heads, change, lang)
+            assert q is not None and k == ch.QUESTION_SHIFT == q.facts["shift"]
+            assert q.answer == want and q.options == tuple(moved), sentence
+            for lh, v in moved.items():
+                assert q.facts["moved"][lh] == pytest.approx(v, abs=2e-5)
+                assert f"{q.facts['moved'][lh]:.2f}" in q.explanation
+            assert q.facts["target"] == next(h.target for h in asked if (h.layer, h.head) == want)
+    heads = ch.position_heads(S)
+    with pytest.raises(ValueError):  # a comparison of another experiment is refused
+        ch.shift_question(heads, ch.compare(ch.run(S), ch.run(S, "shift", 3)), "en")
+
+
+def test_experiment_read_claims_on_the_reference_paragraph():
+    """What the experiment-read prose says about the reference paragraph, measured: under a shift by
+    10 the layer-1 previous-token head moves least of all labelled heads (and under 0.1), every
+    [CLS] head more; under reverse and every shuffle seed, the previous- and next-token heads move
+    more than any [CLS] head."""
+    heads = ch.position_heads(ch.REFERENCE)
+    prev = [h for h in heads.labels if h.target == "previous"]
+    nxt = [h for h in heads.labels if h.target == "next"]
+    cls = [h for h in heads.labels if h.target == "[CLS]"]
+    assert [(h.layer, h.head) for h in prev] == [(1, 3)] and nxt and cls
+    moved = ch.position_change(ch.REFERENCE, "shift", 10)
+    assert moved.moved(1, 3) < 0.1 and all(moved.moved(1, 3) < moved.moved(h.layer, h.head) for h in cls)
+    for mode, seed in [("reverse", 0)] + [("shuffle", s) for s in range(10)]:
+        c = ch.position_change(ch.REFERENCE, mode, seed=seed)
+        top_cls = max(c.moved(h.layer, h.head) for h in cls)
+        assert all(c.moved(h.layer, h.head) > top_cls for h in prev + nxt), (mode, seed)
+
+
+def test_position_change_most_least_and_preview():
+    c = ch.position_change(S, "reverse")
+    layer, head, v = c.most
+    assert v == c.change.max() == c.moved(layer, head)
+    layer, head, v = c.least
+    assert v == c.change.min() == c.moved(layer, head)
+    assert c.panels.shape == (1, 6, 12)
+    ids, more = c.ids_preview(5)
+    assert ids == (0, 14, 13, 12, 11) and more
+    assert c.ids_preview(100) == (tuple(range(16)[:1]) + tuple(range(14, 0, -1)) + (15,), False)
+    assert ch.max_shift(16) == 496 and ch.max_shift(600) == 0 and ch.question_shift(505) == 7
+
+
 # -- the page -------------------------------------------------------------------------------------
 
 
@@ -223,12 +299,14 @@ def test_page_runs_and_draws_real_attention():
     at = open_page(PAGE, sentence=S)
     assert not errors(at)
     r = ch.run(S)
-    big = fig_array(figure(at, "Layer 1, head 3 — attends to the previous token")["data"][0]["z"]).astype(float)
+    assert chart(at, "minilm_big")["layout"]["title"]["text"] == "Layer 1, head 3 — attends to the previous token"
+    big = fig_array(chart(at, "minilm_big")["data"][0]["z"]).astype(float)
     np.testing.assert_allclose(big, r.weights[0, 2], atol=1e-6)
     np.testing.assert_allclose(big.sum(-1), 1.0, atol=1e-5)
     at.selectbox(key="minilm_layer").set_value(6).run()
     at.selectbox(key="minilm_head").set_value(12).run()
-    np.testing.assert_allclose(fig_array(figure(at, "Layer 6, head 12")["data"][0]["z"]), r.weights[5, 11], atol=1e-6)
+    assert chart(at, "minilm_big")["layout"]["title"]["text"] == "Layer 6, head 12"
+    np.testing.assert_allclose(fig_array(chart(at, "minilm_big")["data"][0]["z"]), r.weights[5, 11], atol=1e-6)
     at.radio(key="minilm_src").set_value("sentence").run()
     assert not errors(at)
     for mode in ch.MODES:
@@ -236,7 +314,7 @@ def test_page_runs_and_draws_real_attention():
         assert not errors(at)
     at.radio(key="minilm_mode").set_value("shift").run()
     at.slider(key="minilm_shift").set_value(512 - 16).run()  # the largest shift the table allows
-    moved = fig_array(figure(at, "How much each head")["data"][0]["z"])
+    moved = fig_array(chart(at, "minilm_change")["data"][0]["z"])
     np.testing.assert_allclose(moved, ch.position_change(S, "shift", 496).change, atol=1e-6)
 
 
@@ -259,4 +337,4 @@ def test_page_predict_then_reveal_and_a_shift_kept_from_a_shorter_sentence():
     at.session_state["sentence"] = " ".join(["word"] * 300)  # 258 tokens: the largest shift is now 254
     at.run()
     assert not errors(at)
-    assert figure(at, "How much each head")["data"][0]  # drawn with the shift clamped to 254
+    assert chart(at, "minilm_change")["data"][0]  # drawn with the shift clamped to 254

@@ -18,7 +18,7 @@ from encoders.shaw import (
     value_position_term,
 )
 from explain.chapters import shaw as ch
-from tests.helpers import errors, fig_array, figure, open_page
+from tests.helpers import chart, errors, fig_array, open_page
 
 PAGE = "pages/relative/shaw.py"
 
@@ -218,12 +218,105 @@ def test_chapter_view_is_consistent():
     assert v.a_k.shape == (7, ch.D_MODEL // ch.N_HEADS)
     np.testing.assert_allclose(v.mass_per_distance.sum(-1), 1.0, atol=1e-5)
     np.testing.assert_allclose(v.value_position, v.mass_per_distance @ v.a_v, atol=1e-5)
-    assert v.shift_position_change == 0.0 and v.shift_output_change == 0.0
+    assert v.shift.position_change == 0.0 and v.shift.output_change == 0.0 and v.shift.shift == 1000
     # the two copies of "the" at positions 0 and 4 get identical rows without the position term …
     np.testing.assert_allclose(v.weights_content_only[:, 0], v.weights_content_only[:, 4], atol=1e-6)
     # … and different rows with it
     assert np.abs(v.weights[:, 0] - v.weights[:, 4]).max() > 1e-3
     assert ch.distance_labels(2) == ["≤ −2", "−1", "0", "+1", "≥ +2"]
+
+
+def pairs_farther_than(n: int, k: int) -> int:
+    """Clipped pairs of an n-token sentence, counted by a loop over the distances: distance d > 0
+    occurs n − d times on each side of the diagonal."""
+    return sum(2 * (n - d) for d in range(k + 1, n))
+
+
+QUESTION_NS = [*range(1, 71), 100, 256]  # every length up to past K_MAX + 1, and two long sentences
+
+
+@pytest.mark.parametrize("k", range(1, ch.K_MAX + 1))
+def test_rows_read_over_every_k_and_many_lengths(k):
+    """A sentence of n tokens reads 2·min(n − 1, k) + 1 of the table's 2k + 1 rows (the fix of the
+    old caption's "2k − 1 remaining rows"): counted on the encoder's index, checked against the
+    formula for every length and against a set of clipped distances built by hand for short ones."""
+    for n in QUESTION_NS:
+        assert ch.rows_read(n, k) == 2 * min(n - 1, k) + 1, (n, k)
+        if n <= 20:
+            by_hand = {clip(j - i, k) + k for i in range(n) for j in range(n)}
+            assert ch.rows_read(n, k) == len(by_hand)
+    assert ch.rows_read(k + 1, k) == 2 * k + 1 and ch.rows_read(k, k) == 2 * k - 1  # the edge, both sides
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+@pytest.mark.parametrize("k", range(1, ch.K_MAX + 1))
+def test_index_question_and_caption_over_the_control_space(k, lang):
+    """The rows question and the caption under the index map, at every k of the slider and every
+    sentence length up to 70 (plus 100 and 256), in both languages: the answer is an option, and
+    every fact stated is recomputed here from the distances alone."""
+    for n in QUESTION_NS:
+        distances = range(-(n - 1), n)  # every j − i an n-token sentence has
+        rows = len({clip(d, k) for d in distances})
+        q = ch.index_question(n, k, lang)
+        if n == 1:
+            assert q is None
+        else:
+            assert q.answer == rows and rows in q.options and len(q.options) >= 2
+            f = q.facts
+            assert (f["rows"], f["last"], f["values"], f["k"], f["possible"]) == (rows, n - 1, 2 * n - 1, k, 2 * k + 1)
+            assert rows == min(f["values"], f["possible"])  # "whichever is fewer"
+            for name in ("rows", "last", "values", "k", "possible"):
+                assert str(f[name]) in q.explanation, (name, q.explanation)
+        sec = ch.index_section(n, k, lang)
+        f = sec.facts
+        clipped = pairs_farther_than(n, k)
+        assert f["clipped"] == clipped and f["rest"] == n * n - clipped and f["pairs"] == n * n
+        assert f["share"] == pytest.approx(ch.clipped_share(n, k)) == pytest.approx(clipped / (n * n))
+        assert f["used"] == rows and f["table"] == 2 * k + 1 and f["unread"] == 2 * k + 1 - rows
+        assert f["reach"] == min(n - 1, k)
+        assert f"{f['used']}" in sec.share and f"{f['reach']}" in sec.share
+        if clipped:
+            assert f["used"] == 2 * k + 1 and f"{clipped:,}" in sec.share  # every row is read
+        elif f["unread"]:
+            assert f"{f['unread']}" in sec.share and f"{f['table']}" in sec.share
+        else:
+            assert n - 1 == k
+
+
+def test_the_query_has_no_position_vector():
+    """aᴷ is added to the key only: the layer owns no table for queries, and the position term of a
+    query depends on its word and the distance, never on where the query stands."""
+    enc = build("shaw", 64, 4, 1)
+    assert {name for name, _ in enc.named_parameters()} == {"a_k", "a_v"}
+    toks = ("the", "cat", "sat", "on", "the", "mat", "and", "a", "dog")
+    v = ch.shaw_view(toks, seed=2, k=3)
+    for d in range(-4, 5):  # "the" at 0 and 4: the same word asks the same of every distance
+        if 0 <= d < len(toks) and 0 <= 4 + d < len(toks):
+            assert np.array_equal(v.position[:, 0, d], v.position[:, 4, 4 + d]), d
+    assert np.abs(v.position[:, 1, 2] - v.position[:, 0, 1]).max() > 1e-3  # another word: another number
+
+
+@pytest.mark.parametrize("k", [1, 3, 8, 64])
+def test_per_pair_tensor_and_gather_give_the_same_position_term(k):
+    """The paper's n×n×d_z tensor of aᴷ_ij (tensor2tensor) and the encoder's gather of q·wᴷ_r agree
+    to float32 rounding, and the sizes the cost section states are n²·d_z and h·n·(2k + 1)."""
+    sentence = ("the", "cat", "sat", "on", "the", "mat", "and", "the", "dog", "sat", "on", "the", "log")
+    for toks in [("a",), sentence, tuple("x" * 40)]:
+        v = ch.shaw_view(toks, seed=3, k=k)
+        n, d = len(toks), ch.D_MODEL // ch.N_HEADS
+        assert v.paper_form_difference < 1e-5
+        assert v.per_pair_numbers == n * n * d and v.gathered_numbers == ch.N_HEADS * n * (2 * k + 1)
+
+
+def test_paper_results_are_quoted_with_their_table():
+    """Shaw et al. 2018, Table 1 (WMT 2014 newstest): base and big, EN-DE and EN-FR, both languages."""
+    from explain.prose import section
+
+    for lang, table in (("en", "Table 1"), ("ko", "표 1")):
+        intro = section("shaw", "intro", lang)
+        assert table in intro
+        for number in ("26.5", "26.8", "38.2", "38.7", "27.9", "29.2", "41.2", "41.5"):
+            assert number in intro, (lang, number)
 
 
 # -- the page ---------------------------------------------------------------------------------
@@ -236,24 +329,33 @@ def test_page_default_and_k_slider_extremes():
     for k in (1, 64):
         at.slider(key="shaw_k").set_value(k).run()
         assert not errors(at)
-        z = fig_array(figure(at, "clip(j − i, k)")["data"][0]["z"])
+        z = fig_array(chart(at, "shaw_index")["data"][0]["z"])
         expected = np.clip(np.arange(n)[None, :] - np.arange(n)[:, None], -k, k)
         assert np.array_equal(z, expected)
-        veil = fig_array(figure(at, "clip(j − i, k)")["data"][1]["z"])
+        veil = fig_array(chart(at, "shaw_index")["data"][1]["z"])
         assert np.array_equal(
             np.isfinite(veil), np.abs(expected) < np.abs(np.arange(n)[None, :] - np.arange(n)[:, None])
         )
-        assert fig_array(figure(at, "wᴷ")["data"][0]["z"]).shape == (2 * k + 1, 16)
-        assert fig_array(figure(at, "Attention mass per clipped distance")["data"][0]["z"]).shape == (n, 2 * k + 1)
+        assert fig_array(chart(at, "shaw_ak")["data"][0]["z"]).shape == (2 * k + 1, 16)
+        assert fig_array(chart(at, "shaw_mass")["data"][0]["z"]).shape == (n, 2 * k + 1)
     at.selectbox(key="shaw_head").set_value(3).run()
     assert not errors(at)
-    assert figure(at, "The two terms of the logit, head 3")
+    assert chart(at, "shaw_terms")["layout"]["title"]["text"].startswith("The two terms of the logit, head 3")
+
+
+def test_page_caption_is_the_chapters():
+    sentence = "a b c d e f g"
+    at = open_page(PAGE, sentence=sentence)
+    for k in (3, 6, 9):
+        at.slider(key="shaw_k").set_value(k).run()
+        assert ch.index_section(7, k, "en").share in [m.value for m in at.markdown]
+    assert "only **7 of the 19** rows" in ch.index_section(4, 9, "en").share
 
 
 def test_page_position_figure_matches_the_chapter_numbers():
     sentence = "a b c d e f g"
     at = open_page(PAGE, sentence=sentence, seed=4)
-    z = fig_array(figure(at, "The two terms of the logit, head 0")["data"][1]["z"])
+    z = fig_array(chart(at, "shaw_terms")["data"][1]["z"])
     v = ch.shaw_view(tuple(sentence.split()), 4, 4)
     np.testing.assert_allclose(z, v.position[0], atol=1e-6)
 
@@ -262,7 +364,7 @@ def test_page_with_300_tokens():
     at = open_page(PAGE, sentence=" ".join(f"w{i % 37}" for i in range(300)))
     assert not errors(at)
     assert any("draws the first 256" in w.value for w in at.warning)
-    z = fig_array(figure(at, "clip(j − i, k)")["data"][0]["z"])
+    z = fig_array(chart(at, "shaw_index")["data"][0]["z"])
     assert z.shape == (256, 256)
     at.slider(key="shaw_k").set_value(64).run()
     assert not errors(at)
@@ -271,6 +373,6 @@ def test_page_with_300_tokens():
 def test_page_with_korean_and_emoji():
     at = open_page(PAGE, sentence="고양이가 매트 위에 앉았다 🐱 그리고 👩‍💻 코드를 썼다 🇰🇷")
     assert not errors(at)
-    spec = figure(at, "clip(j − i, k)")
+    spec = chart(at, "shaw_index")
     assert len(fig_array(spec["data"][0]["z"])) == 10
     assert "고양이가" in spec["layout"]["yaxis"]["ticktext"]

@@ -1,6 +1,7 @@
 """Sinusoidal APE: the formula, its properties, and the chapter's numbers."""
 
 import math
+from itertools import pairwise
 
 import numpy as np
 import pytest
@@ -15,6 +16,8 @@ from encoders.sinusoidal import (
     sinusoidal_table,
 )
 from explain.chapters import sinusoidal as ch
+
+BASES = (10.0, 100.0, 1_000.0, 10_000.0, 100_000.0)  # every option of the page's base control
 
 
 def naive_table(n, d, base=10000.0):
@@ -114,3 +117,134 @@ def test_chapter_numbers():
     assert lam[0] == pytest.approx(2 * math.pi) and np.all(np.diff(lam) > 0)
     bits = ch.binary_digits(8, 3)
     assert bits[5].tolist() == [1, 0, 1]
+
+
+# -- the classic mistake the frequency docstring names ------------------------------------------
+
+
+def table_from_exponents(n, d, exponent, base=10000.0):
+    """A table with channel c = sin/cos(pos · base^(−exponent(c))), interleaved."""
+    out = np.zeros((n, d))
+    for pos in range(n):
+        for c in range(d):
+            angle = pos * base ** (-exponent(c))
+            out[pos, c] = math.sin(angle) if c % 2 == 0 else math.cos(angle)
+    return out
+
+
+def test_the_classic_mistakes_break_what_the_docstring_says():
+    n, d = 40, 16
+    right = sinusoidal_table(n, d, dtype=torch.float64).numpy()
+    np.testing.assert_allclose(right, table_from_exponents(n, d, lambda c: 2 * (c // 2) / d), atol=1e-12)
+    # |PE(p)|² = d/2 for every p: each pair is (sin, cos) of one angle, so T(Δ) (orthogonal) can map rows.
+    np.testing.assert_allclose((right**2).sum(axis=1), d / 2, atol=1e-12)
+    channel = table_from_exponents(n, d, lambda c: c / d)  # the channel index where 2f belongs
+    np.testing.assert_allclose(channel[:, 0::2], right[:, 0::2], atol=1e-12)  # the sines are right …
+    assert np.abs(channel[:, 1::2] - right[:, 1::2]).max() > 0.1  # … their cos partners are not
+    norms = (channel**2).sum(axis=1)
+    assert norms.max() - norms.min() > 0.1  # no longer one angle per pair: no rotation maps row to row
+    w = sinusoidal_frequencies(d).numpy()
+    assert 10000 ** (-(2 * 3 + 1) / d) / w[3] == pytest.approx(10000 ** (-1 / d))  # cos 3: base^(1/d) slower
+    half = [10000 ** (-f / d) for f in range(d // 2)]  # the pair index in the channel formula
+    np.testing.assert_allclose(np.log(half), np.log(w) / 2, rtol=1e-12)  # every exponent halved
+    assert half[-1] == pytest.approx(10000 ** (-(d // 2 - 1) / d)) and half[-1] > 10000**-0.5
+
+
+# -- the chapter's question ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+def test_wavelength_question_over_every_d_and_base(lang):
+    """Every d of the page's slider (2 … 512, even) at every base: the answer is an option and is
+    the pair the formula λ_f = 2π·base^(2f/d) makes longest; every stated number is that formula's."""
+    for base in BASES:
+        for d in range(2, 513, 2):
+            q = ch.wavelength_question(d, base, lang)
+            pairs = (d + 1) // 2
+            if pairs == 1:
+                assert q is None  # a single pair: nothing to choose from
+                continue
+            assert q is not None
+            lam = [2 * math.pi * base ** (2 * f / d) for f in range(pairs)]
+            longest = max(range(pairs), key=lam.__getitem__)
+            assert q.answer == longest == pairs - 1 and q.answer in q.options
+            assert set(q.options) == {0, pairs // 2, pairs - 1}
+            f = q.facts
+            assert f["first"] == pytest.approx(lam[0], rel=1e-12) and f["last"] == pytest.approx(lam[-1], rel=1e-12)
+            assert f["last_pair"] == pairs - 1 and f["base"] == int(base) and f["longest"] == longest
+            assert all(a < b for a, b in pairwise(lam))  # "grows with f"
+            assert f"{f['last']:,.0f}" in q.explanation and f"{int(base):,}" in q.explanation
+
+
+# -- tensor2tensor's frequencies ----------------------------------------------------------------
+
+
+def t2t_reference(n, d, max_timescale=1.0e4, min_timescale=1.0):
+    """get_timing_signal_1d's recipe written out: log-spaced timescales, increment
+    ln(max/min)/max(d/2 − 1, 1), concatenated [sin | cos] (even d)."""
+    half = d // 2
+    inc = math.log(max_timescale / min_timescale) / max(half - 1, 1)
+    inv = [min_timescale * math.exp(-k * inc) for k in range(half)]
+    out = np.zeros((n, d))
+    for p in range(n):
+        for k in range(half):
+            out[p, k] = math.sin(p * inv[k])
+            out[p, half + k] = math.cos(p * inv[k])
+    return np.array(inv), out
+
+
+@pytest.mark.parametrize("base", BASES)
+def test_t2t_comparison_against_the_recipe_for_every_d(base):
+    for d in range(2, 513, 2):
+        c = ch.t2t_comparison(64, d, base)
+        inv, _ = t2t_reference(1, d, max_timescale=base)
+        np.testing.assert_allclose(c.omega_t2t, inv, rtol=1e-12)
+        np.testing.assert_allclose(c.omega_paper, [base ** (-2 * f / d) for f in range(d // 2)], rtol=1e-12)
+        if d == 2:
+            assert c.same and c.table_diff == 0.0
+            continue
+        assert not c.same
+        r = c.ratio
+        assert r[0] == pytest.approx(1.0) and np.all(np.diff(r) > 0)  # "slower, the more so the later"
+        assert c.slowest_pair == d // 2 - 1
+        assert c.max_ratio == pytest.approx(base ** (2 / d), rel=1e-12)  # "= base^(2/d)"
+        assert c.omega_t2t[-1] == pytest.approx(1 / base, rel=1e-12)  # the last one is exactly 1/base
+
+
+@pytest.mark.parametrize("n,d,base", [(64, 64, 10000.0), (2, 4, 10.0), (512, 512, 100000.0), (20, 8, 100.0)])
+def test_t2t_table_difference_against_the_recipe(n, d, base):
+    c = ch.t2t_comparison(n, d, base)
+    rows = min(n, ch.LAYOUT_MAX)
+    _, t2t = t2t_reference(rows, d, max_timescale=base)
+    paper = naive_table(rows, d, base)[:, concatenated_permutation(d).numpy()]
+    assert c.positions == rows
+    assert c.table_diff == pytest.approx(np.abs(t2t - paper).max(), abs=1e-12)
+    assert c.table_diff > 1e-3  # not a permutation: the numbers themselves differ
+
+
+# -- the views the page draws --------------------------------------------------------------------
+
+
+def test_views_hold_what_the_page_draws():
+    w = ch.waves(10, 8, 10000.0, (0, 1, 6, 14))
+    assert list(w.columns) == [0, 1, 6]  # channel 14 does not exist at d = 8
+    np.testing.assert_array_equal(w.columns[6], ch.pe_matrix(10, 8, 10000.0)[:, 6])
+    assert ch.Waves.is_sin(6) and not ch.Waves.is_sin(7) and ch.Waves.pair(7) == 3
+    assert ch.default_channels(4) == [0, 1] and ch.default_channels(64) == [0, 1, 6, 14]
+    wl = ch.wavelength_section(100, 16, 10000.0)
+    np.testing.assert_array_equal(wl.pairs, np.arange(8))
+    np.testing.assert_array_equal(wl.length_line, 100)
+    b = ch.binary_view(100, 10.0)
+    assert b.last == 31 and b.digits.shape == (32, 6) and b.pe.shape == (32, 12)
+    dp = ch.dot_view(40, 16, 10000.0)
+    assert sorted(dp.from_rows) == [0, 20, 39] and dp.gap < 1e-10
+    chk = ch.shift_check(5, 3, 64, 10000.0)
+    assert chk.channels.size == 32 and chk.block == 16 and chk.T_shown.shape == (16, 16)
+    assert ch.shift_check(5, 3, 4, 10000.0).channels.size == 4
+    lay = ch.layouts_view(512, 512, 10000.0)
+    assert lay.interleaved.shape == (64, 64)
+    assert lay.permutation_text() == "0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30 …"
+    assert ch.layouts_view(4, 4, 10.0).permutation_text() == "0, 2, 1, 3"
+    sv = ch.sentence_view("a b a", 0)
+    assert sv.tokens == ("a", "b", "a") and sv.added.shape == (3, 64)
+    np.testing.assert_allclose(sv.added, sinusoidal_table(3, 64).numpy(), atol=1e-6)

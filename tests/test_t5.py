@@ -13,7 +13,7 @@ from encoders.attention import toy_layer
 from encoders.base import Difference
 from encoders.t5 import T5Bias, T5Config, check_bucket_config, relative_position_bucket
 from explain.chapters import t5 as ch
-from tests.helpers import errors, fig_array, figure, open_page
+from tests.helpers import chart, errors, fig_array, open_page
 
 PAGE = "pages/relative/t5.py"
 WIDE = torch.arange(-5000, 5001)
@@ -273,9 +273,86 @@ def test_chapter_view():
     np.testing.assert_allclose(v.position, np.transpose(v.table[v.buckets], (2, 0, 1)))
     assert np.isnan(v.logits[0, 0, 1]) and not np.isnan(v.logits[0, 1, 0])  # masked future
     assert v.used_in_sentence == (0, 1, 2, 3, 4, 5)
-    assert v.shift_position_change == 0.0 and v.shift_output_change == 0.0
+    assert v.shift.position_change == 0.0 and v.shift.output_change == 0.0 and v.shift.shift == 1000
     # the bidirectional sentence uses both halves
     assert set(ch.t5_view(toks, 2, 32, 128, causal=False).used_in_sentence) == {0, 1, 2, 3, 4, 5, 17, 18, 19, 20, 21}
+
+
+# Every num_buckets of the slider; max_distance densely (every value up to 200, then every 7th) up to
+# the slider's 1024, from the smallest valid value (the page falls back to it below).
+QUESTION_N = range(4, 129, 2)
+QUESTION_D = sorted({*range(2, 201), *range(201, 1025, 7), 1024})
+
+
+def hf_bucket(r: int, causal: bool, n: int, d: int) -> int:
+    from transformers.models.t5.modeling_t5 import T5Attention
+
+    out = T5Attention._relative_position_bucket(
+        torch.tensor([r]), bidirectional=not causal, num_buckets=n, max_distance=d
+    )
+    return int(out[0])
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("n", QUESTION_N)
+def test_bucket_question_over_the_control_space(n, causal, lang):
+    """The bucket question at every num_buckets, both rules and a dense sweep of max_distance, in
+    both languages: at least three options holding the answer, and every fact recomputed here —
+    the buckets by HF transformers' T5 function, the region and the offset from the rule."""
+    per_side = n if causal else n // 2
+    exact = per_side // 2
+    r = -ch.PROBE if causal else ch.PROBE
+    for d in QUESTION_D:
+        if d <= exact:
+            continue  # the page never asks with an invalid max_distance: it falls back to exact + 1
+        q = ch.bucket_question(n, d, causal, lang)
+        f = q.facts
+        bucket = hf_bucket(r, causal, n, d)
+        assert q.answer == bucket and bucket in q.options and len(q.options) >= 3
+        assert all(0 <= o < n for o in q.options)
+        assert f["near"] == hf_bucket(r // 2, causal, n, d) and f["half"] == ch.PROBE // 2
+        assert (f["exact"], f["per_side"], f["r"], f["a"], f["d"], f["n"]) == (exact, per_side, r, ch.PROBE, d, n)
+        offset = 0 if causal else per_side
+        assert f["within"] == bucket - offset and 0 <= f["within"] < per_side
+        if exact > ch.PROBE:
+            assert f["region"] == "exact" and f["within"] == ch.PROBE  # a bucket of its own
+        elif d > ch.PROBE:
+            assert f["region"] == "log" and exact <= f["within"] < per_side
+        else:
+            assert f["region"] == "beyond" and f["within"] == per_side - 1  # the last bucket
+        for name in ("bucket", "within", "near", "half", "a"):
+            assert str(f[name]) in q.explanation, (name, q.explanation)
+        assert f"{r:+d}" in q.explanation and q.answer_label.endswith(str(bucket))
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("n,d", [(4, 2), (4, 128), (32, 2), (32, 10), (128, 1024), (128, 65)])
+def test_the_question_distance_is_always_on_the_staircase(n, d, causal):
+    """ "Find r on the staircase below": the staircase spans ±PROBE even for a small max_distance."""
+    d = max(d, ch.smallest_valid_max_distance(n, causal))
+    bm = ch.bucket_map(n, d, causal)
+    r = -ch.PROBE if causal else ch.PROBE
+    assert r in bm.distances
+
+
+def test_the_reference_shares_one_bias_table_and_the_toy_lab_does_not():
+    """What the chapter says about layers: in HF's T5 only the first block has a table, and its bias
+    is reused by every layer; the toy-task lab's two-layer T5 gives each layer its own."""
+    from transformers import T5Config as HFConfig
+    from transformers import T5EncoderModel
+
+    from lab.model import ModelConfig, TinyTransformer
+
+    hf = T5EncoderModel(HFConfig(vocab_size=11, d_model=16, d_kv=4, d_ff=16, num_layers=3, num_heads=4))
+    flags = [block.layer[0].SelfAttention.has_relative_attention_bias for block in hf.encoder.block]
+    assert flags == [True, False, False]
+    tables = [n for n, _ in hf.named_parameters() if "relative_attention_bias" in n]
+    assert len(tables) == 1 and tables[0].startswith("encoder.block.0.")
+    lab = TinyTransformer(ModelConfig("t5", vocab_size=8, max_len=16), seed=0)
+    ours = [block.attn.encoder.table for block in lab.blocks]
+    assert len(ours) == lab.cfg.n_layers == 2 and ours[0] is not ours[1]
+    assert not torch.equal(ours[0], ours[1])  # two tables, drawn apart
 
 
 # -- the page ---------------------------------------------------------------------------------
@@ -294,19 +371,20 @@ def test_page_default_and_slider_extremes_both_modes():
             lowest = ch.smallest_valid_max_distance(n_buckets, causal)
             assert any("smallest valid value" in w.value for w in at.warning) == (max_d < lowest)
             used_d = max(max_d, lowest)
-            spec = figure(at, "Full range")
+            spec = chart(at, "t5_staircase")
             x = np.concatenate([fig_array(t["x"]) for t in spec["data"][1:]])
             y = np.concatenate([fig_array(t["y"]) for t in spec["data"][1:]])
             expected = relative_position_bucket(torch.from_numpy(x.astype(np.int64)), not causal, n_buckets, used_d)
             assert np.array_equal(y, expected.numpy())
-            assert fig_array(figure(at, "β:")["data"][0]["z"]).shape == (n_buckets, 4)
-            m = fig_array(figure(at, "bucket(j − i")["data"][0]["z"])
+            assert fig_array(chart(at, "t5_table")["data"][0]["z"]).shape == (n_buckets, 4)
+            m = fig_array(chart(at, "t5_bucket_matrix")["data"][0]["z"])
             rel = np.arange(6)[None, :] - np.arange(6)[:, None]
             assert np.array_equal(
                 m, relative_position_bucket(torch.from_numpy(rel), not causal, n_buckets, used_d).numpy()
             )
     at.selectbox(key="t5_head").set_value(2).run()
-    assert not errors(at) and figure(at, "The two terms of the logit, head 2")
+    assert not errors(at)
+    assert chart(at, "t5_terms")["layout"]["title"]["text"].startswith("The two terms of the logit, head 2")
 
 
 def test_page_lists_bucket_16_as_never_used():
@@ -322,7 +400,7 @@ def test_page_with_300_tokens():
     at = open_page(PAGE, sentence=" ".join(f"w{i % 41}" for i in range(300)))
     assert not errors(at)
     assert any("draws the first 256" in w.value for w in at.warning)
-    assert fig_array(figure(at, "bucket(j − i")["data"][0]["z"]).shape == (256, 256)
+    assert fig_array(chart(at, "t5_bucket_matrix")["data"][0]["z"]).shape == (256, 256)
     at.toggle(key="t5_causal").set_value(True).run()
     assert not errors(at)
 
@@ -330,7 +408,7 @@ def test_page_with_300_tokens():
 def test_page_with_korean_and_emoji():
     at = open_page(PAGE, sentence="강아지가 🐶 통나무 위에 앉았다 ❤️ 👩‍💻")
     assert not errors(at)
-    spec = figure(at, "bucket(j − i")
+    spec = chart(at, "t5_bucket_matrix")
     assert fig_array(spec["data"][0]["z"]).shape == (7, 7)
     assert "강아지가" in spec["layout"]["yaxis"]["ticktext"]
 
@@ -338,7 +416,7 @@ def test_page_with_korean_and_emoji():
 def test_page_bias_panels_match_the_chapter_numbers():
     sentence = "one two three four five six seven"
     at = open_page(PAGE, sentence=sentence, seed=5)
-    spec = figure(at, "β_h[bucket(j − i)] for every head")
+    spec = chart(at, "t5_bias_heads")
     v = ch.t5_view(tuple(sentence.split()), 5, 32, 128, False)
     for h in range(4):
         np.testing.assert_allclose(fig_array(spec["data"][h]["z"]), v.position[h], atol=1e-5)

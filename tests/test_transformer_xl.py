@@ -24,7 +24,7 @@ from encoders.transformer_xl import (
     relative_encoding,
 )
 from explain.chapters import transformer_xl as ch
-from tests.helpers import errors, fig_array, figure, figures, open_page
+from tests.helpers import chart, errors, fig_array, figures, open_page
 
 PAGE = "pages/relative/transformer_xl.py"
 D, H = 32, 4
@@ -244,6 +244,61 @@ def test_distance_curve_is_the_diagonal_of_term_d():
 # ---------------------------------------------------------------- the page
 
 
+@pytest.mark.parametrize("lang", ["en", "ko"])
+@pytest.mark.parametrize("causal", [True, False])
+@pytest.mark.parametrize("head", range(ch.N_HEADS))
+def test_terms_question_over_every_head_causal_and_several_seeds(head, causal, lang):
+    """Which term is the same for two texts with no word in common? At every head, both causal
+    settings and five seeds: measured, the answer is always (d), and the differences the
+    explanation states are recomputed here from the encoder's own terms on the two texts."""
+    for seed in range(5):
+        q = ch.terms_question(seed, head, causal, lang)
+        assert q is not None and q.answer == "d" and q.options == ("a", "b", "c", "d")
+        maps = [run_layer_terms(text, seed, head, causal) for text in ch.PROBE_TEXTS]  # {term: (i, j)} on each text
+        diffs = {}
+        for term in "abcd":
+            a, b = maps[0][term], maps[1][term]
+            seen = ~np.isnan(a)
+            assert np.array_equal(seen, ~np.isnan(b))
+            diffs[term] = float(np.abs(a[seen] - b[seen]).max())
+        assert diffs["d"] <= ch.SAME and q.facts["same"] == pytest.approx(diffs["d"], abs=1e-12)
+        assert q.facts["other"] == pytest.approx(min(diffs[t] for t in "abc"), rel=1e-6)
+        assert q.facts["other"] > 0.01  # the other three really differ
+        assert set(ch.PROBE_TEXTS[0].split()).isdisjoint(ch.PROBE_TEXTS[1].split())
+        assert len(ch.PROBE_TEXTS[0].split()) == len(ch.PROBE_TEXTS[1].split())
+        for text in ch.PROBE_TEXTS:
+            assert text in q.explanation
+        assert f"{q.facts['other']:.2f}" in q.explanation and q.answer_label == "(d)"
+
+
+def run_layer_terms(text, seed, head, causal):
+    """The four terms of one head straight from the encoder through the toy layer (float32, as
+    the page), NaN above the diagonal when causal."""
+    from encoders.text import token_embeddings, token_key
+
+    toks = text.split()
+    x = token_embeddings(tuple(token_key(w) for w in toks), 64, seed)[None]
+    layer = toy_layer(build("transformer-xl", 64, ch.N_HEADS, seed), seed)
+    with torch.no_grad():
+        r = layer(x, positions=torch.arange(len(toks)), causal=causal)
+    out = {}
+    for term in "abcd":
+        z = r.terms[term][0, head].numpy().astype(float)
+        if causal:
+            z[np.triu(np.ones_like(z, dtype=bool), 1)] = np.nan
+        out[term] = z
+    return out
+
+
+def test_u_and_v_are_one_pair_per_head_and_the_page_shows_one_layer():
+    """What the chapter says about sharing: u and v are (h, d) — one vector per head, nothing per
+    layer inside them — and the page's layer has exactly one encoder with one u, v and W_kR."""
+    enc = ch.encoder(0)
+    assert tuple(enc.u.shape) == tuple(enc.v.shape) == (ch.N_HEADS, 64 // ch.N_HEADS)
+    assert tuple(enc.w_kr.shape) == (64, 64)
+    assert {name for name, _ in enc.named_parameters()} == {"u", "v", "w_kr"}
+
+
 def _z(fig, trace=0):
     return fig_array(fig["data"][trace]["z"])
 
@@ -251,37 +306,39 @@ def _z(fig, trace=0):
 def test_page_draws_four_terms_and_their_sum():
     at = open_page(PAGE, sentence="the cat sat on the mat")
     assert not errors(at)
-    terms = figure(at, "Head 1: the four terms")
+    terms = chart(at, "xl_terms")
     assert len(terms["data"]) == 4 and _z(terms).shape == (6, 6)
     zs = [_z(terms, p) for p in range(4)]
-    total = _z(figure(at, "Logits:"))
+    total = _z(chart(at, "xl_sum"))
     assert np.allclose(np.nansum(zs, axis=0)[np.isfinite(total)], total[np.isfinite(total)], atol=1e-4)
     assert np.isnan(total[0, 1]) and np.isfinite(total[1, 0])  # causal by default: the future is blank
-    w = _z(figure(at, "Attention weights"))
+    w = _z(chart(at, "xl_weights"))
     assert np.allclose(np.nansum(w, axis=1), 1, atol=1e-5)
 
 
 def test_switches_head_and_causal_move_the_pictures():
     at = open_page(PAGE, sentence="the cat sat on the mat")
-    before = _z(figure(at, "Head 1: the four terms"), 1)
+    before = _z(chart(at, "xl_terms"), 1)
     at.selectbox(key="xl_head").set_value(3).run()
     assert not errors(at)
-    assert not np.allclose(np.nan_to_num(_z(figure(at, "Head 4: the four terms"), 1)), np.nan_to_num(before))
+    assert chart(at, "xl_terms")["layout"]["title"]["text"].startswith("Head 4: the four terms")
+    assert not np.allclose(np.nan_to_num(_z(chart(at, "xl_terms"), 1)), np.nan_to_num(before))
     for t in "abc":
         at.toggle(key=f"xl_on_{t}").set_value(False).run()
     assert not errors(at)
-    only_d = _z(figure(at, "Head 4: the four terms"), 3)
-    total = _z(figure(at, "Logits: (d)"))
+    only_d = _z(chart(at, "xl_terms"), 3)
+    assert chart(at, "xl_sum")["layout"]["title"]["text"].startswith("Logits: (d)")
+    total = _z(chart(at, "xl_sum"))
     ok = np.isfinite(total)
     assert np.allclose(total[ok], only_d[ok], atol=1e-5)
     at.toggle(key="xl_causal").set_value(False).run()
     assert not errors(at)
-    total = _z(figure(at, "Logits: (d)"))
+    total = _z(chart(at, "xl_sum"))
     assert np.isfinite(total).all()  # bidirectional: nothing masked, and no garbage either
     assert np.allclose(np.diagonal(total, 1), np.diagonal(total, 1)[0], atol=1e-5)  # (d) alone: Toeplitz
     at.toggle(key="xl_on_d").set_value(False).run()
     assert not errors(at)
-    assert np.allclose(_z(figure(at, "Attention weights")), 1 / 6, atol=1e-6)
+    assert np.allclose(_z(chart(at, "xl_weights")), 1 / 6, atol=1e-6)
 
 
 def test_rel_shift_stepper_moves_through_all_stages():
@@ -292,28 +349,24 @@ def test_rel_shift_stepper_moves_through_all_stages():
     for step in ["raw", "padded", "reshaped", "sliced", "result"]:
         at.select_slider(key="xl_step").set_value(step).run()
         assert not errors(at)
-        shapes[step] = _z(figure(at, "Step ")).shape
+        shapes[step] = _z(chart(at, "xl_step_grid")).shape
     assert shapes == {"raw": (6, 9), "padded": (6, 10), "reshaped": (10, 6), "sliced": (9, 6), "result": (6, 9)}
     assert any("equals the direct gather on all 39 valid cells" in s.value for s in at.success)
     at.slider(key="xl_qlen").set_value(2).run()
     at.slider(key="xl_mlen").set_value(0).run()
     assert not errors(at)
-    assert _z(figure(at, "Direct gather")).shape == (2, 2)
+    assert _z(chart(at, "xl_gather")).shape == (2, 2)
 
 
-def test_page_with_300_tokens_stays_complete_and_fast():
-    import time
-
+def test_page_with_300_tokens_stays_complete():
     sentence = " ".join(f"w{k % 37}" for k in range(300))
     at = open_page(PAGE, sentence=sentence)
     assert not errors(at)
     assert any("draws the first 256" in w.value for w in at.warning)
-    assert _z(figure(at, "Head 1: the four terms")).shape == (256, 256)
-    assert _z(figure(at, "Logits:")).shape == (256, 256)
-    t0 = time.perf_counter()
+    assert _z(chart(at, "xl_terms")).shape == (256, 256)
+    assert _z(chart(at, "xl_sum")).shape == (256, 256)
     at.toggle(key="xl_on_b").set_value(False).run()
     assert not errors(at)
-    assert time.perf_counter() - t0 < 10  # generous: CI machines are slow; the page reruns in ~1 s
     size = sum(len(str(f)) for f in figures(at))
     assert size < 12_000_000  # no megabytes of per-cell hover labels
 
@@ -321,7 +374,7 @@ def test_page_with_300_tokens_stays_complete_and_fast():
 def test_page_with_korean_and_emoji():
     at = open_page(PAGE, sentence="고양이가 매트 위에 앉았다 🐱 👩‍💻 🇰🇷!")
     assert not errors(at)
-    terms = figure(at, "Head 1: the four terms")
+    terms = chart(at, "xl_terms")
     assert _z(terms).shape == (8, 8)
     assert "고양이가" in str(terms["layout"])  # the tokens are on the axes
 

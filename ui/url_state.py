@@ -31,6 +31,7 @@ from typing import Any, Literal, TypedDict
 
 import streamlit as st
 
+
 class Bound(TypedDict):
     bind: Literal["query-params"]
 

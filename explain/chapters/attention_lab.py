@@ -1,27 +1,31 @@
 """What the attention lab shows: one sentence through several registered encodings at once, with the
 same toy token vectors, seed, projections, head count and causal switch (numbers only).
 
-Axis legend: h heads, n tokens, i query, j key, k prefix length.
+Axis legend: h heads, n tokens, i query, j key, k prefix length, ℓ text length.
 
-    panel        one encoding on the sentence: weights, the position part and the content part of its
-                 logits, with named terms switched off and the content term scaled by a dial
-    shift_test   prepend a phrase; how much the attention among the original words changed
-    length_test  repeat the sentence past a "training length"; what each encoding does out there
+    panels_section  every chosen encoding on the sentence: what each panel draws (weights, the
+                    position part or the content part of its logits, with named terms switched off
+                    and the content term scaled by a dial), one shared colour range
+    shift_test      prepend a phrase; how much the attention among the original words changed
+                    (its question and the dynamic-NTK / KV-cache numbers: attention_lab_shift.py)
+    (the length test, past a "training length": attention_lab_length.py)
 
-Every function takes primitives and returns numpy arrays or dataclasses of them, so the page can
-cache them with st.cache_data; all of them go through explain.chapters.common.run_tokens, the one
-attention path (encoders/attention.py).
+Every function the page calls takes primitives and returns numpy arrays or dataclasses of them, so
+the page can cache it; all of them go through explain.chapters.common.run_tokens, the one attention
+path (encoders/attention.py).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
+import torch
 
-from encoders import REGISTRY
-from encoders.base import PositionOutOfRange
-from encoders.text import tokenize
+from encoders import REGISTRY, build
+from encoders.attention import SelfAttention, toy_layer
+from encoders.text import token_embeddings, token_key, tokenize
+from explain.i18n import t
 
 from .common import run_tokens
 
@@ -29,14 +33,56 @@ D_MODEL = 64  # the toy layer's size on every page
 HEAD_CHOICES = (1, 2, 4, 8)  # head counts the page offers (d = 64, 32, 16, 8 per head)
 MAX_METHODS = 4
 DEFAULT_METHODS = ("sinusoidal", "t5", "rope", "alibi")
+REGISTRY_NAMES = tuple(REGISTRY)  # every encoding the lab offers, in the registry's order
+SHOWN = ("weights", "position", "content")  # what every panel can show: ids, words in the catalogue
 MAX_PREFIX_CHARS = 60  # the prefix box takes this many characters …
 MAX_PREFIX_TOKENS = 16  # … and at most this many of its tokens are used
-MAX_LENGTH = 512  # the length test repeats the sentence up to this many tokens
+MAX_TOKENS = 256  # the sentence is cut to this many tokens (the sidebar says so)
 # In the lab every encoding can represent BERT's 512 positions (a learned table gets 512 rows), so
-# that any sentence the page draws (≤ 256 tokens) fits; the length test instead configures each
-# encoding for the chosen training length (PositionalEncoding.config_for_lengths).
+# that any sentence the page draws (≤ 256 tokens, plus a prefix of ≤ 16) fits; the length test
+# instead configures each encoding for the chosen training length (config_for_lengths).
 LAB_POSITIONS = 512
 CHANGED = 1e-6  # a |Δ weight| above this (float64 run) counts as "changed"
+
+
+# -- names, in the learner's language -------------------------------------------------------------
+
+
+def label(method: str, lang: str | None = None) -> str:
+    """The encoding's name with its citation (keyed by registry name: some labels are words, e.g.
+    "No positional encoding", and Korean translates them)."""
+    return t(f"attention_lab.method.{method}", lang)
+
+
+def short(method: str, lang: str | None = None) -> str:
+    """The encoding's name without its citation, for titles in narrow columns."""
+    return label(method, lang).split(" (")[0]
+
+
+def who_label(head: int | None, lang: str | None = None) -> str:
+    """ "head 2" (0-based head 1) or "mean over heads" (None)."""
+    return t("attention_lab.mean_heads", lang) if head is None else t("attention_lab.head", lang, k=head + 1)
+
+
+def term_name(term: str, lang: str | None = None) -> str:
+    """A logit term's name: letters and codes (a, c2p) stay; the words "content"/"position" are translated."""
+    return t(f"attention_lab.term.{term}", lang) if term in ("content", "position") else term
+
+
+def parse_methods(raw: str) -> list[str]:
+    """A link's ?lab_methods=sinusoidal,t5 → the registry names, in order; ValueError for anything
+    else (an unknown name, a repeat, none, more than MAX_METHODS)."""
+    names = [s.strip() for s in raw.split(",")]
+    if not 1 <= len(names) <= MAX_METHODS or len(set(names)) != len(names) or any(n not in REGISTRY for n in names):
+        raise ValueError(raw)
+    return names
+
+
+def dump_methods(methods: list[str]) -> str:
+    return ",".join(methods)
+
+
+# -- what each encoding's terms are ----------------------------------------------------------------
 
 
 def content_terms(method: str) -> tuple[str, ...]:
@@ -48,6 +94,17 @@ def content_terms(method: str) -> tuple[str, ...]:
 
 def position_terms(method: str) -> tuple[str, ...]:
     return REGISTRY[method].position_terms()
+
+
+def term_roles(method: str) -> tuple[tuple[str, str], ...]:
+    """(term, "content" | "position") for every named term of `method`, in the encoder's order."""
+    content = set(content_terms(method))
+    return tuple((x, "content" if x in content else "position") for x in REGISTRY[method].term_names)
+
+
+def switchable(methods: tuple[str, ...]) -> tuple[str, ...]:
+    """The chosen encodings with more than one named term (the ones the term switches list)."""
+    return tuple(m for m in methods if len(REGISTRY[m].term_names) > 1)
 
 
 def mixed_in_input(method: str) -> bool:
@@ -63,18 +120,21 @@ def lab_config(method: str) -> object:
 
 def term_scales(method: str, content_scale: float, off: tuple[str, ...]) -> tuple[tuple[str, float], ...]:
     """(name, scale) for run_tokens: content terms × the dial, switched-off terms × 0."""
-    scales = {t: float(content_scale) for t in content_terms(method)}
-    for t in off:
-        if t not in REGISTRY[method].term_names:
-            raise KeyError(f"{method} has no term {t!r}; it has {REGISTRY[method].term_names}")
-        scales[t] = 0.0
+    scales = {x: float(content_scale) for x in content_terms(method)}
+    for x in off:
+        if x not in REGISTRY[method].term_names:
+            raise KeyError(f"{method} has no term {x!r}; it has {REGISTRY[method].term_names}")
+        scales[x] = 0.0
     return tuple(sorted(scales.items()))
 
 
 def pick_head(a: np.ndarray, head: int | None) -> np.ndarray:
-    """(h, i, j) → (i, j): one head (0-based) or, for None, the mean over heads."""
+    """(h, …) → (…): one head (0-based) or, for None, the mean over heads."""
     one: np.ndarray = a.mean(axis=0) if head is None else a[head]
     return one
+
+
+# -- one panel ---------------------------------------------------------------------------------------
 
 
 @dataclass
@@ -100,7 +160,7 @@ def panel(
     causal: bool = False,
     content_scale: float = 1.0,
     off: tuple[str, ...] = (),
-    max_tokens: int = 256,
+    max_tokens: int = MAX_TOKENS,
 ) -> Panel:
     """One encoding on the learner's sentence, with the content dial and term switches applied.
 
@@ -146,8 +206,8 @@ def panel(
 def _scaled_sum(terms: dict[str, np.ndarray], names: tuple[str, ...], scales: dict[str, float]) -> np.ndarray:
     """Σ scale·term over `names` (h, i, j), starting from zeros as Python's sum starts from 0."""
     total = np.zeros_like(terms[names[0]]) if names else np.zeros(())
-    for t in names:
-        total = total + scales.get(t, 1.0) * terms[t]
+    for x in names:
+        total = total + scales.get(x, 1.0) * terms[x]
     return total
 
 
@@ -165,6 +225,77 @@ def position_share(p: Panel, head: int | None) -> float:
     c = np.nanmean(np.abs(pick_head(p.content, head)))
     q = np.nanmean(np.abs(pick_head(p.position, head)))
     return float(q / (c + q)) if c + q > 0 else 0.0
+
+
+# -- the panels, as the page draws them -----------------------------------------------------------
+
+
+@dataclass
+class PanelView:
+    method: str
+    tokens: tuple[str, ...]
+    z: np.ndarray | None  # (i, j) what the panel draws; None: the position part of an encoding without one
+    kind: str  # the map's colour scale: "weights" or "signed"
+    top_key: int  # the key the last word attends to most (chosen head or head mean) …
+    top_weight: float  # … and its weight
+    share: float  # position_share
+    off: tuple[str, ...]  # terms switched off
+
+
+@dataclass
+class PanelsSection:
+    views: tuple[PanelView, ...]
+    zmax: float  # one colour range for every panel, so "darker" means the same in every encoding
+    height: int  # px, from the sentence's length
+
+
+def panels_section(
+    text: str,
+    seed: int,
+    methods: tuple[str, ...],
+    n_heads: int,
+    causal: bool,
+    dial: float,
+    off: tuple[tuple[str, tuple[str, ...]], ...],
+    head: int | None,
+    shown: str,
+) -> PanelsSection:
+    """Every chosen encoding's panel. `off` pairs an encoding with the terms switched off in it;
+    `shown` is one of SHOWN."""
+    if shown not in SHOWN:
+        raise ValueError(f"shown must be one of {SHOWN}")
+    switched = dict(off)
+    panels = [panel(text, seed, m, n_heads, causal, dial, switched.get(m, ())) for m in methods]
+    views = []
+    for p in panels:
+        if shown == "weights":
+            z: np.ndarray | None = pick_head(p.weights, head)
+        else:
+            part = p.position if shown == "position" else p.content
+            z = None if part is None else pick_head(part, head)
+        j, w = top_key(pick_head(p.weights, head), len(p.tokens) - 1)
+        views.append(
+            PanelView(
+                p.method,
+                p.tokens,
+                z,
+                "weights" if shown == "weights" else "signed",
+                j,
+                w,
+                position_share(p, head),
+                p.off,
+            )
+        )
+    if shown == "weights":
+        # Up to the strongest weight shown, in steps of 0.05: a 0…1 scale would leave a long
+        # sentence's maps (weights ≈ 1/n) white.
+        top = max(float(np.nanmax(v.z)) for v in views if v.z is not None)
+        zmax = min(1.0, max(0.05, float(np.ceil(top * 20) / 20)))
+    else:
+        finite = [np.abs(v.z) for v in views if v.z is not None]
+        zmax = max((float(np.nanmax(a)) for a in finite if np.isfinite(a).any()), default=1.0) or 1.0
+    n = len(panels[0].tokens) if panels else 0
+    return PanelsSection(tuple(views), zmax, int(min(560, max(340, 150 + 14 * n))))
 
 
 # -- shift test --------------------------------------------------------------------------------
@@ -185,6 +316,22 @@ class ShiftTest:
     largest: tuple[tuple[int, int], ...]  # (i, j) of the largest change per method, in original positions
     changed: np.ndarray  # (methods,) bool: max_change > CHANGED
     delta: np.ndarray  # (methods, i, j) Δ weight with the chosen head / head mean
+    n_heads: int = 4
+
+    def subset(self, methods: tuple[str, ...]) -> ShiftTest:
+        """The same test for some of its encodings (in the given order): each encoding's numbers do
+        not depend on which others are compared with it."""
+        k = [self.methods.index(m) for m in methods]
+        return replace(
+            self,
+            methods=tuple(methods),
+            labels=tuple(self.labels[i] for i in k),
+            max_change=self.max_change[k],
+            mean_change=self.mean_change[k],
+            largest=tuple(self.largest[i] for i in k),
+            changed=self.changed[k],
+            delta=self.delta[k],
+        )
 
 
 def _softmax_rows(logits: np.ndarray) -> np.ndarray:
@@ -195,6 +342,45 @@ def _softmax_rows(logits: np.ndarray) -> np.ndarray:
     return weights
 
 
+def _logits(layer: SelfAttention, words: tuple[str, ...], seed: int, causal: bool) -> np.ndarray:
+    """(h, i, j) float64 logits of `words` at positions 0 … n−1 through `layer` (as run_tokens
+    computes them), NaN where the mask hides a key."""
+    x = token_embeddings(tuple(token_key(w) for w in words), D_MODEL, seed)[None].double()  # (1, n, D)
+    with torch.inference_mode():
+        r = layer(x, positions=torch.arange(len(words)), causal=causal)
+    logits: np.ndarray = r.logits[0].numpy().copy()
+    logits[~np.isfinite(logits)] = np.nan
+    return logits
+
+
+def shift_deltas(
+    text: str,
+    seed: int,
+    methods: tuple[str, ...],
+    prefix: str,
+    n_heads: int = 4,
+    causal: bool = False,
+    max_tokens: int = MAX_TOKENS,
+) -> np.ndarray:
+    """(methods, h, i, j) Δ weight among the original words when `prefix` is put in front, every head.
+
+    After the prefix, each original query's weights are renormalised over the original keys (softmax
+    of the same logits restricted to those keys), so a change can only come from the logits between
+    the original words, not from the mass the prefix takes."""
+    tokens = tokenize(text, max_tokens=max_tokens).tokens
+    pre = prefix_tokens(prefix)
+    k = len(pre)
+    out = []
+    for m in methods:
+        # One layer for both runs (what run_tokens builds, float64), the sentence without and with
+        # the prefix in front.
+        layer = toy_layer(build(m, D_MODEL, n_heads, seed, lab_config(m)), seed).double()
+        w0 = _softmax_rows(_logits(layer, tokens, seed, causal))  # (h, i, j)
+        w1 = _softmax_rows(_logits(layer, pre + tokens, seed, causal)[:, k:, k:])  # (h, i, j) the original words only
+        out.append(w1 - w0)
+    return np.stack(out) if out else np.zeros((0, n_heads, len(tokens), len(tokens)))
+
+
 def shift_test(
     text: str,
     seed: int,
@@ -203,118 +389,56 @@ def shift_test(
     n_heads: int = 4,
     causal: bool = False,
     head: int | None = None,
-    max_tokens: int = 256,
+    max_tokens: int = MAX_TOKENS,
 ) -> ShiftTest:
-    """Run the sentence with and without a prefix. Among the original words only (queries and keys),
-    compare the attention weights: after the prefix, each original query's weights are renormalised
-    over the original keys (softmax of the same logits restricted to those keys), so a change can
-    only come from the logits between the original words, not from the mass the prefix takes.
+    """Run the sentence with and without a prefix and compare the attention among the original
+    words (shift_deltas), for one head or the head mean.
 
-    Relative encodings give zero (up to float64 rounding); absolute ones do not."""
-    tokens = tokenize(text, max_tokens=max_tokens).tokens
-    pre = prefix_tokens(prefix)
-    k = len(pre)
+    An encoding whose logits depend on the positions only through their differences gives zero (up
+    to float64 rounding); absolute ones do not, and neither does one whose frequencies follow the
+    length of the whole text (dynamic NTK), once the prefix makes the text long enough."""
+    return shift_test_from(
+        shift_deltas(text, seed, methods, prefix, n_heads, causal, max_tokens),
+        tokenize(text, max_tokens=max_tokens).tokens,
+        prefix_tokens(prefix),
+        methods,
+        n_heads,
+        head,
+    )
+
+
+def shift_test_from(
+    deltas: np.ndarray,
+    tokens: tuple[str, ...],
+    prefix: tuple[str, ...],
+    methods: tuple[str, ...],
+    n_heads: int,
+    head: int | None,
+) -> ShiftTest:
+    """ShiftTest from shift_deltas' (methods, h, i, j) for one head (0-based) or the head mean."""
     maxes: list[float] = []
     means: list[float] = []
     where: list[tuple[int, int]] = []
-    deltas: list[np.ndarray] = []
-    for m in methods:
-        cfg = lab_config(m)
-        before = run_tokens(tokens, seed, m, D_MODEL, n_heads, causal, 0, cfg, float64=True)
-        after = run_tokens(pre + tokens, seed, m, D_MODEL, n_heads, causal, 0, cfg, float64=True)
-        w0 = _softmax_rows(before.logits)  # (h, i, j)
-        w1 = _softmax_rows(after.logits[:, k:, k:])  # (h, i, j) the original words only
-        d = w1 - w0  # (h, i, j)
+    picked: list[np.ndarray] = []
+    for d in deltas:
         dh = pick_head(d, head)  # (i, j)
         a = np.abs(dh)
         maxes.append(float(a.max()) if a.size else 0.0)
         means.append(float(a.mean()) if a.size else 0.0)
         row, col = np.unravel_index(int(a.argmax()), a.shape) if a.size else (0, 0)
         where.append((int(row), int(col)))
-        deltas.append(dh)
+        picked.append(dh)
     mx = np.asarray(maxes)
+    n = len(tokens)
     return ShiftTest(
         tuple(methods),
         tuple(REGISTRY[m].label for m in methods),
         tokens,
-        pre,
+        prefix,
         mx,
         np.asarray(means),
         tuple(where),
         mx > CHANGED,
-        np.stack(deltas),
+        np.stack(picked) if picked else np.zeros((0, n, n)),
+        n_heads,
     )
-
-
-# -- length test -------------------------------------------------------------------------------
-
-
-def repeated_tokens(tokens: tuple[str, ...], length: int) -> tuple[str, ...]:
-    """The sentence repeated (cut at the end) to exactly `length` tokens."""
-    if not tokens:
-        return ()
-    reps = -(-length // len(tokens))
-    return (tokens * reps)[:length]
-
-
-def length_config(method: str, train_len: int, length: int) -> object:
-    """The encoder's config for a model "trained" on `train_len` tokens and run on `length`: a learned
-    table gets exactly train_len rows; the RoPE scalings stretch train_len to the run's length."""
-    return REGISTRY[method].config_for_lengths(train_len, length)
-
-
-@dataclass
-class LengthRun:
-    method: str
-    label: str
-    error: str  # non-empty when the encoder has no representation for some positions
-    first_missing: int  # the first position without one (−1 when none is missing)
-    entropy: np.ndarray  # (n,) attention entropy per query (nats, mean over heads); NaN if error
-    distance: np.ndarray  # (n,) Σ_j w_ij |i − j| per query (mean over heads)
-    weights: np.ndarray  # (i, j) chosen head or head mean; empty if error
-
-
-@dataclass
-class LengthTest:
-    tokens: tuple[str, ...]
-    train_len: int
-    runs: tuple[LengthRun, ...]
-    uniform_entropy: np.ndarray  # (n,) the same two numbers for attention spread evenly over the
-    uniform_distance: np.ndarray  # (n,) keys a query may see: the "no preference" reference
-
-
-def length_test(
-    text: str,
-    seed: int,
-    methods: tuple[str, ...],
-    train_len: int,
-    length: int,
-    n_heads: int = 4,
-    causal: bool = False,
-    head: int | None = None,
-) -> LengthTest:
-    """The sentence repeated to `length` tokens, each encoding "trained" on `train_len` of them."""
-    if not 1 <= train_len <= MAX_LENGTH or not 1 <= length <= MAX_LENGTH:
-        raise ValueError(f"lengths must be 1…{MAX_LENGTH}")
-    tokens = repeated_tokens(tokenize(text).tokens, length)
-    n = len(tokens)
-    runs = []
-    i = np.arange(n)[:, None]
-    j = np.arange(n)[None, :]
-    for m in methods:
-        label = REGISTRY[m].label
-        try:
-            view = run_tokens(tokens, seed, m, D_MODEL, n_heads, causal, 0, length_config(m, train_len, n))
-        except PositionOutOfRange as e:
-            nan = np.full(n, np.nan)
-            runs.append(LengthRun(m, label, str(e), e.position, nan, nan, np.zeros((0, 0))))
-            continue
-        w = view.weights  # (h, i, j)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ent = -np.where(w > 0, w * np.log(w), 0.0).sum(-1).mean(0)  # (i,)
-        dist = (w * np.abs(i - j)).sum(-1).mean(0)  # (i,)
-        runs.append(LengthRun(m, label, "", -1, ent, dist, pick_head(w, head)))
-    seen = (j <= i) if causal else np.ones((n, n), dtype=bool)  # (i, j) keys each query may see
-    count = seen.sum(-1)  # (i,)
-    uniform_distance = (seen * np.abs(i - j)).sum(-1) / count
-    return LengthTest(tokens, train_len, tuple(runs), np.log(count.astype(np.float64)), uniform_distance)

@@ -11,7 +11,7 @@ import numpy as np
 import torch
 
 from encoders import REGISTRY, build
-from encoders.attention import toy_layer
+from encoders.attention import AttentionResult, toy_layer
 from encoders.base import LETTER, Difference
 from encoders.text import token_embeddings, token_key, tokenize
 from explain.i18n import t
@@ -30,6 +30,37 @@ def sign_text(method: str, lang: str | None = None) -> str:
         return t("figures.sign.difference", lang, math=sign.math, first=first, second=second)
     role = t(f"figures.role.{sign.start}", lang)
     return t("figures.sign.count_back", lang, math=sign.math, role=role, index=LETTER[sign.start])
+
+
+# The toy layer every chapter draws: 64 dimensions, 4 heads of 16 (a chapter that needs another size
+# says so beside its own constant).
+TOY_D_MODEL = 64
+TOY_HEADS = 4
+SHIFT = 1000  # the shifted-copy probe: the same sentence again, its positions starting at 1000
+
+
+@dataclass(frozen=True)
+class ShiftProbe:
+    """The same layer on the same words, once at positions 0 … n−1 and once at SHIFT … SHIFT+n−1."""
+
+    shift: int
+    position_change: float  # max |position term (shifted) − position term|
+    output_change: float  # max |layer output (shifted) − layer output|
+
+
+def shift_probe(layer: torch.nn.Module, x: torch.Tensor, base: AttentionResult, causal: bool = False) -> ShiftProbe:
+    """Run `layer` on `x` again with every position moved by SHIFT and compare with `base` (the run at
+    positions 0 … n−1). A relative encoding gives 0 for both, up to rounding."""
+    n = x.shape[1]
+    if n == 0:
+        return ShiftProbe(SHIFT, 0.0, 0.0)
+    with torch.inference_mode():
+        shifted = layer(x, positions=torch.arange(n) + SHIFT, causal=causal)
+    return ShiftProbe(
+        SHIFT,
+        float((shifted.terms["position"] - base.terms["position"]).abs().max()),
+        float((shifted.output - base.output).abs().max()),
+    )
 
 
 @dataclass

@@ -34,6 +34,7 @@ from encoders.cope import (
     interpolate_position_logits,
 )
 from encoders.text import MAX_CHARS, MAX_TOKENS, token_embeddings, token_key, tokenize
+from explain.chapters.common import TOY_D_MODEL, TOY_HEADS
 from explain.i18n import t
 from explain.question import Question
 
@@ -52,7 +53,7 @@ MAX_SHARPNESS = 10.0  # σ(10) = 0.99995: practically a hard gate
 MAX_NPOS = 64  # the paper's P for a context of 1024
 MAX_TARGET = 8  # the attention demo can prefer a count of 0 … MAX_TARGET
 MAX_PREFERENCE = 10.0
-D_MODEL, N_HEADS = 64, 4
+D_MODEL, N_HEADS = TOY_D_MODEL, TOY_HEADS  # the toy layer every chapter draws
 VARIANTS = ("paper", "official")  # encoders/cope.py CoPEConfig.variant, the model section's radio
 WINDOW = 6  # the interpolation plot shows counts ⌊p⌋ − WINDOW … ⌈p⌉ + WINDOW: 64 values would hide the two
 

@@ -1,7 +1,9 @@
-"""What the DeBERTa chapter shows, computed from encoders/deberta.py (numbers only).
+"""What the DeBERTa chapter shows, computed from encoders/deberta.py.
 
-Functions take primitives and return numpy arrays / dataclasses of them, so pages can cache them
-and tests can check them without Streamlit.
+Functions take primitives and return numpy arrays / dataclasses of them (or words in the learner's
+language), so pages can cache them and tests can check them without Streamlit.
+
+Axis legend: i query, j key, r = i − j (query − key), k att_span (the table has 2k rows).
 """
 
 from __future__ import annotations
@@ -12,17 +14,22 @@ import numpy as np
 import torch
 
 from encoders.deberta import DeBERTa, DebertaConfig, log_bucket_position
+from explain.i18n import t
+from explain.question import Question
 
-from .common import run_layer
+from .common import TOY_HEADS, run_layer
 
 METHOD = "deberta"
 TERMS = DeBERTa.term_names  # ("c2c", "c2p", "p2c"); their titles: deberta.term.* in the catalogue
+N_HEADS = TOY_HEADS  # the toy layer every chapter draws: 4 heads of 16 dimensions (d_model 64)
+PROBES = (60, 61)  # the question's two neighbouring distances i − j
 
 
 def config(log_buckets: bool, bucket_size: int, max_position: int) -> DebertaConfig:
     """The page's settings as the encoder's config (hashable: pages cache on it).
 
-    Without log buckets the table covers ±max_position plain distances (DeBERTa v1)."""
+    Without log buckets the table's 2·max_position rows cover the plain distances −max_position …
+    max_position − 1 (DeBERTa v1): the lookup clamps r + k to [0, 2k − 1], so it is not symmetric."""
     return DebertaConfig(position_buckets=bucket_size if log_buckets else -1, max_relative_positions=max_position)
 
 
@@ -31,6 +38,11 @@ class SentenceBuckets:
     bucket: np.ndarray  # (i, j) bucket(i − j), or i − j itself without buckets
     table_row: np.ndarray  # (i, j) the relative-embedding row each pair reads, clamp(bucket + k, 0, 2k − 1)
     att_span: int  # k
+
+    @property
+    def clamped_bucket(self) -> np.ndarray:
+        """(i, j) float: the bucket as the lookup sees it, table row − k, in [−k, k − 1]."""
+        return (self.table_row - self.att_span).astype(float)
 
 
 def sentence_buckets(
@@ -50,6 +62,11 @@ class TermMaps:
     total: np.ndarray  # (i, j) sum of the switched-on terms (the logits)
     weights: np.ndarray  # (i, j) softmax over j
 
+    @property
+    def stacked(self) -> np.ndarray:
+        """(3, i, j): c2c, c2p, p2c, for one small-multiples grid."""
+        return np.stack([self.terms[name] for name in TERMS])
+
 
 def term_maps(
     sentence: str,
@@ -58,7 +75,7 @@ def term_maps(
     log_buckets: bool,
     bucket_size: int,
     max_position: int,
-    switches: tuple[bool, bool, bool] = (True, True, True),
+    switches: tuple[bool, ...] = (True, True, True),
     d_model: int = 64,
     n_heads: int = 4,
     positions_offset: int = 0,
@@ -67,7 +84,7 @@ def term_maps(
     the attention recomputed with the terms that are switched on. Switching a term off here keeps
     the 1/√(3d) scale: it shows the term's share of *this* model's logits."""
     cfg = config(log_buckets, bucket_size, max_position)
-    scales = tuple((t, 1.0 if on else 0.0) for t, on in zip(TERMS, switches, strict=False))
+    scales = tuple((name, 1.0 if on else 0.0) for name, on in zip(TERMS, switches, strict=False))
     view = run_layer(
         sentence,
         seed,
@@ -81,7 +98,7 @@ def term_maps(
     )
     return TermMaps(
         view.tokens,
-        {t: view.terms[t][head].astype(float) for t in TERMS},
+        {name: view.terms[name][head].astype(float) for name in TERMS},
         view.logits[head].astype(float),
         view.weights[head].astype(float),
     )
@@ -116,4 +133,50 @@ def bucket_map(bucket_size: int, max_position: int, span: int | None = None) -> 
         mid,
         int(within.sum()),
         int(torch.unique(rows[within]).numel()),
+    )
+
+
+def smallest_valid_max_position(bucket_size: int) -> int:
+    """The log part divides by ln((M − 1)/(B/2)): the smallest M the page falls back to is B/2 + 2."""
+    return bucket_size // 2 + 2
+
+
+# ------------------------------------------------------------------------------ the question
+
+
+def rows_question(bucket_size: int, max_position: int, lang: str) -> Question:
+    """Do i − j = 60 and 61 read the same table row? Read off the encoder's own buckets and the
+    lookup's clamp; the explanation names the reason the numbers show (exact buckets, a shared log
+    bucket, the clamp past M − 1, or log buckets still one distance wide)."""
+    enc = DeBERTa(1, 1, config(True, bucket_size, max_position), torch.Generator().manual_seed(0))
+    r = torch.tensor(PROBES)  # (2,) i − j, against a key at position 0
+    b60, b61 = (int(v) for v in enc.relative_positions(r, torch.zeros(1, dtype=torch.long))[:, 0])
+    row60, row61 = (int(v) for v in enc.table_index(r, torch.zeros(1, dtype=torch.long))[:, 0])
+    half = bucket_size // 2
+    if row60 == row61:
+        reason = "same_bucket" if b60 == b61 else "same_clamp"
+    else:
+        reason = "different_exact" if PROBES[1] <= half else "different_log"
+    answer = "same" if row60 == row61 else "different"
+    facts: dict[str, object] = {
+        "b": bucket_size,
+        "m": max_position,
+        "half": half,
+        "last": max_position - 1,
+        "b60": b60,
+        "b61": b61,
+        "row60": row60,
+        "row61": row61,
+        "top": bucket_size - 1,
+        "reason": reason,
+    }
+    options = ("same", "different")  # stable ids; the words are deberta.predict.<option>
+    return Question(
+        key="deb_q",
+        prompt=t("deberta.predict.question", lang, b=bucket_size, m=max_position),
+        options=options,
+        labels=tuple(t(f"deberta.predict.{o}", lang) for o in options),
+        answer=answer,
+        explanation=t(f"deberta.predict.explanation_{reason}", lang, **facts),
+        facts=facts,
     )

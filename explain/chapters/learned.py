@@ -7,13 +7,13 @@ Two halves:
      table of the same size — cosine similarity, similarity against distance, principal components,
      row norms.
 
-Every function takes primitives or a numpy table and returns numpy arrays / dataclasses of numpy, so
-pages can cache them and tests can check them without Streamlit. Nothing here loads the real table:
-the page passes it in (read once per server), the tests read it once per session.
+The analyses here take a numpy table (the tests pass tables of their own); learned_real.py holds
+the page's sections of the real table, which read it themselves. Importing this module reads nothing.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,18 +21,27 @@ import torch
 
 from encoders import build
 from encoders.base import PositionOutOfRange
-from encoders.learned import LearnedConfig
+from encoders.learned import LearnedAbsolute, LearnedConfig
 from encoders.sinusoidal import sinusoidal_table
 from encoders.text import tokenize
+from explain.chapters import common
+from explain.i18n import t
+from explain.question import Question
 
 from .common import run_tokens
 
-TOY_D_MODEL = 64  # channels of the toy table: enough to look like a table, small enough to read
+# Channels of the toy table, the toy layer's width: enough to look like a table, small enough to read.
+TOY_D_MODEL = common.TOY_D_MODEL
 MAX_TOY_LEN = 256  # the max_len slider's bound (the pages draw at most 256 tokens anyway)
 MIN_REAL_POSITIONS, MAX_REAL_POSITIONS = 16, 512  # the real table has 512 rows
 # all-MiniLM-L6-v2's model card (README.md shipped with the weights): "The sequence length was limited
 # to 128 tokens" during fine-tuning. A fact about its training, drawn as a reference line, not a result.
 MINILM_FINE_TUNING_LEN = 128
+FINE_TUNING_LINE = MINILM_FINE_TUNING_LEN - 0.5  # drawn between the last row fine-tuning used and the next
+MAX_TABLE_ROWS = 256  # rows of the real table drawn at most (more: means of blocks of rows)
+MAX_MAP_SIDE = 128  # cells per side of a similarity map drawn at most
+PLUS, ZERO, MINUS = "plus", "zero", "minus"  # the untrained-table question's option ids
+ALIKE = 0.5  # a mean neighbour cosine above this reads "close to +1" (below −ALIKE: "close to −1")
 
 
 # -- 1. the toy table on the learner's sentence ------------------------------------------------
@@ -51,6 +60,33 @@ class ToyTable:
     weights: np.ndarray  # (n, n) head-0 attention of the tokens that fit; NaN for rows/cols without a row
     neighbour_cosine: float  # mean cosine between rows p and p+1 of this untrained table (NaN if 1 row)
 
+    @property
+    def n(self) -> int:
+        return len(self.tokens)
+
+    @property
+    def spare(self) -> int:
+        """Rows the sentence leaves unused (0 when it runs past the table)."""
+        return max(self.max_len - self.n, 0)
+
+    @property
+    def fitted_tokens(self) -> tuple[str, ...]:
+        """The tokens that have a row: the rows of the "added" map."""
+        return self.tokens[: self.n_fit]
+
+    def without_row(self, limit: int) -> tuple[tuple[str, ...], int]:
+        """The first `limit` tokens past the table, and how many more there are."""
+        shown = self.tokens[self.max_len : self.max_len + limit]
+        return shown, len(self.missing) - len(shown)
+
+
+def untrained_rows(seed: int, max_len: int, d_model: int = TOY_D_MODEL) -> np.ndarray:
+    """(max_len, D) the untrained table: the same registry call and seed as run_tokens uses, so
+    these are the rows the layer adds (a shorter table is the first rows of a longer one)."""
+    enc = build("learned", d_model, 1, seed, LearnedConfig(max_len=max_len))
+    assert isinstance(enc, LearnedAbsolute)
+    return enc.table.detach().numpy()
+
 
 def toy_table(sentence: str, seed: int, max_len: int, d_model: int = TOY_D_MODEL) -> ToyTable:
     """The sentence through one attention layer whose input encoding is a table of max_len rows.
@@ -65,8 +101,7 @@ def toy_table(sentence: str, seed: int, max_len: int, d_model: int = TOY_D_MODEL
     tokens = tokenize(sentence).tokens
     n = len(tokens)
     config = LearnedConfig(max_len=max_len)
-    # Same registry call, same seed as run_tokens uses: this is the table the layer adds.
-    table = build("learned", d_model, 1, seed, config).table.detach().numpy()  # (max_len, D)
+    table = untrained_rows(seed, max_len, d_model)  # (max_len, D): the table the layer adds
     refusal = None
     try:
         view = run_tokens(tokens, seed, "learned", d_model, 1, config=config)
@@ -79,7 +114,7 @@ def toy_table(sentence: str, seed: int, max_len: int, d_model: int = TOY_D_MODEL
         # The same lookup through PyTorch's own embedding layer, as BERT and GPT-2 do it: its error,
         # live, rather than a message typed into the prose.
         try:
-            torch.nn.Embedding.from_pretrained(torch.from_numpy(table))(torch.arange(n))
+            torch.nn.Embedding.from_pretrained(torch.from_numpy(table))(torch.arange(n))  # type: ignore[no-untyped-call]
         except IndexError as e:
             torch_refusal = f"IndexError: {e}"
     nope = run_tokens(tokens[:n_fit], seed, "none", d_model, 1)  # the bare token embeddings
@@ -95,7 +130,45 @@ def toy_table(sentence: str, seed: int, max_len: int, d_model: int = TOY_D_MODEL
         torch_refusal=torch_refusal,
         added=view.inputs - nope.inputs,  # (n_fit, D)
         weights=weights,
-        neighbour_cosine=float(np.mean(np.diagonal(cosine_similarity(table), 1))) if max_len > 1 else float("nan"),
+        neighbour_cosine=mean_neighbour_cosine(table) if max_len > 1 else float("nan"),
+    )
+
+
+def neighbour_verdict(cosine: float) -> str:
+    """The option a mean neighbour cosine reads as."""
+    if cosine > ALIKE:
+        return PLUS
+    return MINUS if cosine < -ALIKE else ZERO
+
+
+def mean_neighbour_cosine(table: np.ndarray) -> float:
+    """Mean cos(row p, row p+1) over p = 0 … rows − 2."""
+    return float(np.mean(np.diagonal(cosine_similarity(table), 1)))
+
+
+def untrained_question(seed: int, max_len: int, lang: str, d_model: int = TOY_D_MODEL) -> Question | None:
+    """How alike are neighbouring rows of the untrained table? Measured on the very table the page
+    draws (same registry call, same seed). None for a one-row table: it has no neighbours."""
+    if max_len < 2:
+        return None
+    cosine = mean_neighbour_cosine(untrained_rows(seed, max_len, d_model))
+    answer = neighbour_verdict(cosine)
+    facts: dict[str, object] = {
+        "cosine": cosine,
+        "spread": 1.0 / math.sqrt(d_model),  # the typical |cos| of two independent random vectors
+        "d": d_model,
+        "rows": max_len,
+    }
+    key = "learned.toy.explanation" if answer == ZERO else "learned.toy.explanation_chance"
+    options = (PLUS, ZERO, MINUS)
+    return Question(
+        key="learned_q",
+        prompt=t("learned.toy.question", lang),
+        options=options,
+        labels=tuple(t(f"learned.toy.opt.{o}", lang) for o in options),
+        answer=answer,
+        explanation=t(key, lang, **facts),
+        facts=facts,
     )
 
 
@@ -106,7 +179,7 @@ def cosine_similarity(table: np.ndarray) -> np.ndarray:
     """(n, D) rows → (n, n) cos(row_m, row_n) = r_m·r_n / (|r_m| |r_n|), in float64."""
     x = np.asarray(table, dtype=np.float64)
     unit = x / np.linalg.norm(x, axis=1, keepdims=True)  # (n, D)
-    return unit @ unit.T  # (n, n)
+    return np.asarray(unit @ unit.T)  # (n, n)
 
 
 @dataclass
@@ -261,6 +334,34 @@ class RowStats:
     sharpest: tuple[tuple[int, float], ...]  # the k lowest neighbour cosines: (p, cos(row p, row p+1))
     median_norm: float
 
+    @property
+    def row0_ratio(self) -> float:
+        """|row 0| / the median row length."""
+        return float(self.norms[0] / self.median_norm)
+
+    @property
+    def typical_neighbour_cosine(self) -> float:
+        """The median cos(row p, row p+1)."""
+        return float(np.median(self.neighbour_cosine))
+
+    @property
+    def positions_after_0(self) -> np.ndarray:
+        """(N−1,) 1 … N−1: the norms chart leaves row 0 off (its length is in the title)."""
+        return self.positions[1:]
+
+    @property
+    def norms_after_0(self) -> np.ndarray:
+        return self.norms[1:]
+
+    @property
+    def neighbour_positions(self) -> np.ndarray:
+        """(N−1,) p of each cos(row p, row p+1)."""
+        return self.positions[:-1]
+
+    def sharpest_text(self) -> str:
+        """ "126→127 (0.12), …": the least alike neighbours and their cosine."""
+        return ", ".join(f"{p}→{p + 1} ({c:.2f})" for p, c in self.sharpest)
+
 
 @dataclass
 class Blocks:
@@ -269,6 +370,15 @@ class Blocks:
     cols: np.ndarray  # (cols / g,)
     row_factor: int  # f: how many rows each cell stands for (1 = not pooled)
     col_factor: int
+
+    @property
+    def row_coords(self) -> list[float]:
+        """The rows' axis coordinates as a plain list (what a figure's axis takes)."""
+        return list(self.rows)
+
+    @property
+    def col_coords(self) -> list[float]:
+        return list(self.cols)
 
 
 def screen_blocks(m: np.ndarray, max_rows: int, max_cols: int | None = None) -> Blocks:

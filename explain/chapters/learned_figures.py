@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
@@ -146,7 +147,7 @@ def token_heatmap_cut(
     title: str,
     *,
     note: str | None = None,  # default "no row: not in the model"
-    **kwargs,
+    **kwargs: Any,
 ) -> go.Figure:
     """token_heatmap over all tokens, where only the first n_fit can take part (a table ran out).
 

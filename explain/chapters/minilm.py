@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 from explain.i18n import t
+from explain.question import Question
 from models.minilm import MAX_POSITIONS, load
 
 MAX_PIECES = 256  # word pieces the page runs (plus [CLS] and [SEP]); the help text says so
@@ -24,6 +25,9 @@ TARGETS = ("previous", "next", "[CLS]", "[SEP]", "self")
 _TARGET_KEY = {"previous": "previous", "next": "next", "[CLS]": "cls", "[SEP]": "sep", "self": "self"}
 THRESHOLD = 0.5  # a head is labelled when one target gets at least this share of its attention
 MODES = ("shift", "shuffle", "reverse")
+SOURCES = ("reference", "sentence")  # which text the head masses are shown for (ids; words in the catalogue)
+QUESTION_SHIFT = 10  # the question shifts every position id by this much
+QUESTION_HEADS = 4  # … and asks about at most this many labelled heads, one per role
 # A fixed paragraph for the head labels, so that they do not change with whatever the learner types
 # (a head that looks at the previous token should do so on any ordinary text).
 REFERENCE = (
@@ -42,6 +46,18 @@ def target_text(target: str, lang: str | None = None) -> str:
 def target_mark(target: str, lang: str | None = None) -> str:
     """A target's short name, e.g. written above a head in the grid: "previous"."""
     return t(f"minilm.mark.{_TARGET_KEY[target]}", lang)
+
+
+def warm() -> bool:
+    """Loads the model and tokenizer (models.minilm.load keeps them for the process); the page calls
+    this once per server, behind a spinner in the learner's language."""
+    load()
+    return True
+
+
+def max_shift(n: int) -> int:
+    """The largest shift k of n position ids that keeps the last one in the table (≤ MAX_POSITIONS − 1)."""
+    return max(0, MAX_POSITIONS - n)
 
 
 def hangul_letters(tokens: tuple[str, ...]) -> int:
@@ -77,6 +93,12 @@ def position_table() -> np.ndarray:
     return model.position.weight.detach().numpy().copy()
 
 
+def position_table_shape() -> tuple[int, int]:
+    """(rows, numbers per row) of the trained position table."""
+    rows, cols = position_table().shape
+    return int(rows), int(cols)
+
+
 def position_ids(n: int, mode: str = "plain", shift: int = 0, seed: int = 0) -> np.ndarray:
     """Position ids (n,) for an experiment; the tokens stay where they are, only their ids change.
 
@@ -109,6 +131,11 @@ class ModelRun:
     position_ids: np.ndarray  # (n,)
     weights: np.ndarray  # (L, H, i, j) float32, rows sum to 1
     hidden: np.ndarray  # (n, D) the last layer's output
+
+    def head_weights(self, layer: int, head: int) -> np.ndarray:
+        """(i, j) one head's attention, 1-based layer and head."""
+        one: np.ndarray = self.weights[layer - 1, head - 1]
+        return one
 
 
 def run(text: str, mode: str = "plain", shift: int = 0, seed: int = 0, max_pieces: int = MAX_PIECES) -> ModelRun:
@@ -162,6 +189,29 @@ class PositionHeads:
     labels: list[HeadLabel]  # heads with one target ≥ THRESHOLD on the reference paragraph
     threshold: float
 
+    def panels(self, source: str) -> np.ndarray:
+        """(5, L, H): one (layers × heads) table per target, on the reference paragraph or the sentence."""
+        masses = {"reference": self.reference, "sentence": self.sentence}[source]
+        return np.moveaxis(masses, -1, 0)
+
+    def head_masses(self, layer: int, head: int) -> tuple[float, ...]:
+        """One head's share on each target (in TARGETS order) on the learner's sentence; 1-based."""
+        return tuple(float(v) for v in self.sentence[layer - 1, head - 1])
+
+    def role(self, layer: int, head: int) -> HeadLabel | None:
+        """The head's label (1-based layer and head), if it has one."""
+        return next((h for h in self.labels if (h.layer, h.head) == (layer, head)), None)
+
+    @property
+    def asked(self) -> tuple[HeadLabel, ...]:
+        """The heads the question asks about: the first labelled head of each role, at most
+        QUESTION_HEADS of them."""
+        out: list[HeadLabel] = []
+        for h in self.labels:
+            if h.target not in {a.target for a in out} and len(out) < QUESTION_HEADS:
+                out.append(h)
+        return tuple(out)
+
 
 def position_heads(text: str, threshold: float = THRESHOLD, max_pieces: int = MAX_PIECES) -> PositionHeads:
     """Measure, label, and keep the numbers: a head is labelled with a target when its mean mass
@@ -189,6 +239,31 @@ class PositionChange:
     after: np.ndarray  # (L, H, i, j) with the experiment's ids; same tokens in the same places
     change: np.ndarray  # (L, H) mean over queries of ½ Σ_j |after − before| (0 = same, 1 = disjoint)
     hidden_change: float  # relative change of the last layer's output, ‖Δh‖ / ‖h‖
+
+    @property
+    def panels(self) -> np.ndarray:
+        """(1, L, H): the change as the one panel of a layers × heads figure."""
+        return self.change[None]
+
+    def moved(self, layer: int, head: int) -> float:
+        """How much one head's attention moved (1-based layer and head)."""
+        return float(self.change[layer - 1, head - 1])
+
+    @property
+    def most(self) -> tuple[int, int, float]:
+        """(layer, head, moved) of the head that moved most, 1-based."""
+        layer, head = np.unravel_index(int(np.argmax(self.change)), self.change.shape)
+        return int(layer) + 1, int(head) + 1, float(self.change[layer, head])
+
+    @property
+    def least(self) -> tuple[int, int, float]:
+        """(layer, head, moved) of the head that moved least, 1-based."""
+        layer, head = np.unravel_index(int(np.argmin(self.change)), self.change.shape)
+        return int(layer) + 1, int(head) + 1, float(self.change[layer, head])
+
+    def ids_preview(self, limit: int = 24) -> tuple[tuple[int, ...], bool]:
+        """The first `limit` position ids, and whether there are more."""
+        return tuple(int(v) for v in self.position_ids[:limit]), self.position_ids.size > limit
 
 
 def total_variation(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -237,3 +312,57 @@ def thumbnail_weights(weights: np.ndarray, max_side: int = 48) -> tuple[np.ndarr
     counts = np.bincount(np.arange(n) // k, minlength=m).astype(np.float64)  # real queries per block
     blocks = padded.reshape(L, H, m, k, m, k).sum(axis=(3, 5))  # (L, H, m, m)
     return blocks / counts[None, None, :, None], k
+
+
+# -- the question -----------------------------------------------------------------------------------
+
+
+def question_shift(n: int) -> int:
+    """The shift the question asks about: QUESTION_SHIFT, or less if n ids leave no room for it."""
+    return min(QUESTION_SHIFT, max_shift(n))
+
+
+def shift_question(heads: PositionHeads, change: PositionChange, lang: str) -> Question | None:
+    """Every position id shifted by question_shift(n): which of the asked heads (one per role,
+    labelled on the reference paragraph) changes its attention least on the learner's sentence?
+    `change` must be that shift's comparison (compare(run(text), run(text, "shift", k)));
+    None when fewer than two roles are labelled."""
+    asked = heads.asked
+    if len(asked) < 2:
+        return None
+    shift = int(change.position_ids[0])
+    if shift != question_shift(change.position_ids.size) or change.tokens != heads.tokens:
+        raise ValueError("the comparison is not the question's shift of the same text")
+    moved = {(h.layer, h.head): change.moved(h.layer, h.head) for h in asked}
+    calm = min(asked, key=lambda h: moved[(h.layer, h.head)])
+    facts: dict[str, object] = {
+        "shift": shift,
+        "moved": moved,
+        "layer": calm.layer,
+        "head": calm.head,
+        "target": calm.target,
+    }
+    options = tuple((h.layer, h.head) for h in asked)
+    return Question(
+        key="minilm_q",
+        prompt=t("minilm.predict_q", lang, shift=shift),
+        options=options,
+        labels=tuple(
+            t("minilm.predict_option", lang, layer=h.layer, head=h.head, target=target_text(h.target, lang))
+            for h in asked
+        ),
+        answer=(calm.layer, calm.head),
+        explanation=t(
+            "minilm.predict_a",
+            lang,
+            layer=calm.layer,
+            head=calm.head,
+            shift=shift,
+            target=target_text(calm.target, lang),
+            moves=", ".join(
+                t("minilm.predict_move", lang, layer=h.layer, head=h.head, moved=moved[(h.layer, h.head)])
+                for h in asked
+            ),
+        ),
+        facts=facts,
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
@@ -45,7 +46,9 @@ def layer_head_maps(
         zmin, zmax = 0.0, (1.0 if zmax is None else zmax)
     h_gap, v_gap = (0.06 if cols > 1 else 0.0), (min(0.16, 0.6 / rows) if rows > 1 else 0.0)
     width, height = (1 - h_gap * (cols - 1)) / cols, (1 - v_gap * (rows - 1)) / rows
-    traces, layout, notes = [], {}, []
+    traces: list[dict[str, Any]] = []
+    layout: dict[str, Any] = {}
+    notes: list[dict[str, Any]] = []
     heads, layers = list(range(1, n_heads + 1)), list(range(1, n_layers + 1))
     for p in range(n_panels):
         row, col = p // cols, p % cols
@@ -130,7 +133,9 @@ def attention_thumbnails(
     h_gap, v_gap = 0.012, 0.045 if n_layers > 1 else 0.0
     width, height = (1 - h_gap * (n_heads - 1)) / n_heads, (1 - v_gap * (n_layers - 1)) / n_layers
     idx = list(range(n))
-    traces, layout, notes = [], {}, []
+    traces: list[dict[str, Any]] = []
+    layout: dict[str, Any] = {}
+    notes: list[dict[str, Any]] = []
     for layer in range(n_layers):
         for head in range(n_heads):
             p = layer * n_heads + head

@@ -1,7 +1,9 @@
-"""What the Shaw et al. chapter shows, computed from encoders/shaw.py (numbers only).
+"""What the Shaw et al. chapter shows, computed from encoders/shaw.py.
 
-Every function takes primitives and returns numpy arrays, so pages can cache them with
-st.cache_data and tests can check them without Streamlit.
+Every function takes primitives and returns numpy arrays (or dataclasses of them, or words in the
+learner's language), so the page can cache it and the tests can check it without Streamlit.
+
+Axis legend: h heads, i query, j key, r row of the aᴷ / aⱽ tables (clipped distance + k), d d_z.
 """
 
 from __future__ import annotations
@@ -13,12 +15,14 @@ import torch
 
 from encoders import build
 from encoders.attention import toy_layer
-from encoders.shaw import ShawConfig, clipped_relative_index
+from encoders.shaw import ShawConfig, ShawRelative, clipped_relative_index, relative_vectors
 from encoders.text import token_embeddings, token_key
+from explain.chapters.common import TOY_D_MODEL, TOY_HEADS, ShiftProbe, shift_probe
+from explain.i18n import t
+from explain.question import Question
 
-D_MODEL = 64
-N_HEADS = 4
-SHIFT = 1000  # the shift experiment: the same sentence starting at position 1000 instead of 0
+D_MODEL, N_HEADS = TOY_D_MODEL, TOY_HEADS  # the toy layer every chapter draws
+K_MAX = 64  # the page's clipping slider: 1 … K_MAX
 
 
 @dataclass
@@ -38,27 +42,64 @@ class ShawView:
     mass_per_distance: np.ndarray  # (h, i, 2k+1) attention mass on each clipped distance
     value_content: np.ndarray  # (h, i, d) Σ_j α_ij v_j
     value_position: np.ndarray  # (h, i, d) Σ_j α_ij aⱽ_ij
-    shift_position_change: float  # max |position term at offset SHIFT − at offset 0|
-    shift_output_change: float  # max |layer output at offset SHIFT − at offset 0|
+    shift: ShiftProbe  # the same sentence at positions SHIFT … : how much moved
+    # The paper's own form (§3.3, tensor2tensor): the (i, j, d) tensor of aᴷ_ij vectors, one per pair,
+    # shared by every head; against the encoder's gather of q·wᴷ_r (a later, equivalent optimisation).
+    per_pair_numbers: int  # n·n·d_z: entries of that tensor
+    gathered_numbers: int  # h·n·(2k+1): the q_i·wᴷ_r the encoder computes before picking
+    paper_form_difference: float  # max |position term, per-pair tensor − gather| on this sentence
+
+    @property
+    def n(self) -> int:
+        return len(self.tokens)
+
+    @property
+    def positions(self) -> np.ndarray:
+        """(i,) 0 … n − 1: the query positions a line plot runs over."""
+        return np.arange(self.n)
+
+    def terms_pair(self, head: int) -> np.ndarray:
+        """(2, i, j): the content and position terms of one head, on one colour scale."""
+        return np.stack([self.content[head], self.position[head]])
+
+    def attention_pair(self, head: int) -> np.ndarray:
+        """(2, i, j): one head's attention with the position term off, then on."""
+        return np.stack([self.weights_content_only[head], self.weights[head]])
+
+    def attention_top(self, head: int) -> float:
+        """The largest weight of either map: the top of their shared colour scale."""
+        return float(self.attention_pair(head).max())
+
+    def value_norms(self, head: int) -> tuple[np.ndarray, np.ndarray]:
+        """(i,), (i,): the length of Σ_j α_ij v_j and of Σ_j α_ij aⱽ_ij for every query."""
+        return (
+            np.linalg.norm(self.value_content[head], axis=-1),
+            np.linalg.norm(self.value_position[head], axis=-1),
+        )
 
 
 def shaw_view(tokens: tuple[str, ...], seed: int, k: int, d_model: int = D_MODEL, n_heads: int = N_HEADS) -> ShawView:
     """One Shaw layer on the tokens, with everything the chapter draws."""
     n = len(tokens)
     encoder = build("shaw", d_model, n_heads, seed, ShawConfig(max_relative_position=int(k)))
+    assert isinstance(encoder, ShawRelative)
     layer = toy_layer(encoder, seed)
     x = token_embeddings(tuple(token_key(t) for t in tokens), d_model, seed)[None]  # (1, n, D)
     positions = torch.arange(n)  # (n,)
     with torch.inference_mode():
         r = layer(x, positions=positions)
         off = layer(x, positions=positions, term_scales={"position": 0.0})
-        shifted = layer(x, positions=positions + SHIFT)
         value_position = encoder.value_terms(r.weights, positions, positions)[0]  # (h, i, d)
         value_content = (r.weights @ r.v)[0]  # (h, i, d)
         index = clipped_relative_index(positions, positions, k)  # (i, j)
         mass = torch.zeros(n_heads, n, 2 * k + 1)  # (h, i, 2k+1)
         mass.scatter_add_(-1, index.expand(n_heads, n, n), r.weights[0])
+        # §3.1 written out: every pair gets its vector aᴷ_ij, one (i, j, d) tensor for all heads.
+        a_ij = relative_vectors(encoder.a_k, index)  # (i, j, d)
+        q = r.q[0]  # (h, i, d)
+        per_pair = torch.einsum("hid,ijd->hij", q, a_ij) / encoder.d_head**0.5  # (h, i, j)
     distance = (positions[None, :] - positions[:, None]).numpy()  # (i, j) key − query
+    d_z = encoder.d_head
     return ShawView(
         tokens=tuple(tokens),
         k=int(k),
@@ -75,8 +116,10 @@ def shaw_view(tokens: tuple[str, ...], seed: int, k: int, d_model: int = D_MODEL
         mass_per_distance=mass.numpy(),
         value_content=value_content.numpy(),
         value_position=value_position.numpy(),
-        shift_position_change=float((shifted.terms["position"] - r.terms["position"]).abs().max()) if n else 0.0,
-        shift_output_change=float((shifted.output - r.output).abs().max()) if n else 0.0,
+        shift=shift_probe(layer, x, r),
+        per_pair_numbers=n * n * d_z,
+        gathered_numbers=n_heads * n * (2 * int(k) + 1),
+        paper_form_difference=float((per_pair - r.terms["position"][0]).abs().max()) if n else 0.0,
     )
 
 
@@ -94,3 +137,66 @@ def clipped_share(n: int, k: int) -> float:
         return 0.0
     d = np.abs(np.arange(n)[None, :] - np.arange(n)[:, None])
     return float((d > k).mean())
+
+
+# ------------------------------------------------------------------ which rows a sentence reads
+
+
+@dataclass(frozen=True)
+class IndexSection:
+    question: Question | None  # None for a one-token sentence: a single pair, nothing to count
+    share: str  # the caption under the index map: clipped pairs and the rows the sentence reads
+    facts: dict[str, int | float]  # every number the caption states
+
+
+def rows_read(n: int, k: int) -> int:
+    """How many different rows of the (2k+1)-row table the pairs of an n-token sentence read:
+    counted on the very index the encoder looks up (not a formula)."""
+    positions = torch.arange(n)  # (n,)
+    return int(torch.unique(clipped_relative_index(positions, positions, k)).numel())
+
+
+def index_question(n: int, k: int, lang: str, rows: int | None = None) -> Question | None:
+    """How many different rows of aᴷ do all pairs read? The answer is counted on the index
+    (`rows`: that count, when the caller has it already)."""
+    if n < 2:
+        return None
+    rows = rows_read(n, k) if rows is None else rows
+    facts: dict[str, int] = {"rows": rows, "last": n - 1, "values": 2 * n - 1, "k": k, "possible": 2 * k + 1}
+    options = sorted({rows, n, 2 * k + 1, 2 * n - 1, n * n})
+    return Question(
+        key="shaw_q",
+        prompt=t("shaw.index.question", lang, n=n, k=k),
+        options=tuple(options),
+        labels=tuple(f"{r:,}" for r in options),
+        answer=rows,
+        explanation=t("shaw.index.explanation", lang, **facts),
+        facts=facts,
+    )
+
+
+def index_section(n: int, k: int, lang: str) -> IndexSection:
+    """The question and the caption of the index map, for an n-token sentence and clipping k."""
+    d = np.abs(np.arange(n)[None, :] - np.arange(n)[:, None])  # (i, j) |j − i|
+    clipped = int((d > k).sum())
+    reach = min(n - 1, k)  # the farthest distance a pair reads its own row for
+    used = rows_read(n, k)
+    facts: dict[str, int | float] = {
+        "n": n,
+        "pairs": n * n,
+        "clipped": clipped,
+        "share": clipped / (n * n) if n else 0.0,
+        "rest": n * n - clipped,
+        "k": k,
+        "reach": reach,
+        "used": used,
+        "table": 2 * k + 1,
+        "unread": 2 * k + 1 - used,
+    }
+    if clipped:
+        key = "shaw.index.share_clipped"
+    elif used < 2 * k + 1:
+        key = "shaw.index.share_unread"
+    else:
+        key = "shaw.index.share_all"
+    return IndexSection(index_question(n, k, lang, used), t(key, lang, **facts), facts)

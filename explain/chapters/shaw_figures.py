@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
@@ -20,7 +21,7 @@ def token_heatmap_marked(
     title: str,
     *,
     mark: np.ndarray,
-    **kwargs,
+    **kwargs: Any,
 ) -> go.Figure:
     """token_heatmap with the cells where `mark` is True veiled in translucent grey (e.g. Shaw's
     clipped pairs, which all share one vector). The veil takes no hover: the cell below still

@@ -1,7 +1,9 @@
-"""What the T5 chapter shows, computed from encoders/t5.py (numbers only).
+"""What the T5 chapter shows, computed from encoders/t5.py.
 
-Every function takes primitives and returns numpy arrays, so pages can cache them with
-st.cache_data and tests can check them without Streamlit.
+Every function takes primitives and returns numpy arrays (or dataclasses of them, or words in the
+learner's language), so pages can cache them and tests can check them without Streamlit.
+
+Axis legend: h heads, i query, j key, r = j − i (key − query), N num_buckets.
 """
 
 from __future__ import annotations
@@ -13,12 +15,15 @@ import torch
 
 from encoders import build
 from encoders.attention import toy_layer
-from encoders.t5 import T5Config, bucket_layout, check_bucket_config, relative_position_bucket
+from encoders.t5 import T5Bias, T5Config, bucket_layout, check_bucket_config, relative_position_bucket
 from encoders.text import token_embeddings, token_key
+from explain.chapters.common import TOY_D_MODEL, TOY_HEADS, ShiftProbe, shift_probe
+from explain.i18n import t
+from explain.question import Question
 
-D_MODEL = 64
-N_HEADS = 4
-SHIFT = 1000  # the shift experiment: the same sentence starting at position 1000 instead of 0
+D_MODEL, N_HEADS = TOY_D_MODEL, TOY_HEADS  # the toy layer every chapter draws
+PROBE = 40  # the question's key: 40 tokens after the query (bidirectional) or before it (causal)
+SHOWN_IDS = 40  # the never-used list names at most this many ids per reason
 
 # Regions of the bucket map, in the order the staircase colours them (named in the catalogue:
 # t5.region.exact, .log, .beyond, .future).
@@ -48,18 +53,43 @@ class BucketMap:
     unused_reasons: dict[int, str]  # id → why: RIGHT_OFFSET or LOG_SKIP
     ranges: list[tuple[int, int, int, int]]  # (bucket, smallest r, largest r, count) over the scan
 
+    def close_up(self) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
+        """(close, distances, buckets, region) of the staircase's close-up: |r| ≤ close, a few steps
+        past the exact region (at least 12, at most what the full staircase shows)."""
+        close = int(min(self.distances.max(), max(2 * self.exact + 4, 12)))
+        near = np.abs(self.distances) <= close
+        return close, self.distances[near], self.buckets[near], self.region[near]
+
+    def unused_by_reason(self) -> dict[str, tuple[int, ...]]:
+        """The never-used ids grouped by why (RIGHT_OFFSET / LOG_SKIP), in id order."""
+        out: dict[str, list[int]] = {}
+        for u in self.unused:
+            out.setdefault(self.unused_reasons[u], []).append(u)
+        return {reason: tuple(ids) for reason, ids in out.items()}
+
+    def range_rows(self, beyond: str) -> tuple[list[int], list[str], list[int]]:
+        """The "which distances share each bucket" table: bucket ids, their distance ranges as text
+        ("−3 … −1", "5"; `beyond` appended where the range reaches max_distance) and counts."""
+        texts = []
+        for _, lo, hi, _ in self.ranges:
+            text = f"{lo} … {hi}" if lo != hi else f"{lo}"
+            texts.append(text + (beyond if abs(lo) >= self.max_distance or abs(hi) >= self.max_distance else ""))
+        return [b for b, *_ in self.ranges], texts, [c for *_, c in self.ranges]
+
 
 def bucket_map(num_buckets: int, max_distance: int, causal: bool, span: int | None = None) -> BucketMap:
     """The distance → bucket staircase and the set of never-used bucket ids.
 
     `span`: the staircase shows r in [−span, span] (default: a quarter past max_distance, so the
-    flat tail is visible). The unused set is computed from the function itself over
-    |r| ≤ 2·max_distance + 2 — far enough, since every |r| ≥ max_distance lands in the last bucket.
+    flat tail is visible, and at least past the question's ±PROBE). The unused set is computed
+    from the function itself over |r| ≤ 2·max_distance + 2 — far enough, since every
+    |r| ≥ max_distance lands in the last bucket.
     """
     bidirectional = not causal
     check_bucket_config(bidirectional, num_buckets, max_distance)
     per_side, exact = bucket_layout(bidirectional, num_buckets)
-    span = int(span if span is not None else max_distance + max(4, max_distance // 4))
+    # At least PROBE + 4, so that the question's distance is always on the staircase.
+    span = int(span if span is not None else max(max_distance + max(4, max_distance // 4), PROBE + 4))
     r = torch.arange(-span, span + 1)  # (m,)
     b = relative_position_bucket(r, bidirectional, num_buckets, max_distance)  # (m,)
     a = r.abs() if bidirectional else (-r).clamp(min=0)
@@ -101,6 +131,8 @@ def bucket_map(num_buckets: int, max_distance: int, causal: bool, span: int | No
 class T5View:
     tokens: tuple[str, ...]
     causal: bool
+    num_buckets: int
+    max_distance: int
     buckets: np.ndarray  # (i, j) bucket(j − i)
     table: np.ndarray  # (N, h) one learned scalar per bucket per head
     position: np.ndarray  # (h, i, j) β_h[bucket(j − i)]
@@ -109,8 +141,31 @@ class T5View:
     weights: np.ndarray  # (h, i, j)
     weights_content_only: np.ndarray  # (h, i, j) position term switched off
     used_in_sentence: tuple[int, ...]  # bucket ids this sentence's pairs use (unmasked pairs only)
-    shift_position_change: float  # max |position term at offset SHIFT − at offset 0|
-    shift_output_change: float  # max |layer output at offset SHIFT − at offset 0|
+    shift: ShiftProbe  # the same sentence at positions SHIFT … : how much moved
+
+    def terms_pair(self, head: int) -> np.ndarray:
+        """(2, i, j): one head's content term and bias, on one colour scale."""
+        return np.stack([self.content[head], self.position[head]])
+
+    def attention_pair(self, head: int) -> np.ndarray:
+        """(2, i, j): one head's attention with the bias switched off, then on."""
+        return np.stack([self.weights_content_only[head], self.weights[head]])
+
+    def attention_top(self, head: int) -> float:
+        """The largest weight of either map (NaN-safe): the top of their shared colour scale."""
+        return float(np.nanmax(self.attention_pair(head)))
+
+    @property
+    def bias_scale(self) -> float:
+        """The largest |β| of the table (1 if the table is all zeros): the bias maps' colour scale."""
+        return float(np.abs(self.table).max()) or 1.0
+
+    def bias_by_distance(self, span: int) -> tuple[np.ndarray, np.ndarray]:
+        """β_h[bucket(r)] for r in [−span, span]: (m,) distances and (h, m) biases — one staircase
+        per head, flat wherever several distances share a bucket."""
+        r = torch.arange(-span, span + 1)  # (m,)
+        b = relative_position_bucket(r, not self.causal, self.num_buckets, self.max_distance).numpy()  # (m,)
+        return r.numpy(), self.table[b].T  # (m,), (h, m)
 
 
 def t5_view(
@@ -126,13 +181,13 @@ def t5_view(
     n = len(tokens)
     config = T5Config(num_buckets=int(num_buckets), max_distance=int(max_distance))
     encoder = build("t5", d_model, n_heads, seed, config)
+    assert isinstance(encoder, T5Bias)
     layer = toy_layer(encoder, seed)
     x = token_embeddings(tuple(token_key(t) for t in tokens), d_model, seed)[None]  # (1, n, D)
     positions = torch.arange(n)  # (n,)
     with torch.inference_mode():
         r = layer(x, positions=positions, causal=causal)
         off = layer(x, positions=positions, causal=causal, term_scales={"position": 0.0})
-        shifted = layer(x, positions=positions + SHIFT, causal=causal)
     buckets = r.extras["buckets"].numpy()  # (i, j)
     logits = r.logits[0].numpy().copy()
     logits[~np.isfinite(logits)] = np.nan
@@ -140,6 +195,8 @@ def t5_view(
     return T5View(
         tokens=tuple(tokens),
         causal=bool(causal),
+        num_buckets=int(num_buckets),
+        max_distance=int(max_distance),
         buckets=buckets,
         table=encoder.table.detach().numpy().copy(),
         position=r.terms["position"][0].numpy().copy(),
@@ -148,16 +205,62 @@ def t5_view(
         weights=r.weights[0].numpy(),
         weights_content_only=off.weights[0].numpy(),
         used_in_sentence=tuple(int(v) for v in np.unique(buckets[visible])),
-        shift_position_change=float((shifted.terms["position"] - r.terms["position"]).abs().max()) if n else 0.0,
-        shift_output_change=float((shifted.output - r.output).abs().max()) if n else 0.0,
+        shift=shift_probe(layer, x, r, causal),
     )
 
 
-def bias_by_distance(
-    table: np.ndarray, num_buckets: int, max_distance: int, causal: bool, span: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """β_h[bucket(r)] for r in [−span, span]: (m,) distances and (h, m) biases — one staircase per
-    head, flat wherever several distances share a bucket."""
-    r = torch.arange(-span, span + 1)
-    b = relative_position_bucket(r, not causal, num_buckets, max_distance).numpy()
-    return r.numpy(), table[b].T  # (m,), (h, m)
+def table_span(bm: BucketMap, n: int) -> int:
+    """How far the per-head bias lines reach: past the sentence and the exact region, never past
+    the full staircase."""
+    return int(min(bm.distances.max(), max(n + 8, 2 * bm.exact + 8)))
+
+
+# ------------------------------------------------------------------------------ the question
+
+
+def _bucket_of(r: int, causal: bool, num_buckets: int, max_distance: int) -> int:
+    return int(relative_position_bucket(torch.tensor([r]), not causal, num_buckets, max_distance)[0])
+
+
+def bucket_question(num_buckets: int, max_distance: int, causal: bool, lang: str) -> Question:
+    """Which bucket does the key PROBE tokens away fall in (after it, bidirectional; before it,
+    causal)? The answer and every fact of the explanation come from the encoder's bucket function."""
+    per_side, exact = bucket_layout(not causal, num_buckets)
+    r = -PROBE if causal else PROBE
+    bucket = _bucket_of(r, causal, num_buckets, max_distance)
+    near = _bucket_of(r // 2, causal, num_buckets, max_distance)
+    offset = 0 if causal else per_side  # r > 0: the upper half of the bidirectional table
+    within = bucket - offset  # the bucket inside its half, before the right-side offset
+    region = "exact" if exact > PROBE else ("log" if max_distance > PROBE else "beyond")
+    # Options: the answer, the half-way distance's bucket, the last bucket, "bucket 40" (as if every
+    # distance had its own), and the answer's neighbours until there are at least three.
+    options = {bucket, near, num_buckets - 1, min(PROBE, num_buckets - 1)}
+    step = 1
+    while len(options) < 3:
+        options |= {b for b in (bucket - step, bucket + step) if 0 <= b < num_buckets}
+        step += 1
+    facts: dict[str, object] = {
+        "bucket": bucket,
+        "n": num_buckets,
+        "d": max_distance,
+        "r": r,
+        "a": PROBE,
+        "exact": exact,
+        "per_side": per_side,
+        "within": within,
+        "region": region,
+        "half": PROBE // 2,
+        "near": near,
+    }
+    why = t(f"t5.predict.why_{region}", lang, **facts)
+    side = t("t5.predict.offset_causal" if causal else "t5.predict.offset_right", lang, **facts)
+    mode = "causal" if causal else "bidirectional"
+    return Question(
+        key="t5_q",
+        prompt=t(f"t5.predict.question_{mode}", lang, n=num_buckets, d=max_distance, probe=PROBE, r=r),
+        options=tuple(sorted(options)),
+        labels=tuple(t("t5.predict.option", lang, b=b) for b in sorted(options)),
+        answer=bucket,
+        explanation=t("t5.predict.explanation", lang, why=why, side=side, **facts),
+        facts=facts,
+    )

@@ -1,8 +1,12 @@
-"""What the toy-task lab shows: shipped results (assets/toy/), the paper's numbers, and a look
-inside a shipped model on a string the learner types. Numbers only, no Streamlit.
+"""What the toy-task lab shows of its shipped results (assets/toy/): the results table beside the
+paper's numbers, the lowest-error question, the pairwise ordering verdicts, the curves, and what the
+shipped models are made of. Numbers and words only, no Streamlit. (Training live and looking inside
+a shipped model: toy_tasks_models.py.)
 
-The paper's numbers live in PAPER_RESULTS, with their source, and are always labelled
-"paper (full-scale)"; every other number on the page is read from the shipped run's metrics.
+The paper's numbers live in PAPER_RESULTS, with their source and table, and are always labelled
+"paper (full-scale)"; every other number on the page is read from the shipped run's metrics. A
+toy split is set beside a paper number only where the paper measured the same thing
+(PAPER_COLUMN_OF_SPLIT): the paper has no number for longer Counting programs.
 
 Words (encoding names, split names, column titles) come from the catalogue
 explain/text/<lang>/strings/toy_tasks.toml. The functions the page caches take `lang`, so that
@@ -17,13 +21,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
 
 from explain.i18n import t
+from explain.question import Question
 from lab import tasks as T
-from lab.model import TinyTransformer
-from lab.regenerate import TOY_DIR
-from lab.train import load
+from lab.regenerate import ENCODINGS, TOY_DIR
 
 # The source of PAPER_RESULTS, as the page cites it: toy_tasks.paper_source in the catalogue
 # (Golovneva, Wang, Weston, Sukhbaatar 2024, arXiv 2405.18719v2, Tables 2 and 3).
@@ -50,6 +52,17 @@ PAPER_RESULTS: dict[str, tuple[tuple[str, ...], dict[str, tuple[float, ...]]]] =
     ),
 }
 
+# Where each task's numbers are in the paper (arXiv 2405.18719v2).
+PAPER_TABLE = {"flipflop": 2, "selective_copy": 2, "counting": 3}
+# The paper column that measures what a toy split measures. Counting has none for its OOD split: the
+# paper's Table 3 gives 1, 3 and 5 variables in distribution only, nothing for longer programs (and
+# its in-distribution columns are per number of variables, compared in ordering_verdicts).
+PAPER_COLUMN_OF_SPLIT: dict[str, dict[str, str]] = {
+    "flipflop": {"id": "in-dist", "ood": "OOD"},
+    "selective_copy": {"id": "in-dist", "ood_dense": "OOD dense", "ood_sparse": "OOD sparse"},
+    "counting": {},
+}
+
 # A paper column's catalogue key (toy_tasks.paper_col.<key>): the column names above are the
 # paper's, and stay the ids the code compares.
 PAPER_COL_KEY = {
@@ -62,6 +75,24 @@ PAPER_COL_KEY = {
     "5 var": "var5",
 }
 SHIPPED_ENCODINGS = ("learned", "rope", "t5", "alibi", "none", "cope")  # the ones with a catalogue name
+
+
+def parse_encodings(raw: str) -> list[str]:
+    """A link's ?toy_encodings=rope,cope → the shipped encodings named, in order; ValueError for
+    anything else (an unknown name, a repeat, none)."""
+    names = [x.strip() for x in raw.split(",")]
+    if not names or len(set(names)) != len(names) or any(x not in ENCODINGS for x in names):
+        raise ValueError(raw)
+    return names
+
+
+def dump_encodings(encodings: list[str]) -> str:
+    return ",".join(encodings)
+
+
+def task_label(task: str) -> str:
+    """A task's name (Flip-Flop, Selective Copy, Counting: names, the same in every language)."""
+    return T.get(task).label
 
 
 def split_short(split: str, lang: str | None = None) -> str:
@@ -189,7 +220,7 @@ def curves(task: str, encodings: tuple[str, ...], directory: str = str(TOY_DIR),
 class DistanceErrors:
     bins: list[str]  # "lo–hi" labels, in order
     error: dict[str, np.ndarray]  # label → error % per bin (NaN: no answers at that distance)
-    counts: np.ndarray  # answers per bin (the same test set for every encoding)
+    counts: list[int]  # answers per bin (the same test set for every encoding)
 
 
 def distance_errors(
@@ -213,7 +244,7 @@ def distance_errors(
         name: np.array([100.0 * per[b][0] / per[b][1] if b in per and per[b][1] else np.nan for b in labels])
         for name, per in table.items()
     }
-    counts = np.array([next((per[b][1] for per in table.values() if b in per), 0) for b in labels])
+    counts = [int(next((per[b][1] for per in table.values() if b in per), 0)) for b in labels]
     return DistanceErrors(labels, err, counts)
 
 
@@ -277,83 +308,108 @@ def ordering_verdicts(task: str, directory: str = str(TOY_DIR), lang: str | None
     return out
 
 
-# --- inspecting a shipped model ------------------------------------------------------------------
+# --- what the page shows of them -----------------------------------------------------------------
 
 
-def load_model(task: str, encoding: str, directory: str = str(TOY_DIR)) -> TinyTransformer | None:
-    """The shipped model (eval mode, gradients off) or None when it has not been shipped.
-    The page keeps one per (task, encoding) with st.cache_resource: read-only, shared."""
-    p = Path(directory) / f"{task}-{encoding}.safetensors"
-    if not p.exists():
+def table_columns(tab: ResultTable, lang: str | None = None) -> dict[str, list[str]]:
+    """The results table as the page shows it: column title → its cells as text. A missing number
+    reads "—" (no shipped run) or "not in paper", never "None"; numbers have one decimal."""
+    blank = {"toy": "—", "paper": t("toy_tasks.not_in_paper", lang), "seconds": "—"}
+    out: dict[str, list[str]] = {c: [] for c in tab.columns}
+    for row in tab.rows:
+        for value, kind, column in zip(row, tab.kinds, tab.columns, strict=True):
+            out[column].append(value if kind == "label" else (blank[kind] if np.isnan(value) else f"{value:.1f}"))
+    return out
+
+
+def lowest_question(
+    task: str, encodings: tuple[str, ...], directory: str = str(TOY_DIR), lang: str | None = None
+) -> Question | None:
+    """Which of the chosen encodings has the lowest error on the task's first OOD split in the shipped
+    run, compared at the table's one-decimal precision (TIED when several share it)? None when fewer
+    than two of them have a shipped run. The explanation states every error it compares, and the
+    paper's number for the same split only where the paper has one (PAPER_COLUMN_OF_SPLIT)."""
+    split = T.get(task).split_names[1]
+    errors: dict[str, float] = {}
+    for enc in encodings:
+        m = shipped_metrics(task, enc, directory)
+        if m is not None:
+            errors[enc] = float(m["results"][split]["error"])
+    if len(errors) < 2:
         return None
-    model, _ = load(p)
-    for q in model.parameters():
-        q.requires_grad_(False)
-    return model
-
-
-@dataclass
-class Inspection:
-    tokens: list[str]  # the string as the model saw it ('?' replaced by the model's own answers)
-    typed: list[str]  # as typed
-    slots: list[int]  # answer positions
-    predicted: dict[int, str]  # slot → the model's most likely token
-    confidence: dict[int, float]  # slot → its probability
-    correct: dict[int, str | None]  # slot → the task's rule (None: undefined, e.g. read before write)
-    weights: np.ndarray  # (layers · heads, n, n) attention weights, NaN where masked
-    panel_titles: list[str]
-    gates: np.ndarray | None  # CoPE: (layers · heads, n, n) gates σ(q·k/√d), NaN where masked
-    positions: np.ndarray | None  # CoPE: counted positions p_ij, NaN where masked
-
-
-def inspect_string(model: TinyTransformer, task: str, text: str, lang: str | None = None) -> Inspection:
-    """Run a trained model (load_model) on a typed string. '?' slots are filled left to right with the
-    model's own greedy answer (so a later question sees it); answers the learner typed are kept.
-    Raises tasks.ParseError with a learner-readable message on a bad string."""
-    tk = T.get(task)
-    typed = T.parse(tk, text, max_tokens=tk.max_length())
-    slots = T.answer_slots(tk, typed)
-    toks = list(typed)
-    predicted, confidence = {}, {}
-    correct = {}
-    with torch.no_grad():
-        for k in slots:
-            ids = torch.from_numpy(T.encode(tk, [x if x != T.PLACEHOLDER else tk.vocab[0] for x in toks[:k]]))[None]
-            probs = torch.softmax(model(ids)[0, -1], -1)  # (V,)
-            best = int(probs.argmax())
-            predicted[k], confidence[k] = tk.vocab[best], float(probs[best])
-            # The rule's answer, given everything before this slot as the model sees it.
-            correct[k] = T.reference_answers(tk, [*toks[:k], "?"]).get(k)
-            if toks[k] == T.PLACEHOLDER:
-                toks[k] = tk.vocab[best]
-        ids = torch.from_numpy(T.encode(tk, toks))[None]
-        _, results = model(ids, return_attention=True)
-    n = len(toks)
-    mask = np.triu(np.ones((n, n), dtype=bool), 1)  # (i, j): future keys, blank in the maps
-
-    def stack(key: str | None) -> np.ndarray:
-        arrs = []
-        for r in results:
-            a = (r.weights if key is None else r.extras[key])[0].double().numpy()  # (h, i, j)
-            arrs.append(np.where(mask[None], np.nan, a))
-        return np.concatenate(arrs, axis=0)  # (layers · heads, i, j)
-
-    h = model.cfg.n_heads
-    titles = [
-        t("toy_tasks.inspect.panel", lang, layer=layer + 1, head=k + 1)
-        for layer in range(len(results))
-        for k in range(h)
-    ]
-    is_cope = "gates" in results[0].extras
-    return Inspection(
-        toks,
-        typed,
-        slots,
-        predicted,
-        confidence,
-        correct,
-        stack(None),
-        titles,
-        stack("gates") if is_cope else None,
-        stack("positions") if is_cope else None,
+    shown = {k: round(v, 1) for k, v in errors.items()}
+    best = [k for k, v in shown.items() if v == min(shown.values())]
+    answer = best[0] if len(best) == 1 else TIED
+    cols, paper = PAPER_RESULTS[task]
+    column = PAPER_COLUMN_OF_SPLIT[task].get(split)
+    facts: dict[str, Any] = {
+        "task": task,
+        "split": split,
+        "errors": errors,
+        "answer": answer,
+        "paper_table": PAPER_TABLE[task],
+        "paper_column": column,
+    }
+    answer_words = t("toy_tasks.a_tie_answer", lang) if answer == TIED else short_label(answer, lang)
+    ordered = sorted(errors.items(), key=lambda kv: kv[1])
+    text = t(
+        "toy_tasks.q_lowest_why",
+        lang,
+        answer=answer_words,
+        errors=", ".join(f"{short_label(k, lang)} {v:.1f}%" for k, v in ordered),
     )
+    if column is None:
+        scope = t(f"toy_tasks.paper_scope.{task}", lang)
+        text += " " + t(
+            "toy_tasks.q_lowest_no_paper", lang, table=PAPER_TABLE[task], task=task_label(task), scope=scope
+        )
+    else:
+        values = {row: vals[cols.index(column)] for row, vals in paper.items()}
+        low = min(values.values())
+        best_rows = [row for row, v in values.items() if v == low]
+        facts["paper_best"] = tuple(STAND_IN[row] for row in best_rows)
+        facts["paper_value"] = low
+        text += " " + t(
+            "toy_tasks.q_lowest_paper",
+            lang,
+            table=PAPER_TABLE[task],
+            column=paper_column(column, lang),
+            best=t("toy_tasks.and", lang).join(short_label(STAND_IN[row], lang) for row in best_rows),
+            value=low,
+        )
+    options = (*errors, TIED)
+    return Question(
+        key="toy_q",
+        prompt=t("toy_tasks.q_lowest", lang, task=task_label(task), n=len(errors), split=split_short(split, lang)),
+        options=options,
+        labels=tuple(t("toy_tasks.a_tie", lang) if o == TIED else short_label(o, lang) for o in options),
+        answer=answer,
+        explanation=text,
+        facts=facts,
+    )
+
+
+def verdict_lines(task: str, directory: str = str(TOY_DIR), lang: str | None = None) -> tuple[str, ...]:
+    """One Markdown line per paper column this toy run also measures: the same ordering as the paper,
+    a different one (how many pairs reversed), or only ties; with both orderings written out."""
+
+    def order(d: dict[str, float]) -> str:
+        return " < ".join(f"{k} {d[k]:.1f}" for k in sorted(d, key=lambda x: d[x]))
+
+    lines = []
+    for v in ordering_verdicts(task, directory, lang):
+        column = paper_column(v.column, lang)
+        if v.agree + v.disagree + v.ties == 0:
+            lines.append(t("toy_tasks.verdict_single", lang, column=column))
+            continue
+        if v.disagree:
+            word = t("toy_tasks.verdict_different", lang, n=v.disagree)
+        elif v.agree:
+            word = t("toy_tasks.verdict_same", lang)
+        else:
+            word = t("toy_tasks.verdict_all_ties", lang)
+        ties = t("toy_tasks.verdict_ties", lang, n=v.ties, tie=TIE) if v.ties and v.agree + v.disagree else ""
+        lines.append(
+            t("toy_tasks.verdict", lang, column=column, word=word, ties=ties, paper=order(v.paper), toy=order(v.toy))
+        )
+    return tuple(lines)

@@ -1,7 +1,9 @@
-"""What the Transformer-XL chapter shows, computed from encoders/transformer_xl.py (numbers only).
+"""What the Transformer-XL chapter shows, computed from encoders/transformer_xl.py.
 
-Functions take primitives and return numpy arrays / dataclasses of them, so pages can cache them
-and tests can check them without Streamlit.
+Functions take primitives and return numpy arrays / dataclasses of them (or words in the learner's
+language), so pages can cache them and tests can check them without Streamlit.
+
+Axis legend: h heads, i query, j key, r distance, δ = i − j (query − key).
 """
 
 from __future__ import annotations
@@ -12,15 +14,21 @@ import numpy as np
 import torch
 
 from encoders import build
-from encoders.transformer_xl import TransformerXL, rel_shift_steps, rel_shift_valid
+from encoders.sinusoidal import concatenated_permutation
+from encoders.transformer_xl import TransformerXL, TransformerXLConfig, rel_shift_steps, rel_shift_valid
+from explain.i18n import t
+from explain.question import Question
 
-from .common import run_layer
+from .common import TOY_HEADS, run_layer
 
 METHOD = "transformer-xl"
 TERMS = TransformerXL.term_names  # ("a", "b", "c", "d"); their titles: transformer_xl.term.* in the catalogue
 # Two texts of the same length with no word in common: the term whose map they share ignores the words.
 PROBE_TEXTS = ("a b c d e f", "u v w x y z")
 NO_CELL = "—"  # label of a gather cell with no raw score (a negative distance: a future key)
+N_HEADS = TOY_HEADS  # the toy layer every chapter draws: 4 heads of 16 dimensions (d_model 64)
+SAME = 1e-6  # two maps this close (float32 rounding) count as the same map
+STEPS = ("raw", "padded", "reshaped", "sliced", "result")  # the rel-shift stages, in order
 
 
 @dataclass
@@ -31,30 +39,35 @@ class TermMaps:
     weights: np.ndarray  # (i, j) softmax of `total` over j, NaN where causally masked
     full_total: np.ndarray  # (i, j) sum of all four terms, whatever the switches say
 
+    @property
+    def stacked(self) -> np.ndarray:
+        """(4, i, j): the four terms in the order (a), (b), (c), (d), for one small-multiples grid."""
+        return np.stack([self.terms[name] for name in TERMS])
+
 
 def term_maps(
     sentence: str,
     seed: int,
     head: int,
     causal: bool,
-    switches: tuple[bool, bool, bool, bool] = (True, True, True, True),
+    switches: tuple[bool, ...] = (True, True, True, True),
     d_model: int = 64,
     n_heads: int = 4,
     positions_offset: int = 0,
 ) -> TermMaps:
     """The four terms of one head on the sentence, and the attention recomputed with the terms
     that are switched on (a switched-off term is multiplied by 0 before the softmax)."""
-    scales = tuple((t, 1.0 if on else 0.0) for t, on in zip(TERMS, switches, strict=False))
+    scales = tuple((name, 1.0 if on else 0.0) for name, on in zip(TERMS, switches, strict=False))
     view = run_layer(
         sentence, seed, METHOD, d_model, n_heads, causal, positions_offset=positions_offset, term_scales=scales
     )
     n = len(view.tokens)
     masked = np.triu(np.ones((n, n), dtype=bool), 1) if causal else np.zeros((n, n), dtype=bool)
     terms = {}
-    for t in TERMS:
-        z = view.terms[t][head].astype(float)
+    for name in TERMS:
+        z = view.terms[name][head].astype(float)
         z[masked] = np.nan
-        terms[t] = z
+        terms[name] = z
     weights = view.weights[head].astype(float)
     weights[masked] = np.nan  # blank, like the logits: a future key is not "weight 0", it is not there
     return TermMaps(view.tokens, terms, view.logits[head].astype(float), weights, sum(terms.values()))
@@ -66,10 +79,19 @@ class DistanceCurves:
     d_term: np.ndarray  # (h, r) term (d) = v·W_kR R_δ / √d: a function of δ alone
 
 
+def encoder(
+    seed: int, d_model: int = 64, n_heads: int = N_HEADS, config: TransformerXLConfig | None = None
+) -> TransformerXL:
+    """The chapter's Transformer-XL encoder (its u, v and W_kR, drawn from the seed)."""
+    enc = build(METHOD, d_model, n_heads, seed, config)
+    assert isinstance(enc, TransformerXL)
+    return enc
+
+
 def global_position_bias(seed: int, max_distance: int, d_model: int = 64, n_heads: int = 4) -> DistanceCurves:
     """Term (d) for every distance −max_distance … max_distance, per head: like a learned relative
     bias table, but made of sinusoids seen through W_kR and v."""
-    enc = build(METHOD, d_model, n_heads, seed)
+    enc = encoder(seed, d_model, n_heads)
     distances = torch.arange(-max_distance, max_distance + 1)  # (r,)
     with torch.inference_mode():
         rk = enc.position_keys(distances)  # (h, r, d)
@@ -99,6 +121,34 @@ class RelShiftDemo:
     matches_gather: bool  # result == gather on every valid cell
     garbage_differs: bool  # every invalid cell holds something else than its wanted distance
 
+    def stage(self, name: str) -> ShiftStage:
+        """The stage called `name` (one of STEPS)."""
+        return self.stages[STEPS.index(name)]
+
+    @property
+    def invalid(self) -> np.ndarray:
+        """(qlen, klen) bool: the cells right of j = i + m_len, which hold garbage."""
+        return ~self.valid
+
+    @property
+    def gathered_distance(self) -> np.ndarray:
+        """(qlen, klen): the distance of every valid cell of the direct gather, NaN elsewhere."""
+        return np.where(self.valid, self.wanted, np.nan)
+
+    @property
+    def n_valid(self) -> int:
+        return int(self.valid.sum())
+
+    @property
+    def n_invalid(self) -> int:
+        return int(self.invalid.sum())
+
+    @property
+    def distance_range(self) -> tuple[float, float]:
+        """(smallest, largest) distance of the raw scores: one colour scale for every stage."""
+        raw = self.stages[0].distance
+        return float(np.nanmin(raw)), float(np.nanmax(raw))
+
 
 def rel_shift_demo(qlen: int, mlen: int) -> RelShiftDemo:
     """The rel-shift trick on a small matrix whose cells are labelled, not numbers: cell (i, r) of
@@ -126,18 +176,18 @@ def rel_shift_demo(qlen: int, mlen: int) -> RelShiftDemo:
     ]
     label_of = np.vectorize(lambda cid: labels.get(int(cid), NO_CELL), otypes=[str])
     stages = []
-    for name, t in named:
-        ids = t.round().long().numpy()
+    for name, cells in named:
+        ids = cells.round().long().numpy()
         stages.append(ShiftStage(name, ids, np.vectorize(dist_of.get, otypes=[float])(ids), label_of(ids)))
 
     valid = rel_shift_valid(qlen, klen).numpy()
-    i = np.arange(qlen)[:, None]
-    j = np.arange(klen)[None, :]
-    wanted = (mlen + i - j).astype(float)  # (i, j)
+    qi = np.arange(qlen)[:, None]  # (i, 1)
+    kj = np.arange(klen)[None, :]  # (1, j)
+    wanted = (mlen + qi - kj).astype(float)  # (i, j)
     # Direct gather, independent of the trick: the raw column of distance δ is klen − 1 − δ.
-    col = klen - 1 - (mlen + i - j)  # (i, j)
+    col = klen - 1 - (mlen + qi - kj)  # (i, j)
     inside = (col >= 0) & (col < klen)
-    gathered = np.where(inside, raw.long().numpy()[i, np.clip(col, 0, klen - 1)], -1)
+    gathered = np.where(inside, raw.long().numpy()[qi, np.clip(col, 0, klen - 1)], -1)
     result = stages[-1].ids
     result_dist = stages[-1].distance
     garbage = ~valid
@@ -165,19 +215,16 @@ class LayoutCheck:
 def layout_check(seed: int, n: int = 12, d_model: int = 64, n_heads: int = 4) -> LayoutCheck:
     """Does R's channel order matter? Position terms (b) + (d) in float64 on random q, k:
     for a fixed W_kR yes; once W_kR is permuted along, no (up to rounding)."""
-    from encoders.sinusoidal import concatenated_permutation
-    from encoders.transformer_xl import TransformerXLConfig
-
-    concat = build(METHOD, d_model, n_heads, seed, TransformerXLConfig(r_layout="concatenated")).double()
-    inter = build(METHOD, d_model, n_heads, seed, TransformerXLConfig(r_layout="interleaved")).double()
+    concat = encoder(seed, d_model, n_heads, TransformerXLConfig(r_layout="concatenated")).double()
+    inter = encoder(seed, d_model, n_heads, TransformerXLConfig(r_layout="interleaved")).double()
     g = torch.Generator().manual_seed(seed)
     q = torch.randn(1, n_heads, n, d_model // n_heads, generator=g, dtype=torch.float64)  # (b, h, i, d)
     k = torch.randn(1, n_heads, n, d_model // n_heads, generator=g, dtype=torch.float64)  # (b, h, j, d)
     pos = torch.arange(n)
 
-    def position_part(enc):
-        t = enc.logit_terms(q, k, pos, pos, causal=False).terms
-        return t["b"] + t["d"]
+    def position_part(enc: TransformerXL) -> torch.Tensor:
+        terms = enc.logit_terms(q, k, pos, pos, causal=False).terms
+        return terms["b"] + terms["d"]
 
     with torch.inference_mode():
         ref = position_part(concat)
@@ -189,3 +236,46 @@ def layout_check(seed: int, n: int = 12, d_model: int = 64, n_heads: int = 4) ->
         inter.w_kr.copy_(w)
         permuted = float((ref - position_part(inter)).abs().max())
     return LayoutCheck(same, permuted)
+
+
+# ------------------------------------------------------------------ which term ignores the words
+
+
+def probe_differences(seed: int, head: int, causal: bool) -> dict[str, float]:
+    """Per term: the largest difference between its maps on the two PROBE_TEXTS (same length, no
+    word in common). NaN cells (masked) are compared as equal."""
+    one = term_maps(PROBE_TEXTS[0], seed, head, causal, n_heads=N_HEADS)
+    two = term_maps(PROBE_TEXTS[1], seed, head, causal, n_heads=N_HEADS)
+    out = {}
+    for name in TERMS:
+        diff = np.abs(one.terms[name] - two.terms[name])  # (i, j), NaN where masked in both
+        out[name] = float(np.nanmax(diff)) if np.isfinite(diff).any() else 0.0
+    return out
+
+
+def terms_question(seed: int, head: int, causal: bool, lang: str) -> Question | None:
+    """Which of the four terms is the same for two texts with no word in common? Measured, not
+    stated: None if the measurement does not single out exactly one term. (It is always (d), the
+    one term with neither q_i nor k_j in it, which the explanation says; the tests pin both.)"""
+    diffs = probe_differences(seed, head, causal)
+    same = [name for name in TERMS if diffs[name] <= SAME]
+    if len(same) != 1:
+        return None
+    answer = same[0]
+    facts: dict[str, object] = {
+        "term": answer,
+        "title": t(f"transformer_xl.term.{answer}", lang),
+        "same": diffs[answer],
+        "other": min(diffs[name] for name in TERMS if name != answer),
+        "one": PROBE_TEXTS[0],
+        "two": PROBE_TEXTS[1],
+    }
+    return Question(
+        key="xl_q",
+        prompt=t("transformer_xl.predict.question", lang),
+        options=TERMS,
+        labels=tuple(f"({name})" for name in TERMS),
+        answer=answer,
+        explanation=t("transformer_xl.predict.explanation", lang, **facts),
+        facts=facts,
+    )

@@ -17,7 +17,7 @@ from explain.i18n import t as _t
 
 def labelled_grid(
     z: np.ndarray,
-    labels: Sequence[Sequence[str]],
+    labels: Sequence[Sequence[str]] | np.ndarray,
     title: str,
     *,
     x_title: str,

@@ -5,39 +5,41 @@ Three troubles, one function each:
                        logit between the *same* two words
     length_experiment  positions past the training length: the sinusoidal table has vectors there, but
                        vectors (and angles) it never saw; a learned table has no rows at all
-    four_terms         (W_q(x_i + p_i))ᵀ(W_k(x_j + p_j)) split into content–content, content–position,
-                       position–content and position–position; none of them is a function of j − i
+    four_terms, tupe_terms   (in trouble_terms.py) the score split into its four terms, and TUPE's
+                       untied form of it
 
 Axis legend: n tokens, i query position, j key position, D model dimension, f frequency pair.
 Row-vector convention as in encoders/attention.py: q_i = (x_i + p_i) @ w_q, so the paper's W_q is
 w_qᵀ; logits are q·k/√d with d the head dimension (one head here, d = D).
 
-Every function takes primitives and returns numpy arrays or dataclasses of them, so pages can cache
-them with st.cache_data and tests can check them without Streamlit.
+Every function takes primitives and returns numpy arrays or dataclasses of them (with what the page
+draws as properties), so the page can cache them and tests can check them without Streamlit.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 from encoders import build
-from encoders.attention import toy_layer
 from encoders.base import PositionOutOfRange
-from encoders.learned import LearnedConfig
-from encoders.sinusoidal import sinusoidal_frequencies, sinusoidal_rows
-from encoders.text import token_embeddings, token_key
+from encoders.learned import LearnedAbsolute, LearnedConfig
+from encoders.sinusoidal import Sinusoidal, sinusoidal_frequencies, sinusoidal_rows
+from encoders.text import MAX_TOKENS, Tokens, tokenize
+from explain.i18n import t
+from explain.question import Question
 
-from .common import run_tokens
+from .common import TOY_D_MODEL, run_tokens
 
-D_MODEL = 64  # the toy layer's size on every page: one head of dimension 64
+D_MODEL = TOY_D_MODEL  # the toy layer's size on every page, here as one head of dimension 64
 MAX_PREFIX_CHARS = 60  # the prefix box takes this many characters …
 MAX_PREFIX_TOKENS = 16  # … and at most this many of its tokens are used
 MAX_TRAIN_LEN = 256  # bounds of the length sliders (the page's help texts say so)
 MAX_TEST_LEN = 1024
+SHOW_TOKENS = 14  # tokens spelled out in the "before / after" lines; the figures show them all
+SMALL = 40  # up to this many tokens a score map is drawn alone, with its numbers in the cells
 
 
 @dataclass(frozen=True)
@@ -80,7 +82,42 @@ class ShiftResult:
 
     @property
     def logits_diff(self) -> np.ndarray:
-        return self.logits_after - self.logits_before  # (n, n)
+        return np.asarray(self.logits_after - self.logits_before)  # (n, n)
+
+    @property
+    def pe_change(self) -> np.ndarray:
+        """(n, D) p_{i+k} − p_i under each word."""
+        return np.asarray(self.pe_after - self.pe_before)
+
+    @property
+    def mean_cosine(self) -> float:
+        """cos(old vector, new vector), averaged over the words (they are all equal)."""
+        return float(np.mean(self.pe_cosine))
+
+    @property
+    def cosine_spread(self) -> float:
+        """max − min of that cosine across the words: rounding only."""
+        return float(np.ptp(self.pe_cosine))
+
+    @property
+    def score_limit(self) -> float:
+        """One colour limit for the before and after maps."""
+        return float(max(np.abs(self.logits_before).max(), np.abs(self.logits_after).max()))
+
+    @property
+    def small(self) -> bool:
+        """Few enough words to draw each map alone, numbers in the cells."""
+        return len(self.tokens) <= SMALL
+
+    @property
+    def before_after(self) -> np.ndarray:
+        """(2, i, j) the maps without and with the prefix: the long-sentence grid."""
+        return np.stack([self.logits_before, self.logits_after])
+
+    @property
+    def diff_panel(self) -> np.ndarray:
+        """(1, i, j) the difference map as a one-panel grid."""
+        return self.logits_diff[None]
 
 
 def shift_experiment(
@@ -129,6 +166,71 @@ def shift_experiment(
     )
 
 
+def shift_question(seed: int, lang: str) -> Question:
+    """Put the prefix in front of the classic example: does the score of the example's pair of words
+    change? Measured by the very experiment the section draws, on this language's example."""
+    ex = EXAMPLES[lang]
+    tokens = tokenize(ex.sentence, max_tokens=MAX_TOKENS).tokens
+    prefix = tokenize(ex.prefix, max_tokens=MAX_PREFIX_TOKENS).tokens
+    r = shift_experiment(tokens, prefix, seed)
+    change = float(r.logits_diff[ex.query, ex.key])
+    answer = "changes" if abs(change) > 1e-6 else "same"
+    facts: dict[str, object] = {
+        "change": change,
+        "seed": seed,
+        "k": len(prefix),
+        "cosine": r.mean_cosine,
+        "query": tokens[ex.query],
+        "key": tokens[ex.key],
+    }
+    options = ("same", "changes")
+    return Question(
+        key="trouble_q",
+        prompt=t(
+            "trouble.shift.question",
+            lang,
+            sentence=ex.sentence,
+            prefix=ex.prefix,
+            query=tokens[ex.query],
+            key=tokens[ex.key],
+        ),
+        options=options,
+        labels=tuple(t(f"trouble.shift.opt_{o}", lang) for o in options),
+        answer=answer,
+        explanation=t(f"trouble.shift.explanation_{answer}", lang, **facts),
+        facts=facts,
+    )
+
+
+@dataclass
+class ShiftSection:
+    base: Tokens  # the words shifted (the example, or the learner's sentence)
+    prefix: Tokens  # the prefix, cut to MAX_PREFIX_TOKENS
+    result: ShiftResult | None  # None when there are no words to shift
+
+    @property
+    def k(self) -> int:
+        return len(self.prefix)
+
+    @property
+    def shown_tokens(self) -> tuple[str, ...]:
+        """The words spelled out in the before / after lines (the first SHOW_TOKENS)."""
+        return self.base.tokens[:SHOW_TOKENS]
+
+    @property
+    def more_tokens(self) -> int:
+        """Words not spelled out."""
+        return max(len(self.base) - SHOW_TOKENS, 0)
+
+
+def shift_section(sentence: str, prefix_text: str, seed: int, use_example: bool, lang: str) -> ShiftSection:
+    """Section 1 on the classic example of `lang` (use_example) or on `sentence`, with the prefix."""
+    base = tokenize(EXAMPLES[lang].sentence if use_example else sentence, max_tokens=MAX_TOKENS)
+    prefix = tokenize(prefix_text[:MAX_PREFIX_CHARS], max_tokens=MAX_PREFIX_TOKENS)
+    result = None if base.empty else shift_experiment(base.tokens, prefix.tokens, seed)
+    return ShiftSection(base, prefix, result)
+
+
 # -- 2. length -----------------------------------------------------------------------------------
 
 
@@ -146,6 +248,56 @@ class LengthResult:
     learned_table: np.ndarray  # (l_test, D): the learned table's rows, NaN where no row exists
     learned_error: str | None  # the PositionOutOfRange message, or None when every position has a row
     learned_bad_position: int | None  # the position the encoder reported
+
+    @property
+    def beyond(self) -> bool:
+        """Is the test longer than training?"""
+        return self.l_test > self.l_train
+
+    @property
+    def pairs(self) -> np.ndarray:
+        """(D/2,) f = 0 … D/2 − 1: the x axis of the angle plots."""
+        return np.arange(self.omega.size)
+
+    @property
+    def full_turn(self) -> np.ndarray:
+        """(D/2,) 2π at every pair: the dashed "one full turn" line."""
+        return np.full(self.omega.size, 2 * np.pi)
+
+    @property
+    def farthest(self) -> np.ndarray:
+        """(D/2,) π at every pair: the farthest a point can lie on a circle."""
+        return np.full(self.omega.size, np.pi)
+
+    @property
+    def wrapped(self) -> int:
+        """Pairs that turned a full circle during training."""
+        return int(self.wrapped_in_training.sum())
+
+    @property
+    def worst_pair(self) -> int:
+        """The pair with the most new territory."""
+        return int(np.argmax(self.angle_gap))
+
+    @property
+    def end_line(self) -> float:
+        """Where the "end of training" line is drawn: between the last trained position and the next."""
+        return self.l_train - 0.5
+
+    @property
+    def positions(self) -> np.ndarray:
+        """(l_test,) 0 … l_test − 1."""
+        return np.arange(self.l_test)
+
+    @property
+    def step(self) -> float:
+        """|p(1) − p(0)|: the distance between two neighbouring position vectors (the same for any
+        two neighbours)."""
+        return float(np.linalg.norm(self.pe[1] - self.pe[0])) if self.l_test > 1 else 0.0
+
+    @property
+    def step_line(self) -> np.ndarray:
+        return np.full(self.l_test, self.step)
 
 
 def circular_gap(train_angles: np.ndarray, test_angles: np.ndarray) -> float:
@@ -174,6 +326,7 @@ def length_experiment(l_train: int, l_test: int, seed: int, d_model: int = D_MOD
     if d_model % 2:
         raise ValueError("d_model must be even: every sin channel needs its cos partner here")
     sin_enc = build("sinusoidal", d_model, 1, seed)
+    assert isinstance(sin_enc, Sinusoidal)
     base = sin_enc.config.base
     positions = torch.arange(l_test)  # (l_test,)
     pe = sinusoidal_rows(positions, d_model, base)  # (l_test, D) float64
@@ -192,6 +345,7 @@ def length_experiment(l_train: int, l_test: int, seed: int, d_model: int = D_MOD
     nearest = dist.min(dim=1).values.numpy()  # (l_test,)
 
     learned = build("learned", d_model, 1, seed, LearnedConfig(max_len=l_train))
+    assert isinstance(learned, LearnedAbsolute)
     table = learned.table.detach().double().numpy()  # (l_train, D)
     padded = np.full((l_test, d_model), np.nan)
     rows = min(l_train, l_test)
@@ -214,128 +368,4 @@ def length_experiment(l_train: int, l_test: int, seed: int, d_model: int = D_MOD
         padded,
         error,
         bad,
-    )
-
-
-# -- 3. the four terms ---------------------------------------------------------------------------
-
-
-def relative_part(a: torch.Tensor) -> torch.Tensor:
-    """The part of a (D, D) matrix A for which p_iᵀ A p_j depends on i − j only (sinusoidal p).
-
-    For pair f the two channels of p_i are (sin iω_f, cos iω_f). A 2×2 diagonal block [[a, b], [−b, a]]
-    gives a·cos((i−j)ω_f) + b·sin((i−j)ω_f): a function of the offset, and with b ≠ 0 not even
-    symmetric, so it tells left from right. Everything else — the symmetric traceless part of each
-    block (terms in (i+j)ω_f) and every block mixing two frequencies — depends on absolute positions.
-    This keeps the first kind (the orthogonal projection of each diagonal block onto span{I, J}) and
-    zeroes the rest. It is what RoPE builds in by construction.
-    """
-    D = a.shape[0]
-    out = torch.zeros_like(a)
-    for f in range(D // 2):
-        s, c = 2 * f, 2 * f + 1
-        rot = (a[s, s] + a[c, c]) / 2  # the identity part
-        turn = (a[s, c] - a[c, s]) / 2  # the quarter-turn part
-        out[s, s] = out[c, c] = rot
-        out[s, c], out[c, s] = turn, -turn
-    return out  # a lone sin channel (odd D) has no partner: it is dropped
-
-
-def toeplitz_deviation(m: np.ndarray) -> float:
-    """How far a square matrix is from depending on j − i only: the standard deviation of the
-    entries along each diagonal, averaged over the diagonals that have at least two entries.
-    0 for a Toeplitz matrix; NaN for a 1×1 matrix (no diagonal to compare along)."""
-    n = m.shape[0]
-    stds = [np.std(np.diagonal(m, offset=o)) for o in range(-(n - 2), n - 1)]
-    return float(np.mean(stds)) if stds else float("nan")
-
-
-def diagonal_spread(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(offsets j − i, std along that diagonal) for the diagonals with at least two entries."""
-    n = m.shape[0]
-    offsets = np.arange(-(n - 2), n - 1)
-    return offsets, np.array([np.std(np.diagonal(m, offset=int(o))) for o in offsets])
-
-
-@dataclass
-class FourTerms:
-    tokens: tuple[str, ...]
-    terms: dict[str, np.ndarray]  # name → (n, n): query i (rows), key j (columns), scaled by 1/√d
-    layer_logits: np.ndarray  # (n, n) the sinusoidal layer's own logits (run_tokens, float64)
-    sum_max_diff: float  # |Σ terms − layer logits|, the check that the split is the layer's
-    pp_plain: np.ndarray  # (n, n) p_i·p_j, no projections (unscaled)
-    pp_relative: np.ndarray  # (n, n) p_iᵀ relative_part(W_qᵀW_k) p_j / √d
-    position_maps: dict[str, np.ndarray]  # the three position-only maps above, by display name
-    toeplitz: dict[str, float]  # name → toeplitz_deviation of that position–position matrix
-    toeplitz_relative: dict[str, float]  # the same divided by the matrix's overall std (scale-free)
-    offsets: np.ndarray  # (2n−3,) j − i of the diagonals with at least two entries
-    spread: dict[str, np.ndarray]  # name → std along each of those diagonals
-    relative_shift_change: float  # |pp_relative at positions k… − at 0…| for the prefix length k
-
-
-TERM_NAMES = ("content–content", "content–position", "position–content", "position–position")
-# Stable ids of the names above and of the three position-only maps: the dicts are keyed by the
-# English names (tests read them); pages show each through its catalogue entry "trouble.term.<id>".
-TERM_IDS = dict(zip(TERM_NAMES, ("cc", "cp", "pc", "pp"), strict=False))
-MAP_NAMES = ("p·p (no projections)", "with W_q, W_k", "relative part of W_qᵀW_k")
-MAP_IDS = dict(zip(MAP_NAMES, ("plain", "projected", "relative"), strict=False))
-
-
-def four_terms(tokens: tuple[str, ...], seed: int, d_model: int = D_MODEL, shift: int = 1) -> FourTerms:
-    """The sinusoidal layer's logit split into four terms (Dai et al. 2019, §3.3: the expansion of
-    the absolute-position score A^abs_ij into its terms (a)–(d)):
-
-        (W_q(x_i + p_i))ᵀ(W_k(x_j + p_j)) / √d
-          = x_iᵀW_qᵀW_k x_j + x_iᵀW_qᵀW_k p_j + p_iᵀW_qᵀW_k x_j + p_iᵀW_qᵀW_k p_j   (all / √d)
-
-    computed from the very W_q, W_k, token vectors and PE rows the layer uses (float64), and checked
-    against the layer's own logits. `shift` moves every position to test the relative part's
-    shift-invariance (the prefix length of the first experiment).
-    """
-    n = len(tokens)
-    if n == 0:
-        raise ValueError("no tokens")
-    enc = build("sinusoidal", d_model, 1, seed)
-    layer = toy_layer(enc, seed)
-    w_q = layer.w_q.detach().double()  # (D, D) row convention: q = x @ w_q, the paper's W_q is w_qᵀ
-    w_k = layer.w_k.detach().double()  # (D, D)
-    # The exact float32 toy vectors the layer receives, widened, so the check below is tight.
-    x = token_embeddings(tuple(token_key(t) for t in tokens), d_model, seed).double()  # (n, D)
-    p = sinusoidal_rows(torch.arange(n), d_model, enc.config.base)  # (n, D) float64
-    scale = 1.0 / math.sqrt(enc.d_head)  # the layer's 1/√d, d = head dimension
-    qx, qp = x @ w_q, p @ w_q  # (n, D) each
-    kx, kp = x @ w_k, p @ w_k  # (n, D) each
-    terms = {
-        "content–content": (qx @ kx.T * scale).numpy(),  # (i, j)
-        "content–position": (qx @ kp.T * scale).numpy(),  # query's word, key's position
-        "position–content": (qp @ kx.T * scale).numpy(),  # query's position, key's word
-        "position–position": (qp @ kp.T * scale).numpy(),  # positions only
-    }
-    layer_logits = run_tokens(tuple(tokens), seed, "sinusoidal", d_model, 1, float64=True).logits[0]
-    total = sum(terms.values())
-
-    a_rel = relative_part(w_q @ w_k.T)  # (D, D): p_i @ w_q @ w_kᵀ @ p_jᵀ is the position–position term
-    pp_plain = (p @ p.T).numpy()  # (i, j)
-    pp_rel = (p @ a_rel @ p.T * scale).numpy()  # (i, j)
-    p_shift = sinusoidal_rows(torch.arange(n) + shift, d_model, enc.config.base)  # (n, D)
-    pp_rel_shifted = (p_shift @ a_rel @ p_shift.T * scale).numpy()
-
-    mats = dict(zip(MAP_NAMES, (pp_plain, terms["position–position"], pp_rel), strict=False))
-    tz = {k: toeplitz_deviation(v) for k, v in mats.items()}
-    tz_rel = {k: (tz[k] / float(np.std(v)) if np.std(v) > 0 else float("nan")) for k, v in mats.items()}
-    offsets = diagonal_spread(pp_plain)[0]
-    spread = {k: diagonal_spread(v)[1] for k, v in mats.items()}
-    return FourTerms(
-        tuple(tokens),
-        terms,
-        layer_logits,
-        float(np.abs(total - layer_logits).max()),
-        pp_plain,
-        pp_rel,
-        mats,
-        tz,
-        tz_rel,
-        offsets,
-        spread,
-        float(np.abs(pp_rel_shifted - pp_rel).max()),
     )

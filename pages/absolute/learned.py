@@ -1,23 +1,26 @@
 """Chapter: Learned APE — a lookup table with one row per position (BERT, GPT-2), an untrained one
-on the learner's sentence, and a real trained one (all-MiniLM-L6-v2)."""
+on the learner's sentence, and a real trained one (all-MiniLM-L6-v2).
 
-import numpy as np
+A page only shows: widgets → one cached call into explain/chapters/learned.py per section → figures
+→ st.*. The numbers and the question are computed there.
+"""
+
 import streamlit as st
 
 from encoders import learned as enc
 from explain import figures as F
 from explain.chapters import learned as ch
 from explain.chapters import learned_figures
+from explain.chapters import learned_real as real
 from models import minilm
+from ui.cache import cached
 from ui.common import header, inline_tokens, plot, prose, seed, sentence_tokens
-from ui.i18n import t
+from ui.i18n import current, t
 from ui.presenter import secondary
-from ui.question import predict
+from ui.question import ask
 from ui.url_state import URL
 
 KEY = "learned"
-MAX_TABLE_ROWS = 256  # rows of the real table drawn at most (more: means of blocks of rows)
-MAX_MAP_SIDE = 128  # cells per side of a similarity map drawn at most
 SHOW_MISSING = 40  # tokens listed by name when a sentence runs past the table; the figure shows all
 header(
     KEY,
@@ -31,42 +34,19 @@ header(
 )
 prose(KEY, "intro")
 
-toy_table = st.cache_data(ch.toy_table, show_spinner=False, max_entries=64)
-
-
-@st.cache_resource(show_spinner=t("learned.loading"))
-def minilm_table() -> np.ndarray:
-    """The real 512 × 384 table, read once per server and shared by every session: read-only."""
-    table = minilm.minilm_position_table()
-    table.flags.writeable = False
-    return table
-
-
-# Bounded caches: a few MB per entry, and the range slider moves in steps of 16 (32 values at most).
-@st.cache_data(show_spinner=False, max_entries=32)
-def real_views(n_positions: int) -> ch.RealTable:
-    return ch.real_table(minilm_table(), n_positions)
-
-
-@st.cache_data(show_spinner=False, max_entries=64)
-def pca_view(n_positions: int, skip_first: bool) -> tuple[ch.PCA, ch.Rotation]:
-    pca = ch.position_pca(minilm_table(), n_positions, skip_first)
-    return pca, ch.fastest_pair(pca)
-
-
-@st.cache_data(show_spinner=False)
-def row_stats() -> ch.RowStats:
-    return ch.row_statistics(minilm_table())
-
-
-def _period(period: float, m: int) -> str:
-    """A component's strongest period, or "slow drift" when it makes at most one turn over the range."""
-    return t("learned.slow_drift") if period >= m * 0.99 else t("learned.period", period=period)
+# Bounded caches shared by every session. A toy table is at most 256 × 64 and a sentence of 256
+# tokens; a real section holds two n × n float32 maps (2 MB at n = 512) and the range slider moves
+# in steps of 16 (32 values at most), hence 32 entries.
+toy_table = cached(ch.toy_table)
+untrained_question = cached(ch.untrained_question)
+real_available = cached(real.real_available, max_entries=1)
+real_section = cached(real.real_section, max_entries=32)
+pca_section = cached(real.pca_section)
+norms_section = cached(real.norms_section, max_entries=1)
 
 
 @st.fragment
-def toy_section(tokens) -> None:
-    n = len(tokens)
+def toy_section() -> None:
     c1, c2, c3 = st.columns([2, 1, 1])
     max_len = c1.slider(
         t("learned.toy.max_len"),
@@ -78,6 +58,7 @@ def toy_section(tokens) -> None:
         help=t("learned.toy.max_len_help", max_toy_len=ch.MAX_TOY_LEN),
     )
     v = toy_table(st.session_state.get("sentence", ""), seed(), max_len)
+    n = v.n
     c2.metric(t("learned.toy.tokens"), n)
     c3.metric(
         t("learned.toy.parameters"),
@@ -111,23 +92,22 @@ def toy_section(tokens) -> None:
             )
             + (t("learned.toy.fit_one") if v.n_fit == 1 else t("learned.toy.fit_many", count=v.n_fit))
         )
-        shown = v.tokens[max_len : max_len + SHOW_MISSING]
-        more = len(v.missing) - len(shown)
+        shown, more = v.without_row(SHOW_MISSING)
         st.markdown(
             t("learned.toy.without_row") + inline_tokens(shown) + (t("learned.toy.more", more=more) if more else "")
         )
         st.caption(t("learned.toy.refusals", refusal=v.refusal, torch_refusal=v.torch_refusal))
         prose(KEY, "overflow")
     else:
-        spare = max_len - n
-        st.success(t("learned.toy.all_fit_one", n=n) if spare == 1 else t("learned.toy.all_fit_many", n=n, spare=spare))
-    toks = v.tokens[: v.n_fit]
+        st.success(
+            t("learned.toy.all_fit_one", n=n) if v.spare == 1 else t("learned.toy.all_fit_many", n=n, spare=v.spare)
+        )
     a1, a2 = st.columns(2)
     with a1:
         plot(
             F.token_heatmap(
                 v.added,
-                toks,
+                v.fitted_tokens,
                 None,
                 t("learned.toy.added_title"),
                 row_title=t("learned.toy.added_rows"),
@@ -153,30 +133,16 @@ def toy_section(tokens) -> None:
         )
     st.subheader(t("learned.heading.untrained"))
     prose(KEY, "untrained")
-    cosine_options = ("plus", "zero", "minus")  # stable ids: the words come from the catalogue
-    if max_len > 1 and predict(
-        "learned_q",
-        t("learned.toy.question"),
-        cosine_options,
-        cosine_options[0]
-        if v.neighbour_cosine > 0.5
-        else cosine_options[2]
-        if v.neighbour_cosine < -0.5
-        else cosine_options[1],
-        t("learned.toy.explanation"),
-        format_func=lambda o: t(f"learned.toy.opt.{o}"),
-    ):
-        st.markdown(
-            t("learned.toy.measured", cosine=v.neighbour_cosine, spread=1 / np.sqrt(ch.TOY_D_MODEL), d=ch.TOY_D_MODEL)
-        )
+    q = untrained_question(seed(), max_len, current())
+    if q is not None:
+        ask(q)
 
 
 @st.fragment
-def real_section() -> None:
-    try:
-        minilm_table()
-    except (ImportError, OSError) as e:  # the model package is an optional dependency
-        st.info(t("learned.real.missing_package", error=type(e).__name__))
+def real_part() -> None:
+    missing = real_available()
+    if missing is not None:  # the model package is an optional dependency
+        st.info(t("learned.real.missing_package", error=missing))
         return
     r1, r2 = st.columns([2, 1])
     n = r1.slider(
@@ -197,25 +163,23 @@ def real_section() -> None:
             **URL,
             help=t("learned.real.skip0_help"),
         )
-    v = real_views(n)
-    # Thin what a screen cannot show (the page's payload stays under ~1 MB at any n): the table at
-    # most 256 rows, each similarity map (half the page wide) at most 128 × 128 cells.
-    table = ch.screen_blocks(v.table, MAX_TABLE_ROWS)
+    sec = real_section(n)
+    v = sec.view
     plot(
         F.matrix_heatmap(
-            table.values,
+            sec.table.values,
             t("learned.real.table_title", last=n - 1),
             x_title=t("learned.real.channel"),
             y_title=t("learned.real.position"),
             value_label=t("learned.toy.table_value"),
-            y=table.rows,
+            y=sec.table.row_coords,
             zmax=v.clip,
             height=480,
         ),
         "real_table",
     )
-    if table.row_factor > 1:
-        st.caption(t("learned.real.pooled_rows", f=table.row_factor))
+    if sec.table.row_factor > 1:
+        st.caption(t("learned.real.pooled_rows", f=sec.table.row_factor))
     pr, pc, pv = v.peak
     st.caption(t("learned.real.clip", clip=v.clip, row=pr, channel=pc, value=pv))
     prose(KEY, "real-table")
@@ -223,10 +187,7 @@ def real_section() -> None:
     st.subheader(t("learned.heading.similarity"))
     prose(KEY, "similarity")
     s1, s2 = st.columns(2)
-    cos_l, cos_s = (
-        ch.screen_blocks(v.cos_learned, MAX_MAP_SIDE, MAX_MAP_SIDE),
-        ch.screen_blocks(v.cos_sinusoidal, MAX_MAP_SIDE, MAX_MAP_SIDE),
-    )
+    cos_l, cos_s = sec.cos_learned, sec.cos_sinusoidal
     with s1:
         plot(
             F.matrix_heatmap(
@@ -236,8 +197,8 @@ def real_section() -> None:
                 y_title=t("learned.real.position_m"),
                 value_label=t("learned.real.cos"),
                 zmax=1.0,
-                x=cos_l.cols,
-                y=cos_l.rows,
+                x=cos_l.col_coords,
+                y=cos_l.row_coords,
                 height=460,
             ),
             "cos_learned",
@@ -251,8 +212,8 @@ def real_section() -> None:
                 y_title=t("learned.real.position_m"),
                 value_label=t("learned.real.cos"),
                 zmax=1.0,
-                x=cos_s.cols,
-                y=cos_s.rows,
+                x=cos_s.col_coords,
+                y=cos_s.row_coords,
                 height=460,
             ),
             "cos_sinusoidal",
@@ -267,8 +228,8 @@ def real_section() -> None:
         plus, minus = t("learned.distance.learned_plus"), t("learned.distance.learned_minus")
         curves = {
             t("learned.distance.learned_mean"): bl.mean,
-            plus: bl.mean + bl.std,
-            minus: bl.mean - bl.std,
+            plus: sec.learned_plus,
+            minus: sec.learned_minus,
             t("learned.distance.sinusoidal"): bs.mean,
         }
         plot(
@@ -292,18 +253,24 @@ def real_section() -> None:
 
     st.subheader(t("learned.heading.pca"))
     prose(KEY, "pca")
-    pca, rot = pca_view(n, skip0)
+    ps = pca_section(n, skip0)
+    pca, rot = ps.pca, ps.rotation
     label = {
-        c: t("learned.pca.label", k=c + 1, share=pca.explained[c], period=_period(pca.periods[c], pca.positions.size))
-        for c in range(pca.scores.shape[1])
+        c: t(
+            "learned.pca.label",
+            k=c + 1,
+            share=pca.explained[c],
+            period=t("learned.slow_drift") if ps.drifts(c) else t("learned.period", period=pca.periods[c]),
+        )
+        for c in range(ps.drawn)
     }
     p1, p2 = st.columns([3, 2])
     with p1:
         plot(
             F.lines(
                 pca.positions,
-                {label[c]: pca.scores[:, c] for c in range(min(4, pca.scores.shape[1]))},
-                t("learned.pca.title", first=pca.positions[0], last=n - 1),
+                {label[c]: ps.scores(c) for c in range(ps.drawn)},
+                t("learned.pca.title", first=pca.positions[0], last=ps.last),
                 x_title=t("learned.real.position"),
                 y_title=t("learned.pca.score"),
                 height=420,
@@ -313,7 +280,7 @@ def real_section() -> None:
     with p2:
         plot(
             F.bars(
-                [f"PC{c + 1}" for c in range(pca.explained.size)],
+                ps.names,
                 pca.explained,
                 t("learned.pca.explained_title"),
                 x_title=t("learned.pca.component"),
@@ -328,8 +295,8 @@ def real_section() -> None:
     with q1:
         plot(
             learned_figures.path_2d(
-                pca.scores[:, a],
-                pca.scores[:, b],
+                ps.scores(a),
+                ps.scores(b),
                 pca.positions,
                 t("learned.pca.pair_title", a=a + 1, b=b + 1),
                 x_title=f"PC{a + 1}",
@@ -345,17 +312,16 @@ def real_section() -> None:
 
     st.subheader(t("learned.heading.norms"))
     prose(KEY, "norms")
-    rs = row_stats()
-    late = ch.MINILM_FINE_TUNING_LEN - 0.5  # the line between the last row fine-tuning used and the next
+    rs = norms_section()
+    limit = {t("learned.norms.fine_tuning", n=ch.MINILM_FINE_TUNING_LEN): ch.FINE_TUNING_LINE}
     n1, n2 = st.columns(2)
     with n1:
         # Row 0 is left off the chart (its length is in the title): at its scale the seams would look flat.
-        limit = {t("learned.norms.fine_tuning", n=ch.MINILM_FINE_TUNING_LEN): late}
         plot(
             F.mark_lines(
                 F.lines(
-                    rs.positions[1:],
-                    {t("learned.norms.norm"): rs.norms[1:]},
+                    rs.positions_after_0,
+                    {t("learned.norms.norm"): rs.norms_after_0},
                     t("learned.norms.norms_title", last=rs.positions[-1], row0=rs.norms[0]),
                     x_title=t("learned.real.position"),
                     y_title=t("learned.norms.norm"),
@@ -369,7 +335,7 @@ def real_section() -> None:
         plot(
             F.mark_lines(
                 F.lines(
-                    rs.positions[:-1],
+                    rs.neighbour_positions,
                     {t("learned.norms.neighbour"): rs.neighbour_cosine},
                     t("learned.norms.neighbours_title"),
                     x_title=t("learned.real.position"),
@@ -380,15 +346,14 @@ def real_section() -> None:
             ),
             "neighbours",
         )
-    sharp = ", ".join(f"{p}→{p + 1} ({c:.2f})" for p, c in rs.sharpest)
     st.markdown(
         t(
             "learned.norms.summary",
             row0=rs.norms[0],
-            ratio=rs.norms[0] / rs.median_norm,
+            ratio=rs.row0_ratio,
             median=rs.median_norm,
-            typical=np.median(rs.neighbour_cosine),
-            sharp=sharp,
+            typical=rs.typical_neighbour_cosine,
+            sharp=rs.sharpest_text(),
         )
     )
     prose(KEY, "norms-why")
@@ -401,10 +366,11 @@ toy_box = st.container()
 
 st.header(t("learned.heading.real"))
 prose(KEY, "real")
-real_section()
+real_part()
 
 st.subheader(t("learned.heading.costs"))
 prose(KEY, "costs")
 
 with toy_box:
-    toy_section(sentence_tokens())
+    sentence_tokens()  # stops the script with a note when there is no text
+    toy_section()

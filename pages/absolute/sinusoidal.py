@@ -1,27 +1,39 @@
-"""Chapter: Sinusoidal APE (Vaswani et al. 2017)."""
+"""Chapter: Sinusoidal APE (Vaswani et al. 2017).
 
-import numpy as np
+A page only shows: widgets → one cached call into explain/chapters/sinusoidal.py per section →
+figures → st.*. The numbers and the question are computed there.
+"""
+
 import streamlit as st
 
 from encoders import sinusoidal as enc
 from explain import figures as F
-from explain.chapters import common
 from explain.chapters import sinusoidal as ch
+from ui.cache import cached
 from ui.common import header, plot, prose, seed, sentence_tokens
 from ui.derivation import show_derivation
-from ui.i18n import t
+from ui.i18n import current, t
 from ui.presenter import secondary
-from ui.question import predict
+from ui.question import ask
 from ui.url_state import URL, Param
 
 KEY = "sinusoidal"
 header(KEY, enc.PAPER, sources=(enc.sinusoidal_frequencies, enc.sinusoidal_rows, enc.shift_matrix))
 prose(KEY, "intro")
 
-pe_matrix = st.cache_data(ch.pe_matrix)
-dot_products = st.cache_data(ch.dot_products)
-layouts = st.cache_data(ch.layouts)
-run_layer = st.cache_data(common.run_layer)
+# Bounded caches shared by every session. A PE matrix is at most 512 × 512 float32 (1 MB) and a
+# dot-product view 512 × 512 float64 (2 MB), hence 16 entries for those.
+pe_matrix = cached(ch.pe_matrix, max_entries=16)
+waves = cached(ch.waves)
+wavelength_section = cached(ch.wavelength_section)
+wavelength_question = cached(ch.wavelength_question)
+binary_view = cached(ch.binary_view)
+dot_view = cached(ch.dot_view, max_entries=16)
+shift_check = cached(ch.shift_check)
+layouts_view = cached(ch.layouts_view)
+t2t_comparison = cached(ch.t2t_comparison)
+sentence_view = cached(ch.sentence_view)
+lang = current()
 
 c1, c2, c3 = st.columns(3)
 n = c1.slider(t("sinusoidal.control.n"), 2, 512, 64, key="n", help=t("sinusoidal.control.n_help"), **URL)
@@ -38,13 +50,13 @@ base = c3.select_slider(
     **URL,
     help=t("sinusoidal.control.base_help"),
 )
+d, base_f = int(d), float(base)
 
 st.subheader(t("sinusoidal.heading.matrix"))
 prose(KEY, "matrix")
-P = pe_matrix(n, d, float(base))
 plot(
     F.matrix_heatmap(
-        P,
+        pe_matrix(n, d, base_f),
         t("sinusoidal.matrix.title", n=n, d=d),
         x_title=t("sinusoidal.axis.channel_sin_cos"),
         y_title=t("sinusoidal.axis.position"),
@@ -58,21 +70,24 @@ left, right = st.columns(2)
 with left:
     st.subheader(t("sinusoidal.heading.waves"))
     prose(KEY, "waves")
-    default = [c for c in (0, 1, 6, 14) if c < d]
     with secondary(t("sinusoidal.control.channels_box")):
         chans = st.multiselect(
             t("sinusoidal.control.channels"),
             list(range(d)),
-            default=default,
+            default=ch.default_channels(d),
             key="chans",
             max_selections=6,
             help=t("sinusoidal.control.channels_help"),
         )
-    kind = lambda c: t("sinusoidal.waves.sin") if c % 2 == 0 else t("sinusoidal.waves.cos")  # noqa: E731
+    wv = waves(n, d, base_f, tuple(chans))
+    sin, cos = t("sinusoidal.waves.sin"), t("sinusoidal.waves.cos")
     plot(
         F.lines(
-            np.arange(n),
-            {t("sinusoidal.waves.trace", c=c, kind=kind(c), pair=c // 2): P[:, c] for c in chans},
+            wv.positions,
+            {
+                t("sinusoidal.waves.trace", c=c, kind=sin if wv.is_sin(c) else cos, pair=wv.pair(c)): column
+                for c, column in wv.columns.items()
+            },
             t("sinusoidal.waves.title"),
             x_title=t("sinusoidal.axis.position"),
             y_title=t("sinusoidal.waves.y"),
@@ -81,46 +96,34 @@ with left:
     )
 with right:
     st.subheader(t("sinusoidal.heading.wavelengths"))
-    lam = ch.wavelengths(d, float(base))
-    pairs = sorted({0, lam.size // 2, lam.size - 1})
-    longest = int(np.argmax(lam))  # the answer comes from the same wavelengths the plot draws
-    predict(
-        "sin_q",
-        t("sinusoidal.wavelengths.question", d=d, base=base),
-        pairs,
-        longest,
-        t(
-            "sinusoidal.wavelengths.explanation",
-            longest=longest,
-            base=base,
-            first=lam[0],
-            last=lam[-1],
-            last_pair=lam.size - 1,
-        ),
-        format_func=lambda f: t("sinusoidal.wavelengths.option", f=f),
-    )
+    q = wavelength_question(d, base_f, lang)
+    if q is not None:
+        ask(q)
     prose(KEY, "wavelengths")
+    wl = wavelength_section(n, d, base_f)
     length = t("sinusoidal.wavelengths.length")
-    fig = F.lines(
-        np.arange(lam.size),
-        {t("sinusoidal.wavelengths.curve"): lam, length: np.full(lam.size, n)},
-        t("sinusoidal.wavelengths.title"),
-        x_title=t("sinusoidal.wavelengths.x"),
-        y_title=t("sinusoidal.wavelengths.y"),
-        log_y=True,
-        dashed=(length,),
+    plot(
+        F.lines(
+            wl.pairs,
+            {t("sinusoidal.wavelengths.curve"): wl.wavelengths, length: wl.length_line},
+            t("sinusoidal.wavelengths.title"),
+            x_title=t("sinusoidal.wavelengths.x"),
+            y_title=t("sinusoidal.wavelengths.y"),
+            log_y=True,
+            dashed=(length,),
+        ),
+        "wavelengths",
     )
-    plot(fig, "wavelengths")
 
 st.subheader(t("sinusoidal.heading.binary"))
 prose(KEY, "binary")
-nb = min(n, 32)
+bv = binary_view(n, base_f)
 b1, b2 = st.columns(2)
 with b1:
     plot(
         F.matrix_heatmap(
-            ch.binary_digits(nb, 6),
-            t("sinusoidal.binary.title", last=nb - 1),
+            bv.digits,
+            t("sinusoidal.binary.title", last=bv.last),
             x_title=t("sinusoidal.binary.x"),
             y_title=t("sinusoidal.axis.position"),
             value_label=t("sinusoidal.binary.value"),
@@ -132,8 +135,8 @@ with b1:
 with b2:
     plot(
         F.matrix_heatmap(
-            pe_matrix(nb, 12, float(base)),
-            t("sinusoidal.binary.pe_title", last=nb - 1),
+            bv.pe,
+            t("sinusoidal.binary.pe_title", last=bv.last),
             x_title=t("sinusoidal.axis.channel_sin_cos"),
             y_title=t("sinusoidal.axis.position"),
             value_label=t("sinusoidal.axis.pe"),
@@ -144,8 +147,7 @@ with b2:
 
 st.subheader(t("sinusoidal.heading.dot"))
 prose(KEY, "dot")
-refs = tuple(sorted({0, n // 2, n - 1}))
-dp = dot_products(n, d, float(base), refs)
+dp = dot_view(n, d, base_f)
 s1, s2 = st.columns(2)
 with s1:
     plot(
@@ -160,13 +162,12 @@ with s1:
         "similarity",
     )
 with s2:
-    curves = {t("sinusoidal.dot.measured", p=p): c for p, c in dp.from_rows.items()}
     closed = t("sinusoidal.dot.closed_form")
-    curves[closed] = dp.closed_form
+    curves = {t("sinusoidal.dot.measured", p=p): c for p, c in dp.from_rows.items()}
     plot(
         F.lines(
             dp.offsets,
-            curves,
+            {**curves, closed: dp.closed_form},
             t("sinusoidal.dot.title"),
             x_title=t("sinusoidal.dot.offset"),
             y_title=t("sinusoidal.dot.curve_y"),
@@ -175,8 +176,7 @@ with s2:
         ),
         "dot_vs_distance",
     )
-gap = max(float(np.nanmax(np.abs(c - dp.closed_form))) for c in dp.from_rows.values())
-st.markdown(t("sinusoidal.dot.gap", gap=gap))
+st.markdown(t("sinusoidal.dot.gap", gap=dp.gap))
 with st.expander(t("sinusoidal.dot.proof")):
     show_derivation("sinusoidal-dot-product", key_prefix="sin-dot", compact=True)
 
@@ -190,16 +190,15 @@ p = Param.integer("p", 0, 100_000, default=5).widget(
 delta = Param.integer("delta", -100_000, 100_000, default=3).widget(
     k2.number_input, t("sinusoidal.control.delta"), -100_000, 100_000, 3, help=t("sinusoidal.control.delta_help")
 )
-chk = ch.shift_check(int(p), int(delta), d, float(base))
-show = min(d, 32)
+chk = shift_check(int(p), int(delta), d, base_f)
 t1, t2 = st.columns(2)
 with t1:
     rotated = t("sinusoidal.shift.rotated")
     plot(
         F.lines(
-            np.arange(show),
-            {t("sinusoidal.shift.formula"): chk.pe_shifted[:show], rotated: chk.rotated[:show]},
-            t("sinusoidal.shift.title", show=show),
+            chk.channels,
+            {t("sinusoidal.shift.formula"): chk.pe_shifted_shown, rotated: chk.rotated_shown},
+            t("sinusoidal.shift.title", show=chk.channels.size),
             x_title=t("sinusoidal.axis.channel"),
             y_title=t("sinusoidal.shift.value"),
             markers=True,
@@ -208,11 +207,10 @@ with t1:
         "shift_vectors",
     )
 with t2:
-    ts = min(d, 16)
     plot(
         F.matrix_heatmap(
-            chk.T[:ts, :ts],
-            t("sinusoidal.shift.t_title", ts=ts),
+            chk.T_shown,
+            t("sinusoidal.shift.t_title", ts=chk.block),
             x_title=t("sinusoidal.shift.input_channel"),
             y_title=t("sinusoidal.shift.output_channel"),
             value_label="T",
@@ -226,7 +224,7 @@ with st.expander(t("sinusoidal.shift.proof")):
 
 st.subheader(t("sinusoidal.heading.layouts"))
 prose(KEY, "layouts")
-lay = layouts(min(n, 64), min(d, 64), float(base))
+lay = layouts_view(n, d, base_f)
 l1, l2 = st.columns(2)
 with l1:
     plot(
@@ -252,27 +250,56 @@ with l2:
         ),
         "concatenated",
     )
-perm_text = ", ".join(str(int(v)) for v in lay.permutation[:16]) + (" …" if lay.permutation.size > 16 else "")
 st.markdown(
     t(
         "sinusoidal.layouts.permutation",
-        perm=perm_text,
+        perm=lay.permutation_text(),
         permuted=lay.max_abs_diff,
         unpermuted=lay.max_abs_diff_unpermuted,
     )
 )
+prose(KEY, "t2t")
+tc = t2t_comparison(n, d, base_f)
+paper, t2t = t("sinusoidal.t2t.paper"), t("sinusoidal.t2t.t2t")
+plot(
+    F.lines(
+        tc.pairs,
+        {paper: tc.omega_paper, t2t: tc.omega_t2t},
+        t("sinusoidal.t2t.title", d=d, base=int(base)),
+        x_title=t("sinusoidal.wavelengths.x"),
+        y_title=t("sinusoidal.t2t.y"),
+        log_y=True,
+        markers=d <= 64,
+        dashed=(t2t,),
+    ),
+    "t2t_frequencies",
+)
+if tc.same:
+    st.markdown(t("sinusoidal.t2t.same", d=d))
+else:
+    st.markdown(
+        t(
+            "sinusoidal.t2t.differ",
+            d=d,
+            base=int(base),
+            pair=tc.slowest_pair,
+            ratio=tc.max_ratio,
+            paper=float(tc.omega_paper[tc.slowest_pair]),
+            t2t=float(tc.omega_t2t[tc.slowest_pair]),
+            rows=tc.positions,
+            last=tc.positions - 1,
+            diff=tc.table_diff,
+        )
+    )
 
 st.subheader(t("sinusoidal.heading.sentence"))
 prose(KEY, "sentence")
-tokens = sentence_tokens()
-text = st.session_state.sentence
-pos = run_layer(text, seed(), "sinusoidal", d_model=64, n_heads=1)
-nope = run_layer(text, seed(), "none", d_model=64, n_heads=1)
-toks = list(tokens.tokens)
+sentence_tokens()  # stops the page with a note when there is no text
+sv = sentence_view(st.session_state.sentence, seed())
 plot(
     F.token_heatmap(
-        pos.inputs - nope.inputs,
-        toks,
+        sv.added,
+        sv.tokens,
         None,
         t("sinusoidal.sentence.added"),
         row_title=t("sinusoidal.sentence.token"),
@@ -286,9 +313,9 @@ a1, a2 = st.columns(2)
 with a1:
     plot(
         F.token_heatmap(
-            nope.weights[0],
-            toks,
-            toks,
+            sv.weights_nope,
+            sv.tokens,
+            sv.tokens,
             t("sinusoidal.sentence.nope"),
             kind="weights",
             value_label=t("sinusoidal.axis.weight"),
@@ -298,9 +325,9 @@ with a1:
 with a2:
     plot(
         F.token_heatmap(
-            pos.weights[0],
-            toks,
-            toks,
+            sv.weights_sinusoidal,
+            sv.tokens,
+            sv.tokens,
             t("sinusoidal.sentence.sinusoidal"),
             kind="weights",
             value_label=t("sinusoidal.axis.weight"),

@@ -1,15 +1,20 @@
-"""Chapter: The trouble with absolute positions — shift, length, and no direct distance."""
+"""Chapter: The trouble with absolute positions — shift, length, and no direct distance.
 
-import numpy as np
+A page only shows: widgets → one cached call into explain/chapters/trouble.py (sections 1–2) and
+explain/chapters/trouble_terms.py (section 3) per section → figures → st.*. The numbers, the question
+and the sentences that state them are computed there.
+"""
+
 import streamlit as st
 
-from encoders.text import MAX_TOKENS, tokenize
 from explain import figures as F
 from explain.chapters import trouble as ch
+from explain.chapters import trouble_terms as terms
+from ui.cache import cached
 from ui.common import header, inline_tokens, plot, prose, seed, sentence_tokens
-from ui.i18n import lang, t
-from ui.question import predict
-from ui.url_state import URL
+from ui.i18n import current, option_names, t
+from ui.question import ask
+from ui.url_state import URL, Param
 
 KEY = "trouble"
 header(
@@ -18,27 +23,25 @@ header(
         ch.shift_experiment,
         ch.length_experiment,
         ch.circular_gap,
-        ch.four_terms,
-        ch.relative_part,
-        ch.toeplitz_deviation,
+        terms.four_terms,
+        terms.relative_part,
+        terms.toeplitz_deviation,
+        terms.tupe_score,
     ),
 )
 prose(KEY, "intro")
 
-shift_experiment = st.cache_data(ch.shift_experiment, max_entries=64)
-length_experiment = st.cache_data(ch.length_experiment, max_entries=64)
-four_terms = st.cache_data(ch.four_terms, max_entries=64)
-EXAMPLE = ch.EXAMPLES[lang()]  # "I like CV" / "Well,": each language has its own example sentence
+# Bounded caches shared by every session: results are a few (n, n) and (n, 64) arrays of a sentence
+# of at most 256 tokens, or a 1024 × 64 table.
+shift_question = cached(ch.shift_question)
+shift_section = cached(ch.shift_section)
+length_experiment = cached(ch.length_experiment)
+four_terms = cached(terms.four_terms)
+tupe_terms = cached(terms.tupe_terms)
+lang = current()
+EXAMPLE = ch.EXAMPLES[lang]  # "I like CV" / "Well,": each language has its own example sentence
 CLASSIC, PREFIX = EXAMPLE.sentence, EXAMPLE.prefix
-SHOW_TOKENS = 14  # tokens spelled out in the "before / after" lines; the figures show them all
-SMALL = 40  # up to this many tokens a score map is drawn alone, with its numbers in the cells
-
-
-def token_line(tokens, start: int) -> str:
-    """Tokens as safe code spans with the positions they occupy, cut after SHOW_TOKENS."""
-    head = inline_tokens(tokens[:SHOW_TOKENS])
-    more = t("trouble.more", n=len(tokens) - SHOW_TOKENS) if len(tokens) > SHOW_TOKENS else ""
-    return t("trouble.token_line", tokens=head, more=more, span=span_of(len(tokens), start))
+BASE = Param.choice("trouble_base", ("classic", "sidebar"), default="classic")
 
 
 def span_of(n: int, start: int) -> str:
@@ -51,36 +54,14 @@ def span_of(n: int, start: int) -> str:
 # -- 1. shift ------------------------------------------------------------------------------------
 st.header(t("trouble.shift.header"))
 prose(KEY, "shift")
-# The answer is measured by the same experiment the section draws, on the classic example.
-_classic = tokenize(CLASSIC, max_tokens=MAX_TOKENS).tokens
-_well = tokenize(PREFIX, max_tokens=ch.MAX_PREFIX_TOKENS).tokens
-_probe = shift_experiment(_classic, _well, seed())
-_change = float(_probe.logits_diff[EXAMPLE.query, EXAMPLE.key])  # (i, j) of the pair the question names
-# Option values are language-neutral ids; their labels are looked up now, in this run's language (a
-# format_func that called t() itself would depend on where Streamlit calls it).
-answers = {o: t(f"trouble.shift.opt_{o}") for o in ("same", "changes")}
-predict(
-    "trouble_q",
-    t(
-        "trouble.shift.question",
-        sentence=CLASSIC,
-        prefix=PREFIX,
-        query=_classic[EXAMPLE.query],
-        key=_classic[EXAMPLE.key],
-    ),
-    list(answers),
-    "changes" if abs(_change) > 1e-6 else "same",
-    t("trouble.shift.explanation", change=_change, seed=seed(), k=len(_well)),
-    format_func=answers.__getitem__,
-)
+ask(shift_question(seed(), lang))
 c1, c2 = st.columns([2, 3])
 bases = {"classic": t("trouble.shift.base_classic", example=CLASSIC), "sidebar": t("trouble.shift.base_sidebar")}
-choice = c1.radio(
+choice = BASE.widget(
+    c1.radio,
     t("trouble.shift.base_label"),
-    list(bases),
-    key="trouble_base",
-    **URL,
-    format_func=bases.__getitem__,
+    BASE.options,
+    format_func=option_names(BASE.options, bases.__getitem__),
     help=t("trouble.shift.base_help"),
 )
 prefix_text = c2.text_input(
@@ -91,25 +72,24 @@ prefix_text = c2.text_input(
     **URL,
     help=t("trouble.shift.prefix_help", max_chars=ch.MAX_PREFIX_CHARS, max_tokens=ch.MAX_PREFIX_TOKENS),
 )
-use_classic = choice == "classic"
-base = tokenize(CLASSIC if use_classic else st.session_state.get("sentence", ""), max_tokens=MAX_TOKENS)
-prefix = tokenize(prefix_text[: ch.MAX_PREFIX_CHARS], max_tokens=ch.MAX_PREFIX_TOKENS)
-k = len(prefix)
+sec = shift_section(st.session_state.get("sentence", ""), prefix_text, seed(), choice == "classic", lang)
+base, prefix, k, r = sec.base, sec.prefix, sec.k, sec.result
 
-if base.empty:
+if r is None:
     st.info(t("trouble.shift.empty_sentence"))
 else:
     if base.truncated:
         st.caption(t("trouble.shift.sentence_cut", found=base.n_found, kept=len(base)))
     if prefix.truncated:
         st.caption(t("trouble.shift.prefix_cut", found=prefix.n_found, kept=ch.MAX_PREFIX_TOKENS))
-    toks = list(base.tokens)
-    st.markdown(t("trouble.shift.without", line=token_line(toks, 0)))
+    toks = r.tokens
+    more = t("trouble.more", n=sec.more_tokens) if sec.more_tokens else ""
+    line = t("trouble.token_line", tokens=inline_tokens(sec.shown_tokens), more=more, span=span_of(len(toks), 0))
+    st.markdown(t("trouble.shift.without", line=line))
     if k:
         st.markdown(t("trouble.shift.with", prefix=inline_tokens(prefix.tokens), span=span_of(len(toks), k), k=k))
     else:
         st.info(t("trouble.shift.empty_prefix", prefix=PREFIX))
-    r = shift_experiment(base.tokens, prefix.tokens, seed())
 
     st.subheader(t("trouble.shift.vectors_subheader"))
     prose(KEY, "shift-vectors")
@@ -117,12 +97,12 @@ else:
     m1.metric(t("trouble.shift.metric_k"), k)
     m2.metric(
         t("trouble.shift.metric_cos"),
-        f"{float(np.mean(r.pe_cosine)):.4f}",
-        help=t("trouble.shift.metric_cos_help", spread=float(np.ptp(r.pe_cosine))),
+        f"{r.mean_cosine:.4f}",
+        help=t("trouble.shift.metric_cos_help", spread=r.cosine_spread),
     )
     plot(
         F.token_heatmap(
-            r.pe_after - r.pe_before,
+            r.pe_change,
             toks,
             None,
             t("trouble.shift.pe_title", k=k),
@@ -137,8 +117,7 @@ else:
 
     st.subheader(t("trouble.shift.scores_subheader"))
     prose(KEY, "shift-logits")
-    lim = float(max(np.abs(r.logits_before).max(), np.abs(r.logits_after).max()))
-    if len(toks) <= SMALL:
+    if r.small:
         s1, s2, s3 = st.columns(3)
         with s1:
             plot(
@@ -148,7 +127,7 @@ else:
                     toks,
                     t("trouble.shift.before_title"),
                     value_label=t("trouble.shift.score"),
-                    zmax=lim,
+                    zmax=r.score_limit,
                 ),
                 "shift_before",
             )
@@ -160,7 +139,7 @@ else:
                     toks,
                     t("trouble.shift.after_title", k=k),
                     value_label=t("trouble.shift.score"),
-                    zmax=lim,
+                    zmax=r.score_limit,
                 ),
                 "shift_after",
             )
@@ -175,7 +154,7 @@ else:
     else:  # long sentences: small multiples name rows and columns once, not once per cell
         plot(
             F.token_heatmap_grid(
-                np.stack([r.logits_before, r.logits_after]),
+                r.before_after,
                 toks,
                 t("trouble.shift.both_title", k=k),
                 value_label=t("trouble.shift.score"),
@@ -189,7 +168,7 @@ else:
         with diff_col:
             plot(
                 F.token_heatmap_grid(
-                    r.logits_diff[None],
+                    r.diff_panel,
                     toks,
                     t("trouble.shift.diff_title"),
                     value_label=t("trouble.shift.change"),
@@ -247,11 +226,10 @@ l_test = l2.slider(
     help=t("trouble.length.test_help", max=ch.MAX_TEST_LEN),
 )
 L = length_experiment(l_train, l_test, seed())
-beyond = l_test > l_train
-if not beyond:
+if not L.beyond:
     st.info(t("trouble.length.fits", test=l_test, train=l_train))
 prose(KEY, "length-matrix")
-end = {t("trouble.length.end_mark", train=l_train): l_train - 0.5} if beyond else {}
+end = {t("trouble.length.end_mark", train=l_train): L.end_line} if L.beyond else {}
 g1, g2 = st.columns(2)
 with g1:
     fig = F.matrix_heatmap(
@@ -281,17 +259,16 @@ prose(KEY, "length-learned")
 
 st.subheader(t("trouble.length.angles_subheader"))
 prose(KEY, "length-angles")
-pairs = np.arange(L.omega.size)
 a1, a2 = st.columns(2)
 with a1:
     full_turn = t("trouble.length.full_turn")
     plot(
         F.lines(
-            pairs,
+            L.pairs,
             {
                 t("trouble.length.train_angle"): L.train_max_angle,
                 t("trouble.length.test_angle"): L.test_max_angle,
-                full_turn: np.full(pairs.size, 2 * np.pi),
+                full_turn: L.full_turn,
             },
             t("trouble.length.angles_title"),
             x_title=t("trouble.length.pair_axis"),
@@ -306,8 +283,8 @@ with a2:
     farthest = t("trouble.length.farthest")
     plot(
         F.lines(
-            pairs,
-            {t("trouble.length.gap"): L.angle_gap, farthest: np.full(pairs.size, np.pi)},
+            L.pairs,
+            {t("trouble.length.gap"): L.angle_gap, farthest: L.farthest},
             t("trouble.length.gap_title"),
             x_title=t("trouble.length.pair_axis"),
             y_title=t("trouble.length.gap_axis"),
@@ -316,75 +293,97 @@ with a2:
         ),
         "length_gap",
     )
-wrapped = int(L.wrapped_in_training.sum())
-worst = int(np.argmax(L.angle_gap))
+worst = L.worst_pair
 st.markdown(
     t(
         "trouble.length.wrapped",
         train=l_train,
-        wrapped=wrapped,
-        pairs=pairs.size,
-        range=t("trouble.length.wrapped_range", last=wrapped - 1) if wrapped > 1 else "",
+        wrapped=L.wrapped,
+        pairs=L.pairs.size,
+        range=t("trouble.length.wrapped_range", last=L.wrapped - 1) if L.wrapped > 1 else "",
         end=t("trouble.length.newest", worst=worst, gap=float(L.angle_gap[worst]))
-        if beyond
+        if L.beyond
         else t("trouble.length.end"),
     )
 )
 st.subheader(t("trouble.length.vectors_subheader"))
 prose(KEY, "length-vectors")
-step = float(np.linalg.norm(L.pe[1] - L.pe[0]))
 step_name = t("trouble.length.step")
 fig = F.lines(
-    np.arange(l_test),
-    {t("trouble.length.nearest"): L.nearest_distance, step_name: np.full(l_test, step)},
+    L.positions,
+    {t("trouble.length.nearest"): L.nearest_distance, step_name: L.step_line},
     t("trouble.length.nearest_title"),
     x_title=t("trouble.length.position_axis"),
     y_title=t("trouble.length.distance_axis"),
     dashed=(step_name,),
 )
-plot(F.mark_lines(fig, x={f"L_train = {l_train}": l_train - 0.5} if beyond else {}), "length_nearest")
+plot(F.mark_lines(fig, x={f"L_train = {l_train}": L.end_line} if L.beyond else {}), "length_nearest")
 
 # -- 3. the four terms ---------------------------------------------------------------------------
 st.header(t("trouble.terms.header"))
 prose(KEY, "terms")
 tokens = sentence_tokens()
-toks = list(tokens.tokens)
+toks = tokens.tokens
 shift = max(k, 1)
-T = four_terms(tokens.tokens, seed(), shift=shift)
-names = list(T.terms)
-ids = {**ch.TERM_IDS, **ch.MAP_IDS}  # English name (the dicts' keys) → catalogue id
+T = four_terms(toks, seed(), shift=shift)
+ids = {**terms.TERM_IDS, **terms.MAP_IDS}  # English name (the dicts' keys) → catalogue id
 label = {name: t(f"trouble.term.{ids[name]}") for name in ids}
 plot(
     F.token_heatmap_grid(
-        np.stack([T.terms[name] for name in names]),
+        T.stacked,
         toks,
         t("trouble.terms.grid_title"),
-        panel_titles=[label[name] for name in names],
+        panel_titles=[label[name] for name in terms.TERM_NAMES],
         value_label=t("trouble.terms.score_part"),
         cols=2,
-        panel_height=max(300, min(560, 120 + 16 * len(toks))),
+        panel_height=T.panel_height,
     ),
     "four_terms",
 )
 yes, no, yes_absolute = t("trouble.terms.yes"), t("trouble.terms.no"), t("trouble.terms.yes_absolute")
 rows = []
-for name in names:
-    on_words = no if ids[name] == "pp" else yes  # only position–position ignores the words
-    on_positions = no if ids[name] == "cc" else yes_absolute  # only content–content ignores the positions
-    rows.append(f"| {label[name]} | {on_words} | {on_positions} | {float(np.abs(T.terms[name]).mean()):.3f} |")
+for name, size in T.mean_sizes.items():
+    on_words, on_positions = terms.TERM_DEPENDS[ids[name]]
+    rows.append(f"| {label[name]} | {yes if on_words else no} | {yes_absolute if on_positions else no} | {size:.3f} |")
 st.markdown(t("trouble.terms.table_head") + "\n|---|---|---|---|\n" + "\n".join(rows))
 st.caption(t("trouble.terms.check", diff=T.sum_max_diff))
 prose(KEY, "terms-which")
 
+st.subheader(t("trouble.tupe.subheader"))
+prose(KEY, "tupe")
+U = tupe_terms(toks, seed(), shift=shift)
+plot(
+    F.token_heatmap_grid(
+        U.stacked,
+        toks,
+        t("trouble.tupe.grid_title"),
+        panel_titles=[t("trouble.tupe.content"), t("trouble.tupe.position"), t("trouble.tupe.total")],
+        value_label=t("trouble.terms.score_part"),
+        cols=3,
+        panel_height=T.panel_height,
+    ),
+    "tupe_terms",
+)
+content_size, position_size = U.mean_sizes
+st.markdown(
+    t(
+        "trouble.tupe.measured",
+        content=content_size,
+        position=position_size,
+        cp=U.dropped[0],
+        pc=U.dropped[1],
+        check=U.content_check,
+        shift=U.shift,
+        change=U.position_shift_change,
+    )
+)
+
 st.subheader(t("trouble.terms.toeplitz_subheader"))
 prose(KEY, "toeplitz")
-n = len(toks)
-if n < 2:
+if T.n < 2:
     st.info(t("trouble.terms.single_token"))
 else:
-    mats = T.position_maps
-    t_cols = st.columns(3)
-    for col, (name, mat) in zip(t_cols, mats.items(), strict=False):
+    for col, (chart_key, name, mat) in zip(st.columns(3), T.map_charts, strict=True):
         with col:
             plot(
                 F.matrix_heatmap(
@@ -395,7 +394,7 @@ else:
                     value_label=t("trouble.terms.score_part"),
                     height=400,
                 ),
-                f"toeplitz_{list(mats).index(name)}",
+                chart_key,
             )
             st.metric(
                 t("trouble.terms.spread_metric"),
@@ -409,13 +408,13 @@ else:
             t("trouble.terms.spread_title"),
             x_title=t("trouble.terms.offset_axis"),
             y_title=t("trouble.terms.spread_axis"),
-            markers=n <= 40,
+            markers=T.n <= 40,
         ),
         "toeplitz_spread",
     )
     st.caption(t("trouble.terms.spread_caption"))
     prose(KEY, "relative-part")
-    moved = t("trouble.terms.moved", change=r.max_abs_change) if k and not base.empty else ""
+    moved = t("trouble.terms.moved", change=r.max_abs_change) if k and r is not None else ""
     st.markdown(
         t(
             "trouble.terms.relative_shift_prefix" if k else "trouble.terms.relative_shift",

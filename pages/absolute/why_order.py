@@ -1,79 +1,87 @@
-"""Chapter: Why order matters — attention without positions is permutation-equivariant."""
+"""Chapter: Why order matters — attention without positions is permutation-equivariant.
+
+A page only shows: widgets → one cached call into explain/chapters/why_order.py per section → figures
+→ st.*. The numbers, the question and the sentences that state them are computed there.
+"""
 
 import streamlit as st
 
 from encoders import attention
 from explain import figures as F
 from explain.chapters import why_order as ch
+from ui.cache import cached
 from ui.common import header, inline_tokens, plot, prose, seed, sentence_tokens
-from ui.i18n import t
-from ui.question import predict
+from ui.i18n import current, t
+from ui.question import ask
 from ui.url_state import URL
 
 KEY = "why-order"
-header(KEY, sources=(attention.attend, attention.SelfAttention.forward))
+header(KEY, sources=(attention.attend, attention.SelfAttention.forward, ch.elman_states))
 prose(KEY, "intro")
 
-experiment = st.cache_data(ch.permutation_experiment)
+# Bounded caches shared by every session: each result is a few (n, 64) float64 arrays.
+shuffle_view = cached(ch.shuffle_view)
+shuffle_question = cached(ch.shuffle_question)
+recurrence_view = cached(ch.recurrence_view)
 tokens = sentence_tokens()
 toks = tokens.tokens
 n = len(toks)
+lang = current()
+
+
+def shuffle_again() -> None:
+    st.session_state.shuffles += 1
+
+
+def unshuffle() -> None:
+    st.session_state.shuffles = 0
+
 
 st.subheader(t("why_order.shuffle_heading"))
 st.session_state.setdefault("shuffles", 1)  # open on a shuffled copy: the point is visible at once
-if n >= 2:
-    # The answer is measured: the same experiment as below, without positions, on a shuffled copy.
-    probe = experiment(toks, seed(), "none", ch.shuffle_order(n, seed(), max(1, st.session_state.shuffles)))
-    options = ("same", "slight", "different")  # stable ids: the words come from the catalogue
-    answer = options[0] if probe.max_abs_diff < 1e-9 else options[1] if probe.max_abs_diff < 0.1 else options[2]
-    predict(
-        "why_order_q",
-        t("why_order.question"),
-        options,
-        answer,
-        t("why_order.explanation", diff=probe.max_abs_diff),
-        format_func=lambda v: t(f"why_order.opt.{v}"),
-    )
+q = shuffle_question(toks, seed(), st.session_state.shuffles, lang)
+if q is not None:
+    ask(q)
 prose(KEY, "shuffle")
 b1, b2, b3 = st.columns([1, 1, 2])
-if b1.button(t("why_order.shuffle_again"), key="shuffle", icon=":material/shuffle:", disabled=n < 2):
-    st.session_state.shuffles += 1
-if b2.button(t("why_order.original_order"), key="unshuffle", icon=":material/undo:"):
-    st.session_state.shuffles = 0
+# Callbacks run before the script, so the question, the maps and the recurrent network below all see
+# the new shuffle in the same run.
+b1.button(
+    t("why_order.shuffle_again"), key="shuffle", icon=":material/shuffle:", disabled=n < 2, on_click=shuffle_again
+)
+b2.button(t("why_order.original_order"), key="unshuffle", icon=":material/undo:", on_click=unshuffle)
 with_pe = b3.toggle(t("why_order.with_pe"), key="with_pe", **URL, help=t("why_order.with_pe_help"))
 if n < 2:
     st.info(t("why_order.single_token"))
 
-order = ch.shuffle_order(n, seed(), st.session_state.shuffles)
-method = "sinusoidal" if with_pe else "none"
-r = experiment(toks, seed(), method, order)
-
+shuffles = st.session_state.shuffles
+r = shuffle_view(toks, seed(), shuffles, with_pe)
 st.markdown(t("why_order.original") + inline_tokens(toks))
-st.markdown(t("why_order.shuffled") + inline_tokens(toks[k] for k in order))
+st.markdown(t("why_order.shuffled") + inline_tokens(r.shuffled_tokens))
 
 m1, m2 = st.columns(2)
 m1.metric(t("why_order.metric_diff"), f"{r.max_abs_diff:.6f}")
-m2.metric(t("why_order.metric_pe"), t(f"why_order.pe.{method}"))
+m2.metric(t("why_order.metric_pe"), t("why_order.pe.sinusoidal" if with_pe else "why_order.pe.none"))
 if not with_pe:
-    exact = t("why_order.exactly_zero") if r.max_abs_diff == 0 else t("why_order.rounding", diff=r.max_abs_diff)
-    if r.max_abs_diff < 1e-9:
+    exact = t("why_order.exactly_zero") if r.exact else t("why_order.rounding", diff=r.max_abs_diff)
+    if ch.verdict(r.max_abs_diff) == ch.SAME:
         st.success(t("why_order.same_vectors", exact=exact))
     else:  # cannot happen unless the attention path is broken; say so rather than hide it
         st.error(t("why_order.broken", diff=r.max_abs_diff))
 else:
     st.warning(t("why_order.order_matters"))
 
-show = min(64, r.original.output.shape[1])
+token_axis, channel_axis = t("why_order.fig.token"), t("why_order.fig.channel")
 o1, o2, o3 = st.columns(3)
 with o1:
     plot(
         F.token_heatmap(
-            r.original.output[:, :show],
+            r.outputs_shown,
             toks,
             None,
             t("why_order.fig.out_original"),
-            row_title=t("why_order.fig.token"),
-            col_title=t("why_order.fig.channel"),
+            row_title=token_axis,
+            col_title=channel_axis,
             value_label=t("why_order.fig.output"),
             show_values=False,
         ),
@@ -82,12 +90,12 @@ with o1:
 with o2:
     plot(
         F.token_heatmap(
-            r.unshuffled_output[:, :show],
+            r.unshuffled_shown,
             toks,
             None,
             t("why_order.fig.out_back"),
-            row_title=t("why_order.fig.token"),
-            col_title=t("why_order.fig.channel"),
+            row_title=token_axis,
+            col_title=channel_axis,
             value_label=t("why_order.fig.output"),
             show_values=False,
         ),
@@ -96,12 +104,12 @@ with o2:
 with o3:
     plot(
         F.token_heatmap(
-            r.original.output[:, :show] - r.unshuffled_output[:, :show],
+            r.difference_shown,
             toks,
             None,
             t("why_order.fig.out_diff"),
-            row_title=t("why_order.fig.token"),
-            col_title=t("why_order.fig.channel"),
+            row_title=token_axis,
+            col_title=channel_axis,
             value_label=t("why_order.fig.difference"),
             zmax=1.0,
             show_values=False,
@@ -109,7 +117,6 @@ with o3:
         "out_diff",
     )
 
-shuffled_toks = [toks[k] for k in order]
 w1, w2 = st.columns(2)
 with w1:
     plot(
@@ -127,8 +134,8 @@ with w2:
     plot(
         F.token_heatmap(
             r.shuffled.weights[0],
-            shuffled_toks,
-            shuffled_toks,
+            r.shuffled_tokens,
+            r.shuffled_tokens,
             t("why_order.fig.att_shuffled"),
             kind="weights",
             value_label=t("why_order.fig.weight"),
@@ -136,6 +143,7 @@ with w2:
         "att_shuffled",
     )
 
+rv = recurrence_view(toks, seed(), shuffles)
 st.subheader(t("why_order.repeats_heading"))
 prose(KEY, "repeats")
 if r.repeats:
@@ -144,11 +152,40 @@ if r.repeats:
             t("why_order.table.word"): [rep.word for rep in r.repeats],
             t("why_order.table.positions"): [", ".join(map(str, rep.positions)) for rep in r.repeats],
             t("why_order.table.diff"): [f"{rep.max_abs_diff:.6f}" for rep in r.repeats],
+            t("why_order.table.recurrent"): [f"{d:.6f}" for d in rv.repeat_state_diff],
         }
     )
 else:
     st.info(t("why_order.no_repeats"))
 
 prose(KEY, "with-pe")
+
+st.subheader(t("why_order.rnn.heading"))
+prose(KEY, "rnn")
+if n < 2:
+    st.info(t("why_order.single_token"))
+elif shuffles == 0:
+    st.info(t("why_order.rnn.unshuffled"))
+else:
+    plot(
+        F.token_bars(
+            toks,
+            {t("why_order.rnn.attention"): rv.attention_change, t("why_order.rnn.recurrent"): rv.recurrent_change},
+            t("why_order.rnn.title"),
+            x_title=t("why_order.rnn.x"),
+            y_title=t("why_order.rnn.y"),
+        ),
+        "rnn_change",
+    )
+    st.markdown(
+        t(
+            "why_order.rnn.measured",
+            attention=rv.attention_max,
+            rnn=rv.recurrent_max,
+            unchanged=rv.unchanged_words,
+            n=n,
+        )
+    )
+
 with st.expander(t("why_order.causal_expander")):
     prose(KEY, "causal")

@@ -1,18 +1,21 @@
-"""Lab: a real pretrained model (all-MiniLM-L6-v2) on the learner's sentence."""
+"""Lab: a real pretrained model (all-MiniLM-L6-v2) on the learner's sentence.
 
-import numpy as np
+A page only shows: widgets → cached calls into explain/chapters/minilm.py → figures → st.*. The
+model runs, the head labels, the question and every number a sentence states are computed there.
+"""
+
 import streamlit as st
 
 from explain import figures as F
 from explain import i18n
 from explain.chapters import minilm as ch
 from explain.chapters import minilm_figures
-from explain.i18n import language
 from models import minilm as enc
+from ui.cache import cached, resource
 from ui.common import header, inline_tokens, plot, prose, seed
-from ui.i18n import t
-from ui.question import predict
-from ui.url_state import URL
+from ui.i18n import current, option_names, t
+from ui.question import ask
+from ui.url_state import URL, Param
 
 KEY = "minilm"
 header(
@@ -20,33 +23,30 @@ header(
 )
 prose(KEY, "intro")
 
-
-@st.cache_resource(show_spinner=False)  # the spinner below speaks the learner's language
-def _warm() -> bool:
-    """Loads the model and tokenizer once per server process (models.minilm.load keeps them);
-    read-only afterwards."""
-    enc.load()
-    return True
-
-
-with st.spinner(t("minilm.loading")):
-    _warm()
-wordpieces = st.cache_data(ch.wordpieces, max_entries=32)
-run = st.cache_data(ch.run, max_entries=32)
-position_heads = st.cache_data(ch.position_heads, max_entries=16)
-position_table = st.cache_data(ch.position_table)
+# The model is loaded once per server process and only read afterwards (models.minilm.load).
+warm = resource(ch.warm)
+with st.spinner(t("minilm.loading")):  # the spinner speaks the learner's language
+    warm()
+# Bounded caches shared by every session. A run holds 6 × 12 attention maps of up to 258 × 258
+# float32 (~19 MB), hence the small bounds.
+wordpieces = cached(ch.wordpieces, max_entries=32)
+run = cached(ch.run, max_entries=16)
+position_heads = cached(ch.position_heads, max_entries=16)
+table_shape = cached(ch.position_table_shape, max_entries=1)
+lang = current()
 
 
-@st.cache_data(max_entries=16)
-def grid_figure(text: str, lang: str):
-    """72 small heatmaps cost ~0.3 s to build: cached on the text like the numbers they show, and on
-    the language of the words written on them."""
+def _grid_figure(text: str, lang: str):
+    """The 72 thumbnails: ~0.1 s of plotly to build, so the figure is cached on the text (like the
+    numbers it shows, which come from the two cached calls) and on the language of its words."""
     base, heads = run(text), position_heads(text)
     marks = {(h.layer - 1, h.head - 1): ch.target_mark(h.target, lang) for h in heads.labels}
     thumbs, block = ch.thumbnail_weights(base.weights)
     title = i18n.t("minilm.grid_title", lang) + (i18n.t("minilm.grid_block", lang, block=block) if block > 1 else "")
     return minilm_figures.attention_thumbnails(thumbs, title, marks=marks)
 
+
+grid_figure = cached(_grid_figure, max_entries=16)
 
 text = st.session_state.get("sentence", "")
 pieces = wordpieces(text)
@@ -70,15 +70,15 @@ if unk or jamo:  # a Korean sentence, emoji, …: say why the model reads it thi
             ([t("minilm.unk_note", unk=unk)] if unk else []) + ([t("minilm.jamo_note", jamo=jamo)] if jamo else [])
         )
     )
-table = position_table()
-st.caption(t("minilm.table_caption", rows=table.shape[0], cols=table.shape[1], last=n - 1))
+rows, cols = table_shape()
+st.caption(t("minilm.table_caption", rows=rows, cols=cols, last=n - 1))
 
 # -- all heads ---------------------------------------------------------------------------------
 st.subheader(t("minilm.grid"))
 prose(KEY, "grid")
 base = run(text)
 heads = position_heads(text)
-plot(grid_figure(text, language()), "minilm_grid")
+plot(grid_figure(text, lang), "minilm_grid")
 
 c1, c2 = st.columns(2)
 first = heads.labels[0] if heads.labels else None  # open on a head with a measured role
@@ -98,13 +98,13 @@ head = c2.selectbox(
     **URL,
     help=t("minilm.head_help"),
 )
-role = next((h for h in heads.labels if (h.layer, h.head) == (layer, head)), None)
+role = heads.role(layer, head)
 big_title = t("minilm.big_title", layer=layer, head=head) + (
     t("minilm.big_role", target=ch.target_text(role.target)) if role else ""
 )
 plot(
     F.lab_map(
-        base.weights[layer - 1, head - 1],
+        base.head_weights(layer, head),
         base.tokens,
         big_title,
         kind="weights",
@@ -113,32 +113,30 @@ plot(
     ),
     "minilm_big",
 )
-m = heads.sentence[layer - 1, head - 1]
 st.caption(
     t(
         "minilm.head_caption",
-        values=" · ".join(f"{ch.target_mark(g)} {v:.2f}" for g, v in zip(ch.TARGETS, m, strict=False)),
+        values=" · ".join(
+            f"{ch.target_mark(g)} {v:.2f}" for g, v in zip(ch.TARGETS, heads.head_masses(layer, head), strict=True)
+        ),
     )
 )
 
 # -- position heads ----------------------------------------------------------------------------
 st.subheader(t("minilm.heads"))
 prose(KEY, "heads")
-# Option values are ids (kept in the URL across a language switch); only their labels are translated.
-# format_func binds this run's language: AppTest calls it again outside the script run.
-src = st.radio(
+SRC = Param.choice("minilm_src", ch.SOURCES, default="reference")
+src = SRC.widget(
+    st.radio,
     t("minilm.src"),
-    ("reference", "sentence"),
+    ch.SOURCES,
     horizontal=True,
-    key="minilm_src",
-    **URL,
-    format_func=lambda v, lang=language(): i18n.t(f"minilm.src_opt.{v}", lang),
+    format_func=option_names(ch.SOURCES, lambda v: t(f"minilm.src_opt.{v}")),
     help=t("minilm.src_help"),
 )
-masses = heads.reference if src == "reference" else heads.sentence
 plot(
     minilm_figures.layer_head_maps(
-        np.moveaxis(masses, -1, 0),
+        heads.panels(src),
         t("minilm.masses_title", src=t(f"minilm.src_opt.{src}")),
         panel_titles=[t("minilm.panel_on", target=ch.target_text(g)) for g in ch.TARGETS],
         value_label=t("minilm.share"),
@@ -168,52 +166,25 @@ else:
 # -- position id experiment ---------------------------------------------------------------------
 st.subheader(t("minilm.experiment"))
 prose(KEY, "experiment")
-# One labelled head per role (at most four), asked about before the experiment below answers it.
-asked, seen_roles = [], set()
-for h in heads.labels:
-    if h.target not in seen_roles and len(asked) < 4:
-        asked.append(h)
-        seen_roles.add(h.target)
-if len(asked) >= 2:
-    moved10 = ch.compare(base, run(text, "shift", min(10, max(0, enc.MAX_POSITIONS - n)), 0)).change
-    calm = min(asked, key=lambda h: moved10[h.layer - 1, h.head - 1])
-    predict(
-        "minilm_q",
-        t("minilm.predict_q"),
-        [(h.layer, h.head) for h in asked],
-        (calm.layer, calm.head),
-        t(
-            "minilm.predict_a",
-            layer=calm.layer,
-            head=calm.head,
-            target=ch.target_text(calm.target),
-            moves=", ".join(
-                t("minilm.predict_move", layer=h.layer, head=h.head, moved=moved10[h.layer - 1, h.head - 1])
-                for h in asked
-            ),
-        ),
-        format_func=lambda lh: next(
-            t("minilm.predict_option", layer=h.layer, head=h.head, target=ch.target_text(h.target))
-            for h in asked
-            if (h.layer, h.head) == lh
-        ),
-    )
+question = ch.shift_question(heads, ch.compare(base, run(text, "shift", ch.question_shift(n), 0)), lang)
+if question is not None:
+    ask(question)
 e1, e2 = st.columns(2)
-mode = e1.radio(
+MODE = Param.choice("minilm_mode", ch.MODES, default="shift")
+mode = MODE.widget(
+    e1.radio,
     t("minilm.mode"),
     ch.MODES,
     horizontal=True,
-    key="minilm_mode",
-    **URL,
-    format_func=lambda v, lang=language(): i18n.t(f"minilm.mode_opt.{v}", lang),
+    format_func=option_names(ch.MODES, lambda v: t(f"minilm.mode_opt.{v}")),
     help=t("minilm.mode_help"),
 )
-max_shift = max(0, enc.MAX_POSITIONS - n)
+max_shift = ch.max_shift(n)
 shift = e2.slider(
     t("minilm.shift"),
     0,
     max_shift,
-    min(10, max_shift),
+    min(ch.QUESTION_SHIFT, max_shift),
     key="minilm_shift",
     **URL,
     disabled=mode != "shift",
@@ -221,12 +192,12 @@ shift = e2.slider(
 )
 shift = min(int(shift), max_shift)  # a value kept from a shorter sentence (or a URL) may exceed the new bound
 pc = ch.compare(base, run(text, mode, shift, seed()))
-ids_text = ", ".join(str(int(v)) for v in pc.position_ids[:24]) + (" …" if n > 24 else "")
-st.caption(t("minilm.ids_caption", ids=ids_text))
+ids, more = pc.ids_preview()
+st.caption(t("minilm.ids_caption", ids=", ".join(str(v) for v in ids) + (" …" if more else "")))
 panel = t("minilm.panel.shift", shift=shift) if mode == "shift" else t(f"minilm.panel.{mode}")
 plot(
     minilm_figures.layer_head_maps(
-        pc.change[None],
+        pc.panels,
         t("minilm.change_title"),
         panel_titles=[panel],
         value_label=t("minilm.moved"),
@@ -235,18 +206,21 @@ plot(
     ),
     "minilm_change",
 )
-most = np.unravel_index(int(np.argmax(pc.change)), pc.change.shape)
-least = np.unravel_index(int(np.argmin(pc.change)), pc.change.shape)
-st.markdown(
-    t(
-        "minilm.most_least",
-        l1=most[0] + 1,
-        h1=most[1] + 1,
-        v1=pc.change[most],
-        l2=least[0] + 1,
-        h2=least[1] + 1,
-        v2=pc.change[least],
-        hidden=pc.hidden_change,
+(l1, h1, v1), (l2, h2, v2) = pc.most, pc.least
+st.markdown(t("minilm.most_least", l1=l1, h1=h1, v1=v1, l2=l2, h2=h2, v2=v2, hidden=pc.hidden_change))
+if heads.labels:
+    st.markdown(
+        t("minilm.labelled_moves", panel=panel)
+        + "\n"
+        + "\n".join(
+            t(
+                "minilm.labelled_move",
+                layer=h.layer,
+                head=h.head,
+                target=ch.target_text(h.target),
+                moved=pc.moved(h.layer, h.head),
+            )
+            for h in heads.labels
+        )
     )
-)
 prose(KEY, "experiment-read")

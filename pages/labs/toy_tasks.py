@@ -1,43 +1,48 @@
-"""Lab: the CoPE paper's toy tasks (Flip-Flop, Selective Copy, Counting) with any encoding."""
+"""Lab: the CoPE paper's toy tasks (Flip-Flop, Selective Copy, Counting) with any encoding.
+
+A page only shows: widgets → cached calls into explain/chapters/toy_tasks.py (shipped results) and
+toy_tasks_models.py (shipped models, live training) → figures → st.*. The question, the ordering
+verdicts and every sentence that states a number are computed there.
+"""
 
 import uuid
-from dataclasses import replace
 
-import numpy as np
-import pandas as pd
 import streamlit as st
 
 from encoders.cope import PAPER
 from explain import figures as F
-from explain import i18n
 from explain.chapters import toy_tasks as ch
 from explain.chapters import toy_tasks_figures
+from explain.chapters import toy_tasks_models as models
 from lab import tasks as T
 from lab.model import TinyTransformer
-from lab.regenerate import ENCODINGS, shipped_config
-from lab.service import SEED_RANGE, STEP_RANGE, BadSettings, QueueFull, TrainingService
+from lab.regenerate import ENCODINGS, TOY_DIR, shipped_config
+from lab.service import SEED_RANGE, STEP_RANGE, BadSettings, QueueFull
 from lab.train import answer_loss
+from ui.cache import cached, resource
 from ui.common import header, inline_tokens, plot, prose
-from ui.i18n import t
-from ui.question import predict
-from ui.url_state import URL
+from ui.i18n import current, option_names, t
+from ui.question import ask
+from ui.url_state import Param
 
 KEY = "toy-lab"
 header(KEY, PAPER, sources=(T.flipflop_sample, TinyTransformer.forward, answer_loss))
 prose(KEY, "intro")
 
-results_table = st.cache_data(ch.results_table)
-curves = st.cache_data(ch.curves)
-distance_errors = st.cache_data(ch.distance_errors)
-verdicts = st.cache_data(ch.ordering_verdicts)
-load_model = st.cache_resource(ch.load_model)
-lang = i18n.language()
-
-
-@st.cache_resource
-def service() -> TrainingService:
-    """One trainer per server, shared by every session: one training at a time on this machine."""
-    return TrainingService()
+# Bounded caches shared by every session; the shipped results are a few kilobytes of JSON each.
+shipped_index = cached(ch.shipped_index, max_entries=1)
+results_table = cached(ch.results_table, max_entries=64)
+lowest_question = cached(ch.lowest_question, max_entries=128)
+verdict_lines = cached(ch.verdict_lines, max_entries=8)
+curves = cached(ch.curves, max_entries=64)
+distance_errors = cached(ch.distance_errors, max_entries=64)
+encoder_tables = cached(models.encoder_tables, max_entries=4)
+# Read-only objects the same for everyone: the 18 shipped models (~100,000 weights each) and the one
+# trainer of this server.
+load_model = resource(models.load_model, max_entries=len(T.TASKS) * len(ENCODINGS))
+service = resource(models.training_service, max_entries=1)
+lang = current()
+DIR = str(TOY_DIR)  # where the shipped results live (a string: it is part of every cache key)
 
 
 def short(enc: str) -> str:
@@ -48,26 +53,30 @@ def split_short(split: str) -> str:
     return ch.split_short(split, lang)
 
 
+# Task, encodings, split and model live in the address as ids (?toy_task=counting&toy_encodings=rope,cope),
+# never as the names shown, so a link made in Korean opens the same view in English.
+TASKS = tuple(T.TASKS)
 c1, c2 = st.columns([1, 2])
-task_name = c1.selectbox(
+TASK = Param.choice("toy_task", TASKS, default=TASKS[0])
+task_name = TASK.widget(
+    c1.selectbox,
     t("toy_tasks.task"),
-    list(T.TASKS),
-    format_func=lambda k: T.TASKS[k].label,
-    key="toy_task",
-    **URL,
+    TASKS,
+    format_func=option_names(TASKS, ch.task_label),
     help=t("toy_tasks.task_help"),
 )
-encs = c2.multiselect(
+ENCS = Param("toy_encodings", "toy_encodings", list(ENCODINGS), ch.parse_encodings, ch.dump_encodings)
+ENCS.restore()
+st.session_state.setdefault(ENCS.key, list(ENCODINGS))
+chosen = ENCS.widget(
+    c2.multiselect,
     t("toy_tasks.encodings"),
     list(ENCODINGS),
-    default=list(ENCODINGS),
-    format_func=short,
-    key="toy_encodings",
-    **URL,
+    format_func=option_names(ENCODINGS, short),
     help=t("toy_tasks.encodings_help", n=len(ENCODINGS)),
 )
 task = T.get(task_name)
-encs = tuple(e for e in ENCODINGS if e in encs)
+encs = tuple(e for e in ENCODINGS if e in chosen)
 prose(KEY, task_name)
 st.markdown(
     t("toy_tasks.splits")
@@ -77,7 +86,7 @@ st.markdown(t("toy_tasks.example", example=task.example))
 
 # --- shipped results ---------------------------------------------------------------------------
 st.subheader(t("toy_tasks.shipped_header"))
-index = ch.shipped_index()
+index = shipped_index(DIR)
 if not encs:
     st.info(t("toy_tasks.pick_one"))
 elif f"{task_name}/{encs[0]}" not in index.get("runs", {}):
@@ -85,34 +94,10 @@ elif f"{task_name}/{encs[0]}" not in index.get("runs", {}):
 else:
     prose(KEY, "shipped")
     cfg = shipped_config(task_name, encs[0])
-    tab = results_table(task_name, encs, lang=lang)
-    q = ch.lowest_error(tab, task.split_names[1], lang)  # the first OOD split, from the numbers the table shows
-    if q is not None:
-        predict(
-            "toy_q",
-            t("toy_tasks.q_lowest", task=task.label, n=len(q.errors), split=split_short(q.split)),
-            [*list(q.errors), ch.TIED],
-            q.answer,
-            t(
-                "toy_tasks.q_lowest_why",
-                answer=q.answer if q.answer != ch.TIED else t("toy_tasks.a_tie_answer"),
-                errors=", ".join(f"{k} {v:.1f}%" for k, v in sorted(q.errors.items(), key=lambda kv: kv[1])),
-            ),
-            format_func=lambda o: i18n.t("toy_tasks.a_tie", lang) if o == ch.TIED else o,
-        )
-    # Text cells: a missing number reads "—" (no shipped run) or "not in paper", never "None".
-    blank = {"toy": "—", "paper": t("toy_tasks.not_in_paper"), "seconds": "—"}
-    df = pd.DataFrame(
-        [
-            [
-                v if k == "label" else (blank[k] if np.isnan(v) else f"{v:.1f}")
-                for v, k in zip(row, tab.kinds, strict=False)
-            ]
-            for row in tab.rows
-        ],
-        columns=tab.columns,
-    )
-    st.dataframe(df, hide_index=True, key="toy_table")
+    question = lowest_question(task_name, encs, DIR, lang)
+    if question is not None:
+        ask(question)
+    st.dataframe(ch.table_columns(results_table(task_name, encs, DIR, lang), lang), hide_index=True, key="toy_table")
     st.caption(
         t(
             "toy_tasks.run_caption",
@@ -130,25 +115,18 @@ else:
         )
     )
     prose(KEY, "stand-ins")
+    tables = encoder_tables(task_name, "t5", DIR)
+    if tables is not None and tables.tables:
+        _, shape = tables.tables[0]
+        kind = "toy_tasks.t5_tables_per_layer" if tables.per_layer else "toy_tasks.t5_tables_other"
+        st.caption(t(kind, tables=len(tables.tables), layers=tables.layers, buckets=shape[0], heads=shape[-1]))
 
     st.markdown(t("toy_tasks.ordering_header"))
-    for v in verdicts(task_name, lang=lang):
-        order = lambda d: " < ".join(f"{k} {d[k]:.1f}" for k in sorted(d, key=d.get))  # noqa: E731
-        column = ch.paper_column(v.column, lang)
-        if v.agree + v.disagree + v.ties == 0:
-            st.markdown(t("toy_tasks.verdict_single", column=column))
-            continue
-        if v.disagree:
-            word = t("toy_tasks.verdict_different", n=v.disagree)
-        elif v.agree:
-            word = t("toy_tasks.verdict_same")
-        else:
-            word = t("toy_tasks.verdict_all_ties")
-        ties = t("toy_tasks.verdict_ties", n=v.ties, tie=ch.TIE) if v.ties and v.agree + v.disagree else ""
-        st.markdown(t("toy_tasks.verdict", column=column, word=word, ties=ties, paper=order(v.paper), toy=order(v.toy)))
+    for line in verdict_lines(task_name, DIR, lang):
+        st.markdown(line)
     prose(KEY, "honest")
 
-    cv = curves(task_name, encs, lang=lang)
+    cv = curves(task_name, encs, DIR, lang)
     left, right = st.columns(2)
     with left:
         plot(
@@ -169,23 +147,25 @@ else:
                 cv.val_error,
                 t("toy_tasks.fig.val"),
                 x_title=t("toy_tasks.fig.step"),
-                y_title=t("toy_tasks.fig.val_y", n=64),
+                y_title=t("toy_tasks.fig.val_y", n=cfg.n_val),
             ),
             "toy_curve_val",
         )
 
     st.markdown(t("toy_tasks.distance_header"))
     prose(KEY, f"distance-{task_name}")
-    split = st.radio(
+    SPLIT = Param.choice("toy_dist_split", task.split_names, default=task.split_names[0])
+    if st.session_state.get(SPLIT.key, SPLIT.default) not in task.split_names:
+        st.session_state[SPLIT.key] = SPLIT.default  # a split of the task chosen before
+    split = SPLIT.widget(
+        st.radio,
         t("toy_tasks.split_label"),
-        list(task.split_names),
-        format_func=split_short,
+        task.split_names,
+        format_func=option_names(task.split_names, split_short),
         horizontal=True,
-        key="toy_dist_split",
-        **URL,
         help=t("toy_tasks.split_help"),
     )
-    de = distance_errors(task_name, encs, split, lang=lang)
+    de = distance_errors(task_name, encs, split, DIR, lang)
     plot(
         toy_tasks_figures.grouped_bars(
             de.bins,
@@ -210,7 +190,7 @@ with st.form("toy_train_form"):
     t_enc = f1.selectbox(
         t("toy_tasks.train_enc"),
         list(ENCODINGS),
-        format_func=short,
+        format_func=option_names(ENCODINGS, short),
         key="toy_train_enc",
         index=len(ENCODINGS) - 1,
         help=t("toy_tasks.train_enc_help"),
@@ -234,30 +214,13 @@ with st.form("toy_train_form"):
     )
     go = st.form_submit_button(t("toy_tasks.train_go"), type="primary", key="toy_train_go")
 if go:
-    cfg = shipped_config(task_name, t_enc)
     try:
-        # About 40 points on the live curve, whatever the number of steps.
-        job = svc.submit(
-            replace(cfg, steps=int(t_steps), seed=int(t_seed), curve_every=max(5, int(t_steps) // 40)), owner
-        )
+        job = svc.submit(models.training_config(task_name, t_enc, int(t_steps), int(t_seed)), owner)
         st.session_state["toy_job"] = job.id
     except QueueFull as exc:
         st.warning(t("toy_tasks.queue_full", n=exc.waiting))
     except BadSettings as exc:
         st.error(t(f"toy_tasks.bad_{exc.code}", lo=exc.lo, hi=exc.hi))
-
-
-def live_table(metrics: dict) -> pd.DataFrame:
-    res = metrics["results"]
-    return pd.DataFrame(
-        [[split_short(s), res[s]["error"], res[s]["errors"], res[s]["answers"]] for s in res],
-        columns=[
-            t("toy_tasks.live.split"),
-            t("toy_tasks.live.error"),
-            t("toy_tasks.live.wrong"),
-            t("toy_tasks.live.answers"),
-        ],
-    )
 
 
 job_id = st.session_state.get("toy_job")
@@ -289,11 +252,11 @@ def live_panel() -> None:
             text=t("toy_tasks.live.progress", what=what, step=p.step, steps=p.steps, loss=p.loss, s=p.elapsed),
         )
         if p.curve:
-            xs = np.array([s for s, _, _ in p.curve])
+            steps, losses = models.live_curve(p)
             plot(
                 F.lines(
-                    xs,
-                    {t("toy_tasks.fig.train_loss"): np.array([lo for _, lo, _ in p.curve])},
+                    steps,
+                    {t("toy_tasks.fig.train_loss"): losses},
                     t("toy_tasks.fig.live_loss"),
                     x_title=t("toy_tasks.fig.step"),
                     y_title=t("toy_tasks.fig.ce"),
@@ -313,7 +276,7 @@ def live_panel() -> None:
                 else state
             )
             st.success(t("toy_tasks.live.finished", note=note, what=what))
-            st.dataframe(live_table(job.metrics), hide_index=True, key="toy_live_table")
+            st.dataframe(models.live_table(job.metrics, lang), hide_index=True, key="toy_live_table")
         elif job.state == "stopped":
             st.info(t("toy_tasks.live.unqueued"))
         if polling:
@@ -326,13 +289,14 @@ live_panel()
 st.subheader(t("toy_tasks.inspect_header"))
 prose(KEY, "inspect")
 i1, i2 = st.columns([1, 3])
-i_enc = i1.selectbox(
+MODEL = Param.choice("toy_inspect_enc", ENCODINGS, default=ENCODINGS[-1])
+MODEL.restore()
+st.session_state.setdefault(MODEL.key, MODEL.default)
+i_enc = MODEL.widget(
+    i1.selectbox,
     t("toy_tasks.inspect.model"),
     list(ENCODINGS),
-    format_func=short,
-    key="toy_inspect_enc",
-    **URL,
-    index=len(ENCODINGS) - 1,
+    format_func=option_names(ENCODINGS, short),
     help=t("toy_tasks.inspect.model_help"),
 )
 text = i2.text_input(
@@ -347,54 +311,29 @@ text = i2.text_input(
         tokens=t("toy_tasks.inspect.chars" if task.char_tokens else "toy_tasks.inspect.words"),
     ),
 )
-model = load_model(task_name, i_enc)
+model = load_model(task_name, i_enc, DIR)
 if model is None:
     st.warning(t("toy_tasks.inspect.not_shipped"))
 else:
+    ins: models.Inspection | None = None
     try:
-        ins = ch.inspect_string(model, task_name, text, lang)
+        ins = models.inspect_string(model, task_name, text, lang)
     except T.ParseError as exc:
-        values = dict(exc.values)
-        if "rule" in values:
-            values["rule"] = t(f"toy_tasks.slot_rule.{values['rule']}")
-        st.warning(t(f"toy_tasks.parse.{exc.code}", **values) if exc.code else str(exc))
+        st.warning(models.parse_error_text(exc, lang))
         if exc.token is not None:
             st.markdown(t("toy_tasks.inspect.bad_token") + " " + inline_tokens([exc.token]))
-        ins = None
     if ins is not None:
-        rows = []
-        for k in ins.slots:
-            right = ins.correct[k]
-            verdict = "—" if right is None else ("✓" if ins.predicted[k] == right else "✗")
-            rows.append(
-                [
-                    k,
-                    ins.typed[k],
-                    ins.predicted[k],
-                    ins.confidence[k],
-                    t("toy_tasks.inspect.undefined") if right is None else right,
-                    verdict,
-                ]
-            )
-        columns = [
-            t(f"toy_tasks.inspect.col.{c}") for c in ("position", "typed", "says", "probability", "rule", "match")
-        ]
+        rows = models.inspection_table(ins, lang)
+        probability = t("toy_tasks.inspect.col.probability")
         st.dataframe(
-            pd.DataFrame(rows, columns=columns),
+            rows,
             hide_index=True,
             key="toy_inspect_table",
-            column_config={columns[3]: st.column_config.NumberColumn(format="%.3f")},
+            column_config={probability: st.column_config.NumberColumn(format="%.3f")},
         )
         st.markdown(t("toy_tasks.inspect.as_read") + " " + inline_tokens(ins.tokens))
-        n = len(ins.tokens)
-        cols = model.cfg.n_heads
-        axes = dict(
-            row_title=t("toy_tasks.fig.query"),
-            col_title=t("toy_tasks.fig.key"),
-            cols=cols,
-            panel_titles=ins.panel_titles,
-            panel_height=300 if n <= 40 else 360,
-        )
+        panel_height = 300 if len(ins.tokens) <= 40 else 360
+        query, key = t("toy_tasks.fig.query"), t("toy_tasks.fig.key")
         plot(
             F.token_heatmap_grid(
                 ins.weights,
@@ -402,11 +341,15 @@ else:
                 t("toy_tasks.fig.attention"),
                 kind="weights",
                 value_label=t("toy_tasks.fig.weight"),
-                **axes,
+                row_title=query,
+                col_title=key,
+                cols=model.cfg.n_heads,
+                panel_titles=ins.panel_titles,
+                panel_height=panel_height,
             ),
             "toy_attn",
         )
-        if ins.gates is not None:
+        if ins.gates is not None and ins.positions is not None:
             prose(KEY, "cope-inspect")
             plot(
                 F.token_heatmap_grid(
@@ -415,13 +358,26 @@ else:
                     t("toy_tasks.fig.gates"),
                     kind="weights",
                     value_label=t("toy_tasks.fig.gate"),
-                    **axes,
+                    row_title=query,
+                    col_title=key,
+                    cols=model.cfg.n_heads,
+                    panel_titles=ins.panel_titles,
+                    panel_height=panel_height,
                 ),
                 "toy_gates",
             )
             plot(
                 F.token_heatmap_grid(
-                    ins.positions, ins.tokens, t("toy_tasks.fig.positions"), kind="index", value_label="p_ij", **axes
+                    ins.positions,
+                    ins.tokens,
+                    t("toy_tasks.fig.positions"),
+                    kind="index",
+                    value_label="p_ij",
+                    row_title=query,
+                    col_title=key,
+                    cols=model.cfg.n_heads,
+                    panel_titles=ins.panel_titles,
+                    panel_height=panel_height,
                 ),
                 "toy_positions",
             )

@@ -1,21 +1,27 @@
-"""Chapter: DeBERTa — disentangled attention (c2c, c2p, p2c) and log buckets."""
+"""Chapter: DeBERTa — disentangled attention (c2c, c2p, p2c) and log buckets.
 
-import numpy as np
+A page only shows: widgets → one cached call into explain/chapters/deberta.py per section → figures →
+st.*. The numbers, the question and every sentence that states a fact about them are computed there.
+"""
+
 import streamlit as st
 
 from encoders import deberta as enc
 from explain import figures as F
 from explain.chapters import deberta as ch
+from explain.chapters import deberta_figures
 from explain.chapters.common import sign_text
+from ui import panels
+from ui.cache import cached
 from ui.common import header, plot, prose, seed, sentence_tokens
 from ui.derivation import show_derivation
-from ui.i18n import t
-from ui.question import predict
-from ui.url_state import URL
+from ui.i18n import current, option_names, t
+from ui.question import ask
+from ui.url_state import URL, Param
 
 KEY = "deberta"
 SIGN = sign_text(enc.DeBERTa.name)
-N_HEADS = 4
+N_HEADS = ch.N_HEADS
 header(
     KEY,
     enc.PAPER,
@@ -26,13 +32,13 @@ prose(KEY, "equation")
 with st.expander(t("deberta.derivation")):
     show_derivation("deberta-three-terms", key_prefix="deberta_proof", compact=True)
 
-term_maps = st.cache_data(ch.term_maps)
-bucket_map = st.cache_data(ch.bucket_map)
-sentence_buckets = st.cache_data(ch.sentence_buckets)
-
-
-def token_map(z, toks, title, kind, value_label, key):
-    plot(F.token_map(z, toks, title, kind=kind, value_label=value_label), key)
+# Bounded caches shared by every session. One term_maps entry holds five (n, n) maps of a ≤ 256-token
+# sentence (~1.3 MB), hence 32; the rest are small.
+term_maps = cached(ch.term_maps, max_entries=32)
+bucket_map = cached(ch.bucket_map)
+sentence_buckets = cached(ch.sentence_buckets)
+rows_question = cached(ch.rows_question)
+lang = current()
 
 
 def term_title(term: str) -> str:
@@ -65,46 +71,31 @@ max_position = b3.slider(
     help=t("deberta.buckets.max_position_help"),
 )
 if log_buckets and max_position - 1 <= bucket_size // 2:
-    fixed = bucket_size // 2 + 2
+    fixed = ch.smallest_valid_max_position(bucket_size)
     st.warning(t("deberta.buckets.too_small", b=bucket_size, need=bucket_size // 2 + 1, fixed=fixed))
     max_position = fixed
 
 if log_buckets:
-    # The answer is read from the encoder's own log buckets and the table lookup's clamp.
-    pr = bucket_map(bucket_size, max_position, span=61)
-    rows = {int(r): int(row) for r, row in zip(pr.distances, pr.table_row, strict=False)}
-    same = rows[60] == rows[61]
-    options = ("same", "different")  # stable values; the words are deberta.predict.<option>
-    predict(
-        "deb_q",
-        t("deberta.predict.question", b=bucket_size, m=max_position),
-        options,
-        options[0 if same else 1],
-        t(
-            f"deberta.predict.explanation_{options[0 if same else 1]}",
-            row60=rows[60],
-            row61=rows[61],
-            half=bucket_size // 2,
-        ),
-        format_func=lambda o: t(f"deberta.predict.{o}"),
-    )
+    ask(rows_question(bucket_size, max_position, lang))
     bm = bucket_map(bucket_size, max_position)
-    fig = F.staircase(
-        bm.distances,
-        bm.bucket,
-        bm.region,
-        t("deberta.buckets.title"),
-        regions=[
-            t("deberta.buckets.region_exact", half=bm.exact_until),
-            t("deberta.buckets.region_log"),
-            t("deberta.buckets.region_clamped", last=max_position - 1),
-        ],
-        x_title=t("deberta.buckets.x_title", sign=SIGN),
-        y_title=t("deberta.buckets.y_title"),
+    plot(
+        deberta_figures.bucket_staircase(
+            bm.distances,
+            bm.bucket,
+            bm.region,
+            t("deberta.buckets.title"),
+            regions=[
+                t("deberta.buckets.region_exact", half=bm.exact_until),
+                t("deberta.buckets.region_log"),
+                t("deberta.buckets.region_clamped", last=max_position - 1),
+            ],
+            x_title=t("deberta.buckets.x_title", sign=SIGN),
+            y_title=t("deberta.buckets.y_title"),
+            last_row=t("deberta.buckets.last_row", bucket=bucket_size - 1),
+            last_bucket=bucket_size - 1,
+        ),
+        "deb_bucket_map",
     )
-    fig.update_yaxes(rangemode="normal")
-    fig = F.mark_lines(fig, y={t("deberta.buckets.last_row", bucket=bucket_size - 1): bucket_size - 1})
-    plot(fig, "deb_bucket_map")
     st.markdown(
         t("deberta.buckets.rows", n=bm.n_within, last=max_position - 1, rows=bm.rows_within, table=2 * bucket_size)
     )
@@ -121,8 +112,8 @@ tokens = sentence_tokens()  # stops here, with a note, when there is no text: th
 toks = list(tokens.tokens)
 n = len(toks)
 sb = sentence_buckets(n, log_buckets, bucket_size, max_position)
-token_map(
-    (sb.table_row - sb.att_span).astype(float),
+panels.token_map(
+    sb.clamped_bucket,
     toks,
     t("deberta.sentence.title_log" if log_buckets else "deberta.sentence.title_plain"),
     "signed",
@@ -133,14 +124,15 @@ token_map(
 st.subheader(t("deberta.terms.subheader"))
 prose(KEY, "terms")
 c1, c2, c3, c4 = st.columns(4)
-head = c1.selectbox(
-    t("deberta.terms.head"),
-    list(range(N_HEADS)),
-    key="deb_head",
-    **URL,
-    format_func={h: t("deberta.terms.head_option", h=h + 1) for h in range(N_HEADS)}.get,
-    help=t("deberta.terms.head_help", n=N_HEADS),
-)
+HEAD = Param.integer("deb_head", 0, N_HEADS - 1, default=0)
+with c1:
+    head = HEAD.widget(
+        st.selectbox,
+        t("deberta.terms.head"),
+        list(range(N_HEADS)),
+        format_func=option_names(range(N_HEADS), lambda h: t("deberta.terms.head_option", h=h + 1)),
+        help=t("deberta.terms.head_help", n=N_HEADS),
+    )
 switches = tuple(
     c.toggle(term, value=True, key=f"deb_on_{term}", help=term_title(term), **URL)
     for c, term in zip((c2, c3, c4), ch.TERMS, strict=False)
@@ -154,7 +146,7 @@ panel_titles = [
 ]
 plot(
     F.token_heatmap_grid(
-        np.stack([m.terms[term] for term in ch.TERMS]),
+        m.stacked,
         toks,
         t("deberta.terms.grid_title", h=head + 1),
         panel_titles=panel_titles,
@@ -169,7 +161,7 @@ if not any(switches):
 s1, s2 = st.columns(2)
 with s1:
     on = [term for term, o in zip(ch.TERMS, switches, strict=False) if o]
-    token_map(
+    panels.token_map(
         m.total,
         toks,
         t("deberta.terms.logits_title", terms=" + ".join(on) if on else t("deberta.terms.nothing")),
@@ -178,7 +170,9 @@ with s1:
         "deb_sum",
     )
 with s2:
-    token_map(m.weights, toks, t("deberta.terms.weights_title"), "weights", t("deberta.terms.weight"), "deb_weights")
+    panels.token_map(
+        m.weights, toks, t("deberta.terms.weights_title"), "weights", t("deberta.terms.weight"), "deb_weights"
+    )
 
 prose(KEY, "p2c")
 prose(KEY, "projections")

@@ -1,6 +1,9 @@
-"""Chapter: Shaw et al. 2018 — relative position representations (clipped distances, aᴷ and aⱽ)."""
+"""Chapter: Shaw et al. 2018 — relative position representations (clipped distances, aᴷ and aⱽ).
 
-import numpy as np
+A page only shows: widgets → one cached call into explain/chapters/shaw.py per section → figures →
+st.*. The numbers, the question and every sentence that states a fact about them are computed there.
+"""
+
 import streamlit as st
 
 from encoders import shaw as enc
@@ -8,13 +11,14 @@ from explain import figures as F
 from explain.chapters import shaw as ch
 from explain.chapters import shaw_figures
 from explain.chapters.common import sign_text
+from ui import panels
+from ui.cache import cached
 from ui.common import header, plot, prose, seed, sentence_tokens
-from ui.i18n import t
-from ui.question import predict
+from ui.i18n import current, t
+from ui.question import ask
 from ui.url_state import URL
 
 KEY = "shaw"
-K_MAX = 64
 CLIPPED = t("shaw.clipped", sign=sign_text(enc.ShawRelative.name))  # "clipped j − i (key − query)": the paper's sign
 QUERY_I, KEY_J, CHANNEL = t("shaw.query_i"), t("shaw.key_j"), t("shaw.channel")
 
@@ -31,13 +35,17 @@ header(
 )
 prose(KEY, "intro")
 
-shaw_view = st.cache_data(ch.shaw_view)
+# Bounded caches shared by every session. One shaw_view holds ~a dozen (4, n, n) float32 maps of a
+# ≤ 256-token sentence (~3 MB at most), hence 16 entries; index_section is a few words and numbers.
+shaw_view = cached(ch.shaw_view, max_entries=16)
+index_section = cached(ch.index_section)
 tokens = sentence_tokens()
 toks = list(tokens.tokens)
 n = len(toks)
+lang = current()
 
 c1, c2 = st.columns([2, 1])
-k = c1.slider(t("shaw.k_label"), 1, K_MAX, 4, key="shaw_k", **URL, help=t("shaw.k_help", max=K_MAX))
+k = c1.slider(t("shaw.k_label"), 1, ch.K_MAX, 4, key="shaw_k", **URL, help=t("shaw.k_help", max=ch.K_MAX))
 head = c2.selectbox(
     t("shaw.head_label"),
     list(range(ch.N_HEADS)),
@@ -46,20 +54,12 @@ head = c2.selectbox(
     help=t("shaw.head_help", heads=ch.N_HEADS, size=ch.D_MODEL // ch.N_HEADS),
 )
 v = shaw_view(tuple(toks), seed(), k)
-share = ch.clipped_share(n, k)
+sec = index_section(n, k, lang)
 
 st.subheader(t("shaw.index.subheader"))
 prose(KEY, "index")
-rows_used = int(np.unique(v.clipped).size)  # counted on the very map drawn below
-if n > 1:
-    predict(
-        "shaw_q",
-        t("shaw.index.question", n=n, k=k),
-        sorted({rows_used, n, 2 * k + 1, 2 * n - 1, n * n}),
-        rows_used,
-        t("shaw.index.explanation", rows=rows_used, last=n - 1, values=2 * n - 1, k=k, possible=2 * k + 1),
-        format_func=lambda r: f"{r:,}",
-    )
+if sec.question is not None:
+    ask(sec.question)
 plot(
     shaw_figures.token_heatmap_marked(
         v.clipped,
@@ -75,9 +75,7 @@ plot(
     ),
     "shaw_index",
 )
-st.markdown(
-    t("shaw.index.share", n=n, pairs=n * n, share=share, k=k, rest=n * n - int(v.is_clipped.sum()), rows=2 * k - 1)
-)
+st.markdown(sec.share)
 
 st.subheader(t("shaw.tables.subheader"))
 prose(KEY, "tables")
@@ -114,42 +112,33 @@ with t2:
 st.subheader(t("shaw.logits.subheader"))
 prose(KEY, "logits")
 panel_h = 320 if n <= 24 else 430
-plot(
-    F.token_heatmap_grid(
-        np.stack([v.content[head], v.position[head]]),
-        toks,
-        t("shaw.logits.title", head=head),
-        panel_titles=[t("shaw.logits.content"), t("shaw.logits.position")],
-        value_label=t("shaw.logits.value"),
-        row_title=QUERY_I,
-        col_title=KEY_J,
-        cols=2,
-        panel_height=panel_h,
-    ),
+panels.pair(
+    v.terms_pair(head),
+    toks,
+    t("shaw.logits.title", head=head),
+    [t("shaw.logits.content"), t("shaw.logits.position")],
+    t("shaw.logits.value"),
     "shaw_terms",
+    panel_height=panel_h,
 )
+prose(KEY, "query-side")
 
 st.subheader(t("shaw.attention.subheader"))
 prose(KEY, "attention")
-pair = np.stack([v.weights_content_only[head], v.weights[head]])
-plot(
-    F.token_heatmap_grid(
-        pair,
-        toks,
-        t("shaw.attention.title", head=head),
-        kind="weights",
-        zmax=float(pair.max()),
-        panel_titles=[t("shaw.attention.off"), t("shaw.attention.on")],
-        value_label=t("shaw.attention.value"),
-        row_title=QUERY_I,
-        col_title=KEY_J,
-        cols=2,
-        panel_height=panel_h,
-    ),
+top = v.attention_top(head)
+panels.pair(
+    v.attention_pair(head),
+    toks,
+    t("shaw.attention.title", head=head),
+    [t("shaw.attention.off"), t("shaw.attention.on")],
+    t("shaw.attention.value"),
     "shaw_attention",
+    weights=True,
+    zmax=top,
+    panel_height=panel_h,
 )
 if n > 24:
-    st.caption(t("shaw.attention.scale", top=float(pair.max()), n=n))
+    st.caption(t("shaw.attention.scale", top=top, n=n))
 
 st.subheader(t("shaw.value.subheader"))
 prose(KEY, "value")
@@ -169,16 +158,14 @@ with b1:
         "shaw_mass",
     )
 with b2:
-    sizes = {
-        t("shaw.value.content"): np.linalg.norm(v.value_content[head], axis=-1),
-        t("shaw.value.position"): np.linalg.norm(v.value_position[head], axis=-1),
-    }
+    norm_content, norm_position = v.value_norms(head)
+    sizes = {t("shaw.value.content"): norm_content, t("shaw.value.position"): norm_position}
     size_title = t("shaw.value.size_title", head=head)
     if n <= 40:
         plot(F.token_bars(toks, sizes, size_title, x_title=QUERY_I, y_title=t("shaw.value.length")), "shaw_value_norms")
     else:  # hundreds of grouped bars are unreadable: one line per part over the query position
         plot(
-            F.lines(np.arange(n), sizes, size_title, x_title=t("shaw.query_position"), y_title=t("shaw.value.length")),
+            F.lines(v.positions, sizes, size_title, x_title=t("shaw.query_position"), y_title=t("shaw.value.length")),
             "shaw_value_norms",
         )
 plot(
@@ -198,9 +185,20 @@ plot(
 
 st.subheader(t("shaw.shift.subheader"))
 prose(KEY, "shift")
-m1, m2 = st.columns(2)
-m1.metric(t("shaw.shift.position", shift=ch.SHIFT), f"{v.shift_position_change:.1e}")
-m2.metric(t("shaw.shift.output", shift=ch.SHIFT), f"{v.shift_output_change:.1e}")
+panels.shift_metrics(v.shift, "shaw.shift.position", "shaw.shift.output")
 
 st.subheader(t("shaw.cost.subheader"))
 prose(KEY, "cost")
+st.markdown(
+    t(
+        "shaw.cost.sizes",
+        n=n,
+        d=v.a_k.shape[1],
+        heads=ch.N_HEADS,
+        rows=2 * k + 1,
+        per_pair=v.per_pair_numbers,
+        gathered=v.gathered_numbers,
+        diff=v.paper_form_difference,
+    )
+)
+prose(KEY, "cost-kernel")

@@ -1,6 +1,9 @@
-"""Chapter: T5 relative position bias — buckets of distances, one learned scalar per bucket per head."""
+"""Chapter: T5 relative position bias — buckets of distances, one learned scalar per bucket per head.
 
-import numpy as np
+A page only shows: widgets → one cached call into explain/chapters/t5.py per section → figures →
+st.*. The numbers, the question and every sentence that states a fact about them are computed there.
+"""
+
 import streamlit as st
 
 from encoders import t5 as enc
@@ -8,10 +11,12 @@ from explain import figures as F
 from explain.chapters import t5 as ch
 from explain.chapters import t5_figures
 from explain.chapters.common import sign_text
+from ui import panels
+from ui.cache import cached
 from ui.common import header, plot, prose, seed, sentence_tokens
 from ui.derivation import show_derivation
-from ui.i18n import t
-from ui.question import predict
+from ui.i18n import current, t
+from ui.question import ask
 from ui.url_state import URL
 
 KEY = "t5"
@@ -32,9 +37,12 @@ header(
 )
 prose(KEY, "intro")
 
-bucket_map = st.cache_data(ch.bucket_map)
-t5_view = st.cache_data(ch.t5_view)
-bias_by_distance = st.cache_data(ch.bias_by_distance)
+# Bounded caches shared by every session. A t5_view holds ~seven (4, n, n) maps of a ≤ 256-token
+# sentence (~2 MB at most), hence 16 entries; bucket maps and questions are small.
+bucket_map = cached(ch.bucket_map)
+bucket_question = cached(ch.bucket_question)
+t5_view = cached(ch.t5_view, max_entries=16)
+lang = current()
 tokens = sentence_tokens()
 toks = list(tokens.tokens)
 n = len(toks)
@@ -79,43 +87,20 @@ if max_distance < lowest:
 
 bm = bucket_map(num_buckets, max_distance, causal)
 
-# The answer is the encoder's own bucket function (through the chapter's staircase), at r = ±40.
-PROBE = 40
-probe_r = -PROBE if causal else PROBE  # causal: the key 40 tokens *before* the query
-probe = bucket_map(num_buckets, max_distance, causal, span=PROBE)
-probe_bucket = int(probe.buckets[probe.distances == probe_r][0])
-near_bucket = int(probe.buckets[probe.distances == probe_r // 2][0])
-distractors = {probe_bucket, near_bucket, int(probe.buckets.max()), min(PROBE, num_buckets - 1)}
-predict(
-    "t5_q",
-    t(f"t5.predict.question_{mode}", n=num_buckets, d=max_distance, probe=PROBE, r=probe_r),
-    sorted(distractors),
-    probe_bucket,
-    t(
-        "t5.predict.explanation",
-        bucket=probe_bucket,
-        exact=bm.exact,
-        d=max_distance,
-        half=abs(probe_r // 2),
-        near=near_bucket,
-        r=probe_r,
-    ),
-    format_func=lambda b: t("t5.predict.option", b=b),
-)
+ask(bucket_question(num_buckets, max_distance, causal, lang))
 prose(KEY, "staircase")
 regions = [t(f"t5.region.{name}") for name in ("exact", "log", "beyond", "future")]  # ch.EXACT … ch.FUTURE
 x_title = t("t5.staircase.x_title", sign=SIGN)
 reach = n - 1
 band = (-reach - 0.5, 0.5 if causal else reach + 0.5)
-close = int(min(bm.distances.max(), max(2 * bm.exact + 4, 12)))
-near = np.abs(bm.distances) <= close
+close, near_r, near_buckets, near_region = bm.close_up()
 s1, s2 = st.columns(2)
 with s1:
     plot(
         F.staircase(
-            bm.distances[near],
-            bm.buckets[near],
-            bm.region[near],
+            near_r,
+            near_buckets,
+            near_region,
             t(f"t5.staircase.close_{mode}", close=close, exact=bm.exact),
             regions=regions,
             x_title=x_title,
@@ -144,26 +129,19 @@ with s2:
 st.subheader(t("t5.unused.subheader"))
 prose(KEY, "unused")
 if bm.unused:
-    by_reason: dict[str, list[int]] = {}
-    for u in bm.unused:
-        by_reason.setdefault(bm.unused_reasons[u], []).append(u)
     st.markdown(t("t5.unused.some", limit=bm.scan_limit, count=len(bm.unused), n=num_buckets))
-    for reason, ids in by_reason.items():
-        shown = ", ".join(str(u) for u in ids[:40]) + (" …" if len(ids) > 40 else "")
+    for reason, ids in bm.unused_by_reason().items():
+        shown = ", ".join(str(u) for u in ids[: ch.SHOWN_IDS]) + (" …" if len(ids) > ch.SHOWN_IDS else "")
         st.markdown(t("t5.unused.item", ids=shown, reason=t(f"t5.unused.{reason}", per_side=bm.per_side)))
 else:
     st.markdown(t("t5.unused.none", limit=bm.scan_limit, n=num_buckets))
 with st.expander(t("t5.unused.share")):
-    beyond = t("t5.unused.beyond")
+    bucket_ids, distances, counts = bm.range_rows(t("t5.unused.beyond"))
     st.dataframe(
         {
-            t("t5.unused.col_bucket"): [b for b, *_ in bm.ranges],
-            t("t5.unused.col_distances", sign=SIGN): [
-                (f"{lo} … {hi}" if lo != hi else f"{lo}")
-                + (beyond if abs(lo) >= max_distance or abs(hi) >= max_distance else "")
-                for _, lo, hi, _ in bm.ranges
-            ],
-            t("t5.unused.col_count"): [c for *_, c in bm.ranges],
+            t("t5.unused.col_bucket"): bucket_ids,
+            t("t5.unused.col_distances", sign=SIGN): distances,
+            t("t5.unused.col_count"): counts,
         },
         hide_index=True,
     )
@@ -199,8 +177,7 @@ st.markdown(
 st.subheader(t("t5.table.subheader"))
 prose(KEY, "table")
 H = v.table.shape[1]
-span = int(min(bm.distances.max(), max(n + 8, 2 * bm.exact + 8)))
-r, by_r = bias_by_distance(v.table, num_buckets, max_distance, causal, span)
+r, by_r = v.bias_by_distance(ch.table_span(bm, n))
 labels = [t("t5.table.never_used", b=b) if b in bm.unused else str(b) for b in range(num_buckets)]
 t1, t2 = st.columns([1, 2])
 with t1:
@@ -240,7 +217,7 @@ plot(
         panel_titles=[t("t5.head", h=h) for h in range(H)],
         value_label=t("t5.heads.value"),
         cols=2,
-        zmax=float(np.abs(v.table).max()) or 1.0,
+        zmax=v.bias_scale,
         panel_height=panel_h,
     ),
     "t5_bias_heads",
@@ -251,41 +228,32 @@ prose(KEY, "logits")
 head = st.columns([1, 3])[0].selectbox(
     t("t5.logits.head"), list(range(H)), key="t5_head", **URL, help=t("t5.logits.head_help", h=H, last=H - 1)
 )
-plot(
-    F.token_heatmap_grid(
-        np.stack([v.content[head], v.position[head]]),
-        toks,
-        t("t5.logits.title", head=head),
-        panel_titles=[t("t5.logits.content"), t("t5.logits.position")],
-        value_label=t("t5.logits.value"),
-        cols=2,
-        panel_height=panel_h,
-    ),
+panels.pair(
+    v.terms_pair(head),
+    toks,
+    t("t5.logits.title", head=head),
+    [t("t5.logits.content"), t("t5.logits.position")],
+    t("t5.logits.value"),
     "t5_terms",
+    panel_height=panel_h,
 )
-pair = np.stack([v.weights_content_only[head], v.weights[head]])
-plot(
-    F.token_heatmap_grid(
-        pair,
-        toks,
-        t("t5.logits.weights_title", head=head),
-        kind="weights",
-        zmax=float(np.nanmax(pair)),
-        panel_titles=[t("t5.logits.bias_off"), t("t5.logits.bias_on")],
-        value_label=t("t5.logits.weight"),
-        cols=2,
-        panel_height=panel_h,
-    ),
+panels.pair(
+    v.attention_pair(head),
+    toks,
+    t("t5.logits.weights_title", head=head),
+    [t("t5.logits.bias_off"), t("t5.logits.bias_on")],
+    t("t5.logits.weight"),
     "t5_attention",
+    weights=True,
+    zmax=v.attention_top(head),
+    panel_height=panel_h,
 )
 if causal:
     st.caption(t("t5.logits.causal_note"))
 
 st.subheader(t("t5.shift.subheader"))
 prose(KEY, "shift")
-m1, m2 = st.columns(2)
-m1.metric(t("t5.shift.bias", shift=ch.SHIFT), f"{v.shift_position_change:.1e}")
-m2.metric(t("t5.shift.output", shift=ch.SHIFT), f"{v.shift_output_change:.1e}")
+panels.shift_metrics(v.shift, "t5.shift.bias", "t5.shift.output")
 prose(KEY, "derivation")
 with st.expander(t("t5.shift.proof")):
     show_derivation("t5-shift-invariance", key_prefix="t5_proof", compact=True)

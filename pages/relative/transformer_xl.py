@@ -1,6 +1,9 @@
-"""Chapter: Transformer-XL — four terms, u and v, and the rel-shift trick."""
+"""Chapter: Transformer-XL — four terms, u and v, and the rel-shift trick.
 
-import numpy as np
+A page only shows: widgets → one cached call into explain/chapters/transformer_xl.py per section →
+figures → st.*. The numbers and the question are computed there.
+"""
+
 import streamlit as st
 
 from encoders import transformer_xl as enc
@@ -8,14 +11,16 @@ from explain import figures as F
 from explain.chapters import transformer_xl as ch
 from explain.chapters import transformer_xl_figures
 from explain.chapters.common import sign_text
+from ui import panels
+from ui.cache import cached
 from ui.common import header, plot, prose, seed, sentence_tokens
 from ui.derivation import show_derivation
-from ui.i18n import t
-from ui.question import predict
-from ui.url_state import URL
+from ui.i18n import current, option_names, t
+from ui.question import ask
+from ui.url_state import URL, Param
 
 KEY = "transformer-xl"
-N_HEADS = 4
+N_HEADS = ch.N_HEADS
 SIGN = sign_text(enc.TransformerXL.name)
 header(
     KEY,
@@ -31,17 +36,17 @@ header(
 )
 prose(KEY, "intro")
 prose(KEY, "equation")
+prose(KEY, "shared")
 with st.expander(t("transformer_xl.derivation")):
     show_derivation("absolute-pe-attention", key_prefix="xl_proof", compact=True)
 
-term_maps = st.cache_data(ch.term_maps)
-global_position_bias = st.cache_data(ch.global_position_bias)
-rel_shift_demo = st.cache_data(ch.rel_shift_demo)
-layout_check = st.cache_data(ch.layout_check)
-
-
-def token_map(z, toks, title, kind, value_label, key):
-    plot(F.token_map(z, toks, title, kind=kind, value_label=value_label), key)
+# Bounded caches shared by every session. One term_maps entry holds six (n, n) maps of a ≤ 256-token
+# sentence (~1.5 MB), hence 32; the rest are small.
+term_maps = cached(ch.term_maps, max_entries=32)
+terms_question = cached(ch.terms_question)
+global_position_bias = cached(ch.global_position_bias)
+rel_shift_demo = cached(ch.rel_shift_demo)
+layout_check = cached(ch.layout_check)
 
 
 def term_title(term: str) -> str:
@@ -53,15 +58,17 @@ prose(KEY, "terms")
 tokens = sentence_tokens()
 toks = list(tokens.tokens)
 n = len(toks)
+lang = current()
 c1, c2 = st.columns([1, 2])
-head = c1.selectbox(
-    t("transformer_xl.terms.head"),
-    list(range(N_HEADS)),
-    key="xl_head",
-    **URL,
-    format_func={h: t("transformer_xl.terms.head_option", h=h + 1) for h in range(N_HEADS)}.get,
-    help=t("transformer_xl.terms.head_help", n=N_HEADS),
-)
+HEAD = Param.integer("xl_head", 0, N_HEADS - 1, default=0)
+with c1:
+    head = HEAD.widget(
+        st.selectbox,
+        t("transformer_xl.terms.head"),
+        list(range(N_HEADS)),
+        format_func=option_names(range(N_HEADS), lambda h: t("transformer_xl.terms.head_option", h=h + 1)),
+        help=t("transformer_xl.terms.head_help", n=N_HEADS),
+    )
 causal = c2.toggle(
     t("transformer_xl.terms.causal"), value=True, key="xl_causal", **URL, help=t("transformer_xl.terms.causal_help")
 )
@@ -73,19 +80,10 @@ switches = tuple(
 )
 m = term_maps(st.session_state.sentence, seed(), head, causal, switches, n_heads=N_HEADS)
 
-# Which term ignores the words? Measured: the same layer on two six-word texts with no word in common.
-_one = term_maps(ch.PROBE_TEXTS[0], seed(), head, causal, n_heads=N_HEADS)
-_two = term_maps(ch.PROBE_TEXTS[1], seed(), head, causal, n_heads=N_HEADS)
-_same = [term for term in ch.TERMS if np.allclose(_one.terms[term], _two.terms[term], equal_nan=True, atol=1e-6)]
-if len(_same) == 1:
-    predict(
-        "xl_q",
-        t("transformer_xl.predict.question"),
-        list(ch.TERMS),
-        _same[0],
-        t("transformer_xl.predict.explanation", term=_same[0], title=term_title(_same[0])),
-        format_func=lambda term: f"({term})",
-    )
+# Which term ignores the words? Measured in explain/: the same layer on two texts with no word in common.
+question = terms_question(seed(), head, causal, lang)
+if question is not None:
+    ask(question)
 
 panel_titles = [
     term_title(term) + ("" if on else t("transformer_xl.terms.switched_off"))
@@ -93,7 +91,7 @@ panel_titles = [
 ]
 plot(
     F.token_heatmap_grid(
-        np.stack([m.terms[term] for term in ch.TERMS]),
+        m.stacked,
         toks,
         t("transformer_xl.terms.grid_title", h=head + 1),
         panel_titles=panel_titles,
@@ -108,7 +106,7 @@ if not any(switches):
 s1, s2 = st.columns(2)
 with s1:
     on = [f"({term})" for term, o in zip(ch.TERMS, switches, strict=False) if o]
-    token_map(
+    panels.token_map(
         m.total,
         toks,
         t("transformer_xl.terms.logits_title", terms=" + ".join(on) if on else t("transformer_xl.terms.nothing")),
@@ -117,7 +115,7 @@ with s1:
         "xl_sum",
     )
 with s2:
-    token_map(
+    panels.token_map(
         m.weights,
         toks,
         t("transformer_xl.terms.weights_title"),
@@ -152,19 +150,18 @@ qlen = r1.slider(
 mlen = r2.slider(
     t("transformer_xl.shift.mlen"), 0, 3, 0, key="xl_mlen", **URL, help=t("transformer_xl.shift.mlen_help")
 )
-STEPS = ["raw", "padded", "reshaped", "sliced", "result"]
-step_names = {s: t(f"transformer_xl.shift.name.{s}") for s in STEPS}
-stage_name = r3.select_slider(
-    t("transformer_xl.shift.step"),
-    STEPS,
-    value="raw",
-    key="xl_step",
-    **URL,
-    format_func=step_names.get,
-    help=t("transformer_xl.shift.step_help"),
-)
+step_names = {s: t(f"transformer_xl.shift.name.{s}") for s in ch.STEPS}
+STEP = Param.choice("xl_step", ch.STEPS, default="raw")
+with r3:
+    stage_name = STEP.widget(
+        st.select_slider,
+        t("transformer_xl.shift.step"),
+        ch.STEPS,
+        format_func=option_names(ch.STEPS, step_names.__getitem__),
+        help=t("transformer_xl.shift.step_help"),
+    )
 demo = rel_shift_demo(qlen, mlen)
-stage = demo.stages[STEPS.index(stage_name)]
+stage = demo.stage(stage_name)
 prose(KEY, f"step-{stage_name}")
 klen = demo.klen
 rows, cols = stage.ids.shape
@@ -183,8 +180,7 @@ axis = (
     t(f"transformer_xl.shift.y.{stage_name}"),
     *ticks,
 )
-veil = ~demo.valid if stage_name == "result" else None
-lim = dict(zmin=float(np.nanmin(demo.stages[0].distance)), zmax=float(np.nanmax(demo.stages[0].distance)))
+zmin, zmax = demo.distance_range
 g1, g2 = st.columns(2)
 with g1:
     plot(
@@ -196,32 +192,32 @@ with g1:
             y_title=axis[1],
             x_ticks=axis[2],
             y_ticks=axis[3],
-            veil=veil,
+            veil=demo.invalid if stage_name == "result" else None,
             value_label=f"δ = {SIGN}",
-            **lim,
+            zmin=zmin,
+            zmax=zmax,
         ),
         "xl_step_grid",
     )
 with g2:
-    g_dist = np.where(demo.valid, demo.wanted, np.nan)
     plot(
         transformer_xl_figures.labelled_grid(
-            g_dist,
+            demo.gathered_distance,
             demo.gathered_labels,
             t("transformer_xl.shift.gather_title"),
             x_title=t("transformer_xl.shift.key"),
             y_title=t("transformer_xl.shift.query"),
             x_ticks=[f"j={j}" for j in range(klen)],
             y_ticks=[f"i={i}" for i in range(qlen)],
-            veil=~demo.valid,
+            veil=demo.invalid,
             value_label=f"δ = {SIGN}",
-            **lim,
+            zmin=zmin,
+            zmax=zmax,
         ),
         "xl_gather",
     )
-n_valid, n_bad = int(demo.valid.sum()), int((~demo.valid).sum())
 if demo.matches_gather:
-    st.success(t("transformer_xl.shift.matches", n_valid=n_valid, n_bad=n_bad))
+    st.success(t("transformer_xl.shift.matches", n_valid=demo.n_valid, n_bad=demo.n_invalid))
 else:
     st.error(t("transformer_xl.shift.differs"))
 prose(KEY, "bidirectional")

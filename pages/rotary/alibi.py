@@ -13,6 +13,7 @@ from explain import figures as F
 from explain.chapters import alibi as ch
 from explain.chapters import alibi_figures
 from explain.chapters.common import sign_text
+from ui import panels
 from ui.cache import cached
 from ui.common import header, inline_tokens, plot, prose, seed, sentence_tokens
 from ui.derivation import show_derivation
@@ -121,20 +122,14 @@ head = HEAD.widget(
     help=t("alibi.attention.head_help", H=H),
 )
 weight = t("alibi.weight_value")
-plot(
-    F.token_heatmap_grid(
-        hv.pair(head),
-        hv.tokens,
-        t("alibi.attention.pair_title", head=head),
-        kind="weights",
-        panel_titles=[t("alibi.attention.with_alibi", m=sv.labels[head - 1]), t("alibi.attention.without")],
-        value_label=weight,
-        cols=2,
-        panel_height=480,
-        row_title=query_i,
-        col_title=key_j,
-    ),
+panels.pair(
+    hv.pair(head),
+    hv.tokens,
+    t("alibi.attention.pair_title", head=head),
+    [t("alibi.attention.with_alibi", m=sv.labels[head - 1]), t("alibi.attention.without")],
+    weight,
     "att_pair",
+    weights=True,
 )
 plot(
     F.token_heatmap_grid(
@@ -155,38 +150,26 @@ plot(
 st.subheader(t("alibi.code.subheader"))
 prose(KEY, "code")
 cf = code_form_view(text, seed(), H, head - 1)
-plot(
-    F.token_heatmap_grid(
-        cf.bias_pair,
-        cf.tokens,
-        t("alibi.code.title", head=head, m=sv.labels[head - 1]),
-        value_label=t("alibi.bias_value"),
-        panel_titles=[t("alibi.code.paper"), t("alibi.code.code")],
-        cols=2,
-        panel_height=480,
-        row_title=query_i,
-        col_title=key_j,
-    ),
+panels.pair(
+    cf.bias_pair,
+    cf.tokens,
+    t("alibi.code.title", head=head, m=sv.labels[head - 1]),
+    [t("alibi.code.paper"), t("alibi.code.code")],
+    t("alibi.bias_value"),
     "code_bias",
 )
 m1, m2 = st.columns(2)
 m1.metric(t("alibi.code.metric_causal"), f"{cf.diff_causal:.1e}")
 m2.metric(t("alibi.code.metric_bidirectional"), f"{cf.diff_bidirectional:.3f}")
 prose(KEY, "code-unmasked")
-plot(
-    F.token_heatmap_grid(
-        cf.weights_pair_bidirectional,
-        cf.tokens,
-        t("alibi.code.weights_title", head=head),
-        kind="weights",
-        panel_titles=[t("alibi.code.symmetric"), t("alibi.code.code_form")],
-        value_label=weight,
-        cols=2,
-        panel_height=480,
-        row_title=query_i,
-        col_title=key_j,
-    ),
+panels.pair(
+    cf.weights_pair_bidirectional,
+    cf.tokens,
+    t("alibi.code.weights_title", head=head),
+    [t("alibi.code.symmetric"), t("alibi.code.code_form")],
+    weight,
     "code_weights",
+    weights=True,
 )
 st.markdown(t("alibi.code.last_key", head=head, code=cf.last_key_mass_code, symmetric=cf.last_key_mass_symmetric))
 
