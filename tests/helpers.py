@@ -46,14 +46,6 @@ def figure_titles(at: AppTest) -> list[str]:
     return [f.get("layout", {}).get("title", {}).get("text", "") for f in figures(at)]
 
 
-def figure(at: AppTest, title_start: str) -> dict:
-    """The first figure whose title starts with `title_start`."""
-    for f in figures(at):
-        if f.get("layout", {}).get("title", {}).get("text", "").startswith(title_start):
-            return f
-    raise AssertionError(f"no figure titled {title_start!r}; have {figure_titles(at)}")
-
-
 def errors(at: AppTest) -> list[str]:
     """Exceptions and error boxes on the page (both are failures for a learner)."""
     return [e.message for e in at.exception] + [e.value for e in at.error]

@@ -14,7 +14,7 @@ from encoders.t5 import relative_position_bucket
 from explain import figures as F
 from explain.lessons import LESSONS
 from explain.numbers import MAX_TABLE_CELLS, heatmap_tables, trace_table
-from tests.helpers import APP, TIMEOUT, errors, fig_array, figure
+from tests.helpers import APP, TIMEOUT, chart, errors, fig_array
 from ui import presenter
 from ui.chapters import BY_KEY, CHAPTERS
 
@@ -34,15 +34,26 @@ def run_with_params(page: str, params: dict[str, str], sentence: str | None = No
 
 def value(at: AppTest, key: str):
     """The value of the widget with this key, whatever its kind."""
-    for kind in ("slider", "select_slider", "selectbox", "toggle", "checkbox", "radio", "number_input", "text_input"):
+    for kind in (
+        "slider",
+        "select_slider",
+        "selectbox",
+        "multiselect",
+        "toggle",
+        "checkbox",
+        "radio",
+        "number_input",
+        "text_input",
+    ):
         found = [w for w in getattr(at, kind) if w.key == key]
         if found:
             return found[0].value
     raise AssertionError(f"no widget with key {key!r}")
 
 
-# Every existing chapter: a link's parameters (all non-default values) and what the widgets must show.
-# A selectbox / radio with a format_func is written to the address by its shown label ("head 3").
+# Every chapter: a link's parameters (all non-default values) and what the widgets must show. The
+# address holds language-neutral ids only (a translated option is linked through ui.url_state.Param),
+# so the same link restores the same controls in every language.
 LINKS = {
     "why-order": ({"with_pe": "true"}, {"with_pe": True}),
     "sinusoidal": (
@@ -145,6 +156,7 @@ LINKS = {
             "lab_length": "64",
         },
         {
+            "lab_methods": ["rope-dynamic", "learned", "alibi"],
             "lab_heads": 2,
             "lab_causal": True,
             "lab_dial": 0.5,
@@ -164,34 +176,26 @@ LINKS = {
             "toy_dist_split": "ood",
             "toy_inspect_enc": "alibi",
         },
-        {"toy_task": "counting", "toy_dist_split": "ood", "toy_inspect_enc": "alibi"},
+        {
+            "toy_task": "counting",
+            "toy_encodings": ["learned", "rope", "cope"],
+            "toy_dist_split": "ood",
+            "toy_inspect_enc": "alibi",
+        },
     ),
 }
-# What the figures must show for some of those links (the picture, not only the widget, follows).
+# What the figures must show for some of those links (the picture, not only the widget, follows):
+# chart key → the start of its (English) title.
 TITLES = {
-    "sinusoidal": "PE matrix (100×32)",
-    "t5": "Full range: N = 64, D = 300, causal",
-    "alibi": "Slopes m for H = 6 heads",
-    "rope-scaling": "Wavelength 2π/θ′_f per pair",
+    "sinusoidal": ("pe_matrix", "PE matrix (100×32)"),
+    "t5": ("t5_staircase", "Full range: N = 64, D = 300, causal"),
+    "alibi": ("slopes", "Slopes m for H = 6 heads"),
+    "rope-scaling": ("rs_wavelength", "Wavelength 2π/θ′_f per pair"),
 }
 
 
-def test_every_existing_chapter_has_a_link_case():
-    assert set(LINKS) == {
-        c.key
-        for c in CHAPTERS
-        if c.path.startswith(
-            (
-                "pages/absolute/",
-                "pages/relative/",
-                "pages/rotary/",
-                "pages/contextual/cope",
-                "pages/beyond/derivations",
-                "pages/beyond/spline",
-                "pages/labs/",
-            )
-        )
-    }
+def test_every_chapter_has_a_link_case():
+    assert set(LINKS) == {c.key for c in CHAPTERS}
 
 
 @pytest.mark.parametrize("key", list(LINKS))
@@ -203,7 +207,8 @@ def test_link_restores_controls_and_page_has_a_question(key):
     for k, v in expected.items():
         assert value(at, k) == v, k
     if key in TITLES:
-        figure(at, TITLES[key])
+        chart_key, title = TITLES[key]
+        assert chart(at, chart_key)["layout"]["title"]["text"].startswith(title)
     # One predict-then-reveal question per chapter: pick the first option, reveal, get a verdict.
     choices = [r for r in at.radio if r.key and r.key.endswith("__choice")]
     assert len(choices) == 1, [r.key for r in choices]
@@ -217,94 +222,22 @@ def test_link_restores_controls_and_page_has_a_question(key):
     assert any(v.startswith(("Right:", "Not quite:")) for v in verdicts), verdicts
 
 
-RELATIVE = ("shaw", "transformer-xl", "t5", "deberta")  # the Relative part's chapters
-
-
-@pytest.mark.parametrize("key", RELATIVE)
-def test_link_restores_the_same_controls_in_korean(key):
-    """The same link opened with lang=ko: every control as in English (the address holds ids, never a
-    shown label), the page in Korean, and no error."""
-    params, expected = LINKS[key]
-    at = run_with_params(BY_KEY[key].path, {"s": "dog bites man and the man bites the dog", **params, "lang": "ko"})
-    assert not errors(at) and at.session_state["lang"] == "ko"
-    for k, v in expected.items():
-        assert value(at, k) == v, k
-    for k, v in params.items():
-        assert at.query_params[k] == v, k  # the address keeps the ids as written
-    from explain.i18n import t
-
-    assert at.title[0].value == t(f"chapters.{key}.title", "ko")
-    assert any("니다" in m.value for m in at.markdown)  # the prose is Korean (합니다체)
-
-
-@pytest.mark.parametrize("key", ["cope", "spline"])
-def test_cope_and_spline_links_restore_the_same_controls_in_korean(key):
-    """The address holds option ids, never shown names: the same link restores the same controls
-    whether it is opened in English or in Korean."""
-    params, expected = LINKS[key]
-    for lang in ("en", "ko"):
-        at = run_with_params(BY_KEY[key].path, {**params, "lang": lang})
-        assert not errors(at) and at.session_state["lang"] == lang
-        for k, v in expected.items():
-            assert value(at, k) == v, (lang, k)
-        for k, v in params.items():
-            assert at.query_params[k] == v, (lang, k)  # and the address keeps them as written
-
-
-@pytest.mark.parametrize("key", ["rope", "rope-scaling", "derivations"])
-def test_rotary_and_derivations_links_restore_the_same_controls_in_korean(key):
-    """The same link (ids, never shown names) restores the same controls in English and in Korean."""
-    params, expected = LINKS[key]
-    for lang in ("en", "ko"):
-        at = run_with_params(BY_KEY[key].path, {**params, "lang": lang})
-        assert not errors(at) and at.session_state["lang"] == lang
-        for k, v in expected.items():
-            assert value(at, k) == v, (lang, k)
-        for k, v in params.items():
-            if k != "derivations_all":  # a bound toggle at its default leaves the address
-                assert at.query_params[k] == v, (lang, k)
-
-
-ABSOLUTE = ("why-order", "sinusoidal", "learned", "trouble")  # chapters whose links hold ids only
-
-
-@pytest.mark.parametrize("key", ABSOLUTE)
-def test_same_link_restores_the_same_controls_in_korean(key):
-    """A link holds language-neutral values: opened with lang=ko it restores the very controls it
-    restores in English (a translated option label in the address would not parse in the other
-    language)."""
-    params, expected = LINKS[key]
-    link = {"s": "dog bites man and the man bites the dog", "seed": "3", **params}
-    en = run_with_params(BY_KEY[key].path, link)
-    ko = run_with_params(BY_KEY[key].path, {**link, "lang": "ko"})
-    assert not errors(en) and not errors(ko)
-    assert ko.session_state["lang"] == "ko"
-    for k, v in expected.items():
-        assert value(en, k) == v == value(ko, k), k
-
-
-LABS = {  # the Labs' multiselects, which value() does not read: the ids each link holds
-    "attention-lab": ("lab_methods", ["rope-dynamic", "learned", "alibi"]),
-    "minilm": None,
-    "toy-lab": ("toy_encodings", ["learned", "rope", "cope"]),
-}
-
-
 @pytest.mark.parametrize("lang", ["en", "ko"])
-@pytest.mark.parametrize("key", list(LABS))
-def test_lab_link_restores_the_same_controls_in_both_languages(key, lang):
-    """The same link opened in English and with lang=ko: every control the same, multiselects too (the
-    address holds ids, never a shown label), the page in that language, and no error."""
+@pytest.mark.parametrize("key", list(LINKS))
+def test_same_link_restores_the_same_controls_in_every_language(key, lang):
+    """The same link, opened in English and with lang=ko: every control as the link says (the address
+    holds ids, never a shown label, so nothing is lost in the other language), the page in that
+    language, the address keeping the values as written, and no error."""
     from explain.i18n import t
 
     params, expected = LINKS[key]
-    at = run_with_params(BY_KEY[key].path, {"s": "dog bites man and the man bites the dog", **params, "lang": lang})
+    link = {"s": "dog bites man and the man bites the dog", "seed": "3", **params, "lang": lang}
+    at = run_with_params(BY_KEY[key].path, link)
     assert not errors(at) and at.session_state["lang"] == lang
     for k, v in expected.items():
-        assert value(at, k) == v, k
-    if LABS[key] is not None:
-        multi, ids = LABS[key]
-        assert next(w for w in at.multiselect if w.key == multi).value == ids
+        assert value(at, k) == v, (lang, k)
+    for k, v in params.items():
+        assert at.query_params.get(k, v) == v, (lang, k)  # a bound value at its default leaves the address
     assert at.title[0].value == t(f"chapters.{key}.title", lang)
     if lang == "ko":
         assert any("니다" in m.value for m in at.markdown)  # the prose is Korean (합니다체)
@@ -354,11 +287,11 @@ def test_presenter_mode_scales_figures_and_hides_secondary_controls():
     present = run_with_params(page, {"present": "1"})
     assert not errors(normal) and not errors(present)
     assert normal.toggle(key="presenter").value is False and present.toggle(key="presenter").value is True
-    h0 = figure(normal, "Slopes m")["layout"]["height"]
-    h1 = figure(present, "Slopes m")["layout"]["height"]
+    h0 = chart(normal, "slopes")["layout"]["height"]
+    h1 = chart(present, "slopes")["layout"]["height"]
     assert h1 == round(h0 * presenter.FIGURE_SCALE)
-    f0 = figure(normal, "Slopes m")["layout"]["font"]["size"]
-    assert figure(present, "Slopes m")["layout"]["font"]["size"] == pytest.approx(f0 * presenter.FONT_SCALE)
+    f0 = chart(normal, "slopes")["layout"]["font"]["size"]
+    assert chart(present, "slopes")["layout"]["font"]["size"] == pytest.approx(f0 * presenter.FONT_SCALE)
     labels = lambda at: [e.label for e in at.expander]  # noqa: E731
     # The code panel is not drawn; the display options move into collapsed expanders.
     assert "Show the code this page runs" in labels(normal)
@@ -370,7 +303,7 @@ def test_presenter_mode_scales_figures_and_hides_secondary_controls():
     assert not any("font-size" in str(h.proto) for h in normal.get("html"))
     # The toggle itself switches back within the session.
     present.toggle(key="presenter").set_value(False).run()
-    assert figure(present, "Slopes m")["layout"]["height"] == h0
+    assert chart(present, "slopes")["layout"]["height"] == h0
     assert "Show the code this page runs" in labels(present)
 
 
@@ -399,15 +332,31 @@ def test_alibi_question_is_answered_by_the_slopes():
     assert any(s.value == f"Right: **head {steepest}**." for s in at.success)
 
 
-def test_predict_rejects_an_answer_that_is_not_an_option():
-    at = AppTest.from_function(_bad_predict, default_timeout=TIMEOUT).run()
-    assert at.exception and "not among the options" in at.exception[0].message
+def test_a_question_refuses_an_answer_that_is_not_an_option():
+    from explain.question import Question
+
+    with pytest.raises(ValueError, match="not among the options"):
+        Question("x", "?", (1, 2), ("one", "two"), 3, "")
+    with pytest.raises(ValueError, match="read alike"):
+        Question("x", "?", (1, 2), ("same", "same"), 1, "")
+    with pytest.raises(ValueError, match="at least two options"):
+        Question("x", "?", (1,), ("one",), 1, "")
 
 
-def _bad_predict():
-    from ui.question import predict
+def test_pages_ask_only_questions_built_in_explain():
+    """No page computes a question: pages call ui.question.ask with a Question from explain/, and the
+    loose-argument predict() of the old classroom layer is gone."""
+    import ast
+    from pathlib import Path
 
-    predict("x", "?", [1, 2], 3, "")
+    import ui.question
+
+    assert not hasattr(ui.question, "predict")
+    root = Path(__file__).resolve().parents[1]
+    for path in (root / "pages").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "Question":
+                raise AssertionError(f"{path}: builds a Question in the page")
 
 
 @pytest.mark.parametrize("lesson", LESSONS, ids=lambda lesson: lesson.key)
@@ -446,7 +395,7 @@ def test_numbers_table_matches_the_figure():
     at.run()
     assert not errors(at) and len(at.dataframe) == 1
     table = at.dataframe[0].value
-    z = fig_array(figure(at, "PE matrix (20×8)")["data"][0]["z"])
+    z = fig_array(chart(at, "pe_matrix")["data"][0]["z"])
     assert table.shape == z.shape == (20, 8)
     np.testing.assert_array_equal(table.to_numpy(), z)
     assert list(table.index) == [str(i) for i in range(20)]

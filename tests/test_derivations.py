@@ -9,7 +9,6 @@ import ast
 import dataclasses
 import math
 import random
-import time
 from pathlib import Path
 
 import numpy as np
@@ -114,13 +113,11 @@ def test_every_derivation_verifies(derivation_id):
         assert report.claim_check is not None and report.claim_check.ok
 
 
-def test_verify_is_deterministic_and_fast():
-    t0 = time.perf_counter()
+def test_verify_is_deterministic():
+    # How long proving takes is a benchmark's question (tools/bench.py), not a test's.
     first = [D.verify(d) for d in D.ALL_DERIVATIONS]
-    elapsed = time.perf_counter() - t0
     second = [D.verify(d) for d in D.ALL_DERIVATIONS]
     assert first == second
-    assert elapsed < 15, f"verifying every derivation took {elapsed:.1f} s"
 
 
 def test_the_pair_step_is_proven_for_a_symbolic_pair_index():

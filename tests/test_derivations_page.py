@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import time
 
 import numpy as np
 import pytest
@@ -136,12 +135,9 @@ def test_verification_is_cached_and_not_rerun(chapter, monkeypatch):
         raise AssertionError("verify called on a rerun")
 
     monkeypatch.setattr(D, "verify", refuse)
-    t0 = time.perf_counter()
     at.run()
-    elapsed = time.perf_counter() - t0
     assert not errors(at)
     assert GREEN in _markdown(at)
-    assert elapsed < 2.0, f"rerun took {elapsed:.2f} s"
 
 
 def test_the_proving_spinner_is_set_up_only_the_first_time(monkeypatch):

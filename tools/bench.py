@@ -38,6 +38,7 @@ import streamlit as st  # noqa: E402
 
 from tests.helpers import errors, open_page  # noqa: E402
 from tools.browser import CHROMIUM_ARGS, RENDERED_JS, TRACK_RUNS_JS, start_server, stop_server  # noqa: E402
+from ui import cache  # noqa: E402
 from ui.chapters import CHAPTERS  # noqa: E402
 
 COLUMNS = ["first", "rerun", "new text", "max first", "max rerun", "max text"]
@@ -54,8 +55,7 @@ def timed(fn) -> float:
 
 
 def clear_caches() -> None:
-    st.cache_data.clear()
-    st.cache_resource.clear()
+    cache.clear_all()
 
 
 def set_sliders_to_max(at) -> list[str]:

@@ -38,3 +38,9 @@ def cached(fn: Callable[P, R], *, max_entries: int = DEFAULT_ENTRIES) -> Callabl
 def resource(fn: Callable[P, R], *, max_entries: int = RESOURCE_ENTRIES) -> Callable[P, R]:
     """`fn` returning a read-only object shared by every session (loaded once per argument)."""
     return st.cache_resource(max_entries=max_entries, show_spinner=False)(fn)
+
+
+def clear_all() -> None:
+    """Empty every cache of the process (benchmarks time a cold page with it)."""
+    st.cache_data.clear()
+    st.cache_resource.clear()

@@ -8,9 +8,6 @@ Markdown filled with computed values (typed tokens inside them are code spans).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
-from typing import Any
-
 import streamlit as st
 
 from explain.question import Question
@@ -71,18 +68,3 @@ def ask(q: Question) -> bool:
             t("classroom.again"), key=f"{q.key}__again", icon=":material/replay:", on_click=again, type="tertiary"
         )
         return True
-
-
-def predict(
-    key: str,
-    question: str,
-    options: Sequence[Hashable],
-    answer: Hashable,
-    explanation: str,
-    *,
-    format_func: Callable[[Any], str] = str,
-) -> bool:
-    """Transitional form of ask() for pages whose question is not yet built in explain/: the same
-    widget, from loose arguments. Removed once every chapter builds its Question in explain/."""
-    labels = tuple(format_func(o) for o in options)
-    return ask(Question(key, question, tuple(options), labels, answer, explanation))
