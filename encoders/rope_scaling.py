@@ -366,7 +366,8 @@ class DynamicNTKRoPE(_Scaled):
 
 
 class YaRNRoPE(_Scaled):
-    """NTK-by-parts frequencies and the attention temperature (Peng et al. 2023; HF 'yarn')."""
+    """NTK-by-parts frequencies and the attention factor (Peng et al. 2023; HF 'yarn'): the logits are
+    multiplied by (0.1 ln s + 1)², an inverse temperature (1/t), applied as 0.1 ln s + 1 on q and on k."""
 
     name = "rope-yarn"
     label = "RoPE + YaRN (Peng et al. 2023)"

@@ -15,10 +15,11 @@ from tools.browser import RENDERED_JS, TRACK_RUNS_JS
 pytestmark = pytest.mark.e2e
 
 TIMEOUT_MS = 90_000
-PLOT_JS = """title => {
-  const el = Array.from(document.querySelectorAll('.js-plotly-plot'))
-    .find(p => p._fullLayout && (p._fullLayout.title.text || '').includes(title));
-  return el ? {height: el._fullLayout.height, title: el._fullLayout.title.text} : null;
+# A chart by its key (Streamlit marks a keyed element's container with the class st-key-<key>), not
+# by its title, which follows the language and the controls.
+PLOT_JS = """key => {
+  const el = document.querySelector('.st-key-' + key + ' .js-plotly-plot');
+  return el && el._fullLayout ? {height: el._fullLayout.height, title: el._fullLayout.title.text} : null;
 }"""
 
 
@@ -58,7 +59,7 @@ def test_link_restores_controls_and_keyboard_writes_them_back(fresh):
     expect(page.locator("h1").first).to_contain_text("T5 bias")
     expect(slider(page, "t5_buckets")).to_have_value("64")
     assert page.locator(".st-key-t5_causal input[type='checkbox']").is_checked()
-    assert page.evaluate(PLOT_JS, "Full range: N = 64, D = 128, causal") is not None
+    assert "Full range: N = 64, D = 128, causal" in page.evaluate(PLOT_JS, "t5_staircase")["title"]
     expect(page.locator('[data-testid="stSidebar"]').get_by_role("textbox", name="Sentence")).to_have_value(
         "one two three"
     )
@@ -75,7 +76,7 @@ def test_link_restores_controls_and_keyboard_writes_them_back(fresh):
     thumb.focus()
     rerun(page, lambda: thumb.press("ArrowRight"))
     expect(thumb).to_have_value("66")
-    assert page.evaluate(PLOT_JS, "Full range: N = 66, D = 128, causal") is not None
+    assert "Full range: N = 66, D = 128, causal" in page.evaluate(PLOT_JS, "t5_staircase")["title"]
     page.wait_for_function("() => location.search.includes('t5_buckets=66')", timeout=10_000)
     # Another page: the T5 parameters leave the address, the shared ones stay.
     link = page.locator('[data-testid="stSidebarNav"] a[href$="/alibi"]')
@@ -94,7 +95,7 @@ def test_presenter_toggle_enlarges_and_tucks_away(fresh):
         "() => ['h1', '[data-testid=\"stMain\"] .stMarkdown p']"
         ".map(s => parseFloat(getComputedStyle(document.querySelector(s)).fontSize))"
     )
-    before, height = sizes(), page.evaluate(PLOT_JS, "Slopes m")["height"]
+    before, height = sizes(), page.evaluate(PLOT_JS, "slopes")["height"]
     assert page.locator(".st-key-alibi_log_slopes").is_visible()
     expect(page.get_by_text("Show the code this page runs")).to_be_visible()
     toggle = page.locator('[data-testid="stSidebar"] .st-key-presenter')
@@ -102,12 +103,12 @@ def test_presenter_toggle_enlarges_and_tucks_away(fresh):
     page.wait_for_function("() => location.search.includes('present=1')", timeout=10_000)
     after = sizes()
     assert after[0] > before[0] * 1.1 and after[1] >= before[1] * 1.3, (before, after)
-    assert page.evaluate(PLOT_JS, "Slopes m")["height"] > height * 1.2
+    assert page.evaluate(PLOT_JS, "slopes")["height"] > height * 1.2
     assert not page.locator(".st-key-alibi_log_slopes").is_visible()  # inside a collapsed expander
     expect(page.get_by_text("Show the code this page runs")).to_have_count(0)
     rerun(page, lambda: toggle.get_by_text("Presenter mode").click())
     assert "present" not in query(page)
-    assert page.evaluate(PLOT_JS, "Slopes m")["height"] == height
+    assert page.evaluate(PLOT_JS, "slopes")["height"] == height
 
 
 def test_numbers_under_a_chart_download_as_csv(fresh):
