@@ -1,0 +1,197 @@
+"""Serve PE Atlas to a class: several Streamlit worker processes behind HAProxy, one command.
+
+    ./run-app --workers 4            # http://127.0.0.1:8501, four workers (one per core is a good start)
+    ./run-app --workers 4 --lan      # the same, reachable from the local network (the class's laptops)
+
+Why: one Streamlit process runs every session's script under one Python interpreter (the GIL), so
+thirty learners wait for each other's reruns. N processes use N cores; the balancer spreads new
+sessions over them.
+
+How:
+- N `streamlit run app.py` workers, each on its own free port on 127.0.0.1 only (never reachable from
+  outside), all with the same cookie secret, so Streamlit's XSRF protection (on) accepts a token
+  whichever worker signed it.
+- HAProxy (Debian's package) in front, on 127.0.0.1:PORT or, with --lan, on every interface. New
+  sessions go to the least busy worker; a cookie (PEATLAS) pins a browser to its worker for the page,
+  its websocket and every rerun, so a session's state never moves (sessions never see each other:
+  each lives in one worker's memory). HAProxy checks each worker's /_stcore/health and stops sending
+  new learners to one that does not answer.
+- The same layout scales out: workers on several machines behind the same balancer (README, "Serving
+  a class").
+
+Stop with Ctrl+C (or SIGTERM): the balancer and every worker are stopped by their PIDs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+MAX_WORKERS = 16
+HEALTH_TIMEOUT = 90.0  # s: a cold worker imports torch and plotly before it answers
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def haproxy_config(bind: str, port: int, workers: list[int]) -> str:
+    """The balancer's configuration: HTTP and websockets to the workers, sticky by cookie."""
+    servers = "\n".join(f"    server w{k} 127.0.0.1:{p} check cookie w{k}" for k, p in enumerate(workers, start=1))
+    return f"""global
+    maxconn 4096
+
+defaults
+    mode http
+    option http-server-close
+    timeout connect 5s
+    timeout client 1h
+    timeout server 1h
+    timeout tunnel 1h       # a learner's websocket stays open while the tab is open
+
+frontend atlas
+    bind {bind}:{port}
+    default_backend workers
+
+backend workers
+    balance leastconn
+    cookie PEATLAS insert indirect nocache httponly
+    option httpchk GET /_stcore/health
+    http-check expect status 200
+{servers}
+"""
+
+
+def start_worker(port: int, cookie_secret: str, log: Path) -> subprocess.Popen[bytes]:
+    cmd = [
+        sys.executable, "-m", "streamlit", "run", "app.py",
+        "--server.headless", "true",
+        "--server.address", "127.0.0.1",
+        "--server.port", str(port),
+        "--server.enableXsrfProtection", "true",
+        "--browser.gatherUsageStats", "false",
+        "--server.fileWatcherType", "none",
+    ]  # fmt: skip
+    # Streamlit refuses the secret as a flag (it would show in `ps`); the environment is allowed.
+    env = {**os.environ, "STREAMLIT_SERVER_COOKIE_SECRET": cookie_secret}
+    with open(log, "wb") as fh:
+        return subprocess.Popen(cmd, cwd=ROOT, stdout=fh, stderr=subprocess.STDOUT, env=env)
+
+
+def wait_healthy(url: str, procs: list[subprocess.Popen[bytes]], timeout: float = HEALTH_TIMEOUT) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read() == b"ok":
+                return
+        except OSError:
+            pass
+        if any(p.poll() is not None for p in procs) or time.monotonic() > deadline:
+            raise RuntimeError(f"{url} never became healthy")
+        time.sleep(0.2)
+
+
+class Class:
+    """A running balancer and its workers (a context manager: stops everything it started)."""
+
+    def __init__(self, workers: int, port: int, lan: bool = False, log_dir: Path | None = None):
+        if not 1 <= workers <= MAX_WORKERS:
+            raise ValueError(f"--workers must be 1…{MAX_WORKERS}")
+        if shutil.which("haproxy") is None:
+            raise RuntimeError("HAProxy is not installed: sudo apt-get install -y haproxy")
+        self.n, self.port, self.lan = workers, port, lan
+        self.dir = Path(log_dir or tempfile.mkdtemp(prefix="pe-atlas-serve-"))
+        self.procs: list[subprocess.Popen[bytes]] = []
+        self.worker_ports: list[int] = []
+        self.url = f"http://127.0.0.1:{port}"
+
+    def __enter__(self) -> Class:
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        secret = secrets.token_hex(32)
+        self.worker_ports = [free_port() for _ in range(self.n)]
+        for k, p in enumerate(self.worker_ports, start=1):
+            self.procs.append(start_worker(p, secret, self.dir / f"worker{k}.log"))
+        for p in self.worker_ports:
+            wait_healthy(f"http://127.0.0.1:{p}", self.procs)
+        cfg = self.dir / "haproxy.cfg"
+        cfg.write_text(haproxy_config("0.0.0.0" if self.lan else "127.0.0.1", self.port, self.worker_ports))
+        with open(self.dir / "haproxy.log", "wb") as fh:
+            balancer = subprocess.Popen(["haproxy", "-db", "-f", str(cfg)], stdout=fh, stderr=subprocess.STDOUT)
+        self.procs.append(balancer)
+        wait_healthy(self.url, self.procs, timeout=15)
+
+    def stop(self) -> None:
+        for p in reversed(self.procs):  # the balancer first, then the workers
+            if p.poll() is None:
+                p.terminate()
+        for p in self.procs:
+            try:
+                p.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        self.procs = []
+
+    def worker_pids(self) -> list[int]:
+        return [p.pid for p in self.procs[: self.n]]
+
+
+def lan_addresses() -> list[str]:
+    """This machine's addresses a class could reach (best effort, for the start-up message)."""
+    try:
+        out = subprocess.run(["hostname", "-I"], capture_output=True, text=True, timeout=5, check=False).stdout
+    except OSError:
+        return []
+    return [a for a in out.split() if ":" not in a]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Serve PE Atlas with several workers behind HAProxy.")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 2, help=f"1–{MAX_WORKERS}")
+    parser.add_argument("--port", type=int, default=8501)
+    parser.add_argument("--lan", action="store_true", help="listen on every interface (a class on the local network)")
+    args = parser.parse_args(argv)
+    with Class(args.workers, args.port, args.lan) as c:
+        where = [c.url] + ([f"http://{a}:{args.port}" for a in lan_addresses()] if args.lan else [])
+        print(f"PE Atlas: {args.workers} workers behind HAProxy at " + ", ".join(where), flush=True)
+        print(f"logs in {c.dir}; Ctrl+C stops everything", flush=True)
+        stop = {"now": False}
+
+        def handle(signum: int, frame: object) -> None:
+            stop["now"] = True
+
+        signal.signal(signal.SIGTERM, handle)
+        signal.signal(signal.SIGINT, handle)
+        while not stop["now"] and all(p.poll() is None for p in c.procs):
+            time.sleep(0.5)
+        dead = [p.args for p in c.procs if p.poll() is not None]
+        if dead and not stop["now"]:
+            print(f"a process ended; stopping everything: {dead}", file=sys.stderr)
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
