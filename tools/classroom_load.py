@@ -1,23 +1,29 @@
-"""A classroom at once: N learners on one PE Atlas server, each typing and clicking as a browser would.
+"""A classroom at once: N learners on PE Atlas, each typing and clicking as a browser would.
 
-    python tools/classroom_load.py --sessions 10 30 --actions 12 --out bench_results/load.json
+    python tools/classroom_load.py --sessions 30 100 --think 5 --workers 2      # a class, realistically
+    python tools/classroom_load.py --sessions 30 --think 0                       # everyone at once
 
-Starts its own server on 127.0.0.1 (stopped by its PID at the end), then drives N concurrent
+Starts its own server on 127.0.0.1 — or, with --workers N, N workers behind HAProxy (tools/serve.py),
+as `./run-app --workers N` serves a class — stopped by their PIDs at the end, then drives N concurrent
 sessions straight through Streamlit's websocket protocol — the same BackMsg/ForwardMsg protobufs the
 browser sends and receives — so 30 learners cost the client almost nothing and the figures measure
 the server, not 30 Chromiums fighting for 2 cores. Each session:
 
   1. opens the app (the default chapter) and types its own sentence, which carries a marker only it
      knows ("zqv017x" for session 17);
-  2. then, `--actions` times: switches to a chapter (round robin, offset per session), moves one of
-     that chapter's sliders, or types a new sentence (again with its marker).
+  2. then, `--actions` times, after a think time drawn from a log-normal distribution with median
+     --think seconds (0: no pause, everyone at once — the closed-loop worst case): moves one of the
+     page's sliders (half of the time; sometimes to its minimum or maximum), types a new sentence (a
+     quarter; one in five of them hostile: markup, 3,000 characters, emoji and right-to-left text),
+     or switches to another chapter (a quarter). A slider inside an st.fragment reruns only that
+     fragment, as in a browser.
 
 Measured: for every action, the time from sending the input to the server's "script finished"
 (the page is updated: every delta of the run has arrived); p50 and p95 per N. Errors: exception
 elements, st.error alerts, runs that never finish (timeout), connection failures — must be 0.
 Isolation: every byte any session receives is searched for other sessions' markers — must never
-match. Server memory: peak RSS of the server process (VmHWM). Everything is bounded: sessions ≤ 60,
-actions ≤ 50, each wait ≤ --timeout seconds.
+match. Server memory: peak RSS of each server process (VmHWM). A progress line while it runs.
+Everything is bounded: sessions ≤ 150, actions ≤ 50, each wait ≤ --timeout seconds.
 
 Optionally (--train N) N sessions at once press "Train" in the toy-task lab: one must run, the
 others must be told they are queued, and nothing may crash.
@@ -28,10 +34,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
+import random
 import re
 import statistics
 import sys
 import time
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,6 +55,7 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState  # noqa: E402
 from websockets.typing import Subprotocol  # noqa: E402
 
 from tools.browser import start_server, stop_server  # noqa: E402
+from tools.serve import Class, free_port  # noqa: E402
 
 MARKER = re.compile(rb"zqv(\d{3})x")
 SENTENCES = (
@@ -54,6 +64,11 @@ SENTENCES = (
     "고양이가 {m} 위에 앉았다. 강아지가 통나무 위에 앉았다.",
     "a a a {m} b a a a b b",
     "Attention compares {m} with every other word at once; positions put the order back.",
+)
+HOSTILE = (  # what a class types too: markup, a wall of text, emoji and right-to-left script
+    "<script>alert(1)</script> <b>{m}</b> $$\\frac{{ ** [x](javascript:alert(1))",
+    "{m} " + "lorem ipsum dolor " * 170,
+    "😀 👩‍💻 🇰🇷 {m} مرحبا بالعالم cafe\u0301",
 )
 
 
@@ -71,19 +86,25 @@ class Session:
     widgets: dict[str, WidgetState] = field(default_factory=dict)  # id → state we send back
     elements: dict[str, tuple[str, Any]] = field(default_factory=dict)  # widget id → (kind, proto), this run
     texts: list[str] = field(default_factory=list)  # info/warning texts of the last run
+    fragment_of: dict[str, str] = field(default_factory=dict)  # widget id → its fragment (if any)
+    cookie: str = ""  # the balancer's PEATLAS cookie: pins this learner to one worker
 
     @property
     def marker(self) -> str:
         return f"zqv{self.n:03d}x"
 
-    async def run_script(self, ws, page_hash: str | None = None) -> float:
-        """Send one rerun (as the browser does after any input) and wait for its end."""
+    async def run_script(self, ws, page_hash: str | None = None, fragment: str = "") -> float:
+        """Send one rerun (as the browser does after any input; only `fragment` when the input sits
+        in one) and wait for its end."""
         msg = BackMsg()
         cs = msg.rerun_script
         cs.query_string = ""
         cs.page_script_hash = page_hash if page_hash is not None else self.page_hash
         cs.widget_states.widgets.extend(self.widgets.values())
-        self.elements = {}
+        if fragment:
+            cs.fragment_id = fragment
+        else:  # a full run lists the page's elements afresh
+            self.elements = {}
         self.texts = []
         t0 = time.perf_counter()
         await ws.send(msg.SerializeToString())
@@ -101,7 +122,7 @@ class Session:
                 self.pages = {p.url_pathname: p.page_script_hash for p in fm.navigation.app_pages}
                 self.page_hash = fm.navigation.page_script_hash
             elif kind == "delta" and fm.delta.WhichOneof("type") == "new_element":
-                self._see(fm.delta.new_element)
+                self._see(fm.delta.new_element, fm.delta.fragment_id)
             elif kind == "script_finished":
                 status = ForwardMsg.ScriptFinishedStatus.Name(fm.script_finished)
                 if status == "FINISHED_EARLY_FOR_RERUN":
@@ -112,7 +133,7 @@ class Session:
             elif kind == "page_not_found":
                 self.errors.append("page not found")
 
-    def _see(self, el) -> None:
+    def _see(self, el, fragment: str = "") -> None:
         kind = el.WhichOneof("type")
         if kind == "exception":
             self.errors.append(f"exception: {el.exception.type}: {el.exception.message[:200]}")
@@ -126,6 +147,8 @@ class Session:
             self.texts.append(el.progress.text)
         elif kind in ("slider", "text_area", "button", "selectbox", "number_input", "toggle", "checkbox"):
             self.elements[getattr(el, kind).id] = (kind, getattr(el, kind))
+            if fragment:
+                self.fragment_of[getattr(el, kind).id] = fragment
 
     def widget(self, kind: str, suffix: str):
         for wid, (k, proto) in self.elements.items():
@@ -133,24 +156,29 @@ class Session:
                 return wid, proto
         return None, None
 
-    def type_sentence(self, k: int) -> None:
+    def type_sentence(self, k: int, hostile: bool = False) -> None:
         wid, _ = self.widget("text_area", "sentence")
         if wid is None:
             self.errors.append("no sentence box on the page")
             return
-        text = SENTENCES[(self.n + k) % len(SENTENCES)].format(m=self.marker)
+        pool = HOSTILE if hostile else SENTENCES
+        text = pool[(self.n + k) % len(pool)].format(m=self.marker)
         self.widgets[wid] = WidgetState(id=wid, string_value=text)
 
-    def move_a_slider(self, k: int) -> bool:
+    def move_a_slider(self, k: int, extreme: bool = False) -> str | None:
+        """Set one of the page's sliders (its minimum or maximum when `extreme`); returns the
+        fragment to rerun ("" for the whole page), or None when the page has no slider."""
         sliders = [
             (wid, p)
             for wid, (kind, p) in self.elements.items()
             if kind == "slider" and p.type == p.SLIDER and len(p.default) == 1
         ]
         if not sliders:
-            return False
+            return None
         wid, p = sliders[(self.n + k) % len(sliders)]
         v = p.min + (p.max - p.min) * (((self.n * 7 + k * 3) % 11) / 10)
+        if extreme:
+            v = p.max if (self.n + k) % 2 else p.min
         if p.step:  # a browser's slider only lands on its steps (e.g. even d on Sinusoidal)
             v = min(p.max, p.min + round((v - p.min) / p.step) * p.step)
         if p.data_type == p.INT:
@@ -158,27 +186,57 @@ class Session:
         state = WidgetState(id=wid)
         state.double_array_value.data.append(v)
         self.widgets[wid] = state
-        return True
+        return self.fragment_of.get(wid, "")
 
 
-async def one_learner(s: Session, actions: int, paths: list[str]) -> None:
+def cookie_for(url: str) -> str:
+    """The balancer's cookie for a new learner (empty behind a single server): the first page load."""
+    with urllib.request.urlopen(url + "/", timeout=30) as r:
+        jar = r.headers.get_all("Set-Cookie") or []
+    return "; ".join(c.split(";", 1)[0] for c in jar if c.startswith("PEATLAS="))
+
+
+def connect(s: Session) -> Any:
     ws_url = s.url.replace("http://", "ws://") + "/_stcore/stream"
+    headers = {"Cookie": s.cookie} if s.cookie else None
+    return websockets.connect(
+        ws_url,
+        subprotocols=[Subprotocol("streamlit")],
+        max_size=2**28,
+        open_timeout=s.timeout,
+        additional_headers=headers,
+    )
+
+
+def think_times(n: int, count: int, median: float) -> list[float]:
+    """Pauses between one learner's actions: log-normal (σ = 0.8) around `median` seconds, capped at
+    five times it; seeded per learner, so two runs pause alike. 0 gives no pauses at all."""
+    if median <= 0:
+        return [0.0] * count
+    rng = random.Random(1000 + n)
+    return [min(5 * median, rng.lognormvariate(math.log(median), 0.8)) for _ in range(count)]
+
+
+async def one_learner(s: Session, actions: int, paths: list[str], think: float = 0.0) -> None:
+    pauses = think_times(s.n, actions + 1, think)
     try:
-        async with websockets.connect(
-            ws_url, subprotocols=[Subprotocol("streamlit")], max_size=2**28, open_timeout=s.timeout
-        ) as ws:
+        s.cookie = await asyncio.to_thread(cookie_for, s.url)
+        await asyncio.sleep(pauses[0] * random.Random(s.n).random())  # learners arrive over a while
+        async with connect(s) as ws:
             await s.run_script(ws, "")  # the first load, as a fresh tab does
             s.type_sentence(0)
             s.times.append(await s.run_script(ws))
             for k in range(actions):
-                what = k % 3
-                if what == 0:  # switch chapter
+                await asyncio.sleep(pauses[k + 1])
+                what = (s.n * 3 + k) % 4  # half sliders, a quarter sentences, a quarter chapters
+                fragment = s.move_a_slider(k, extreme=k % 5 == 4) if what in (0, 1) else None
+                if fragment is not None:
+                    s.times.append(await s.run_script(ws, fragment=fragment))
+                elif what == 3:  # switch chapter
                     path = paths[(s.n + k) % len(paths)]
                     s.times.append(await s.run_script(ws, s.pages.get(path, "")))
-                elif what == 1 and s.move_a_slider(k):
-                    s.times.append(await s.run_script(ws))
                 else:
-                    s.type_sentence(k)
+                    s.type_sentence(k, hostile=k % 5 == 2)
                     s.times.append(await s.run_script(ws))
         if not s.seen_own:
             s.errors.append("its own sentence never came back: the isolation check would be blind")
@@ -192,11 +250,9 @@ async def one_trainer(s: Session, patience: float) -> dict:
     """Open the toy-task lab, ask for a 20-step training with a seed of its own (so the cache cannot
     answer), then reload the page once a second, as the page's own poll would, until it is done."""
     out = {"queued": False, "refused": False, "finished": False, "polls": 0}
-    ws_url = s.url.replace("http://", "ws://") + "/_stcore/stream"
     try:
-        async with websockets.connect(
-            ws_url, subprotocols=[Subprotocol("streamlit")], max_size=2**28, open_timeout=s.timeout
-        ) as ws:
+        s.cookie = await asyncio.to_thread(cookie_for, s.url)
+        async with connect(s) as ws:
             await s.run_script(ws, "")
             await s.run_script(ws, s.pages.get("toy-lab", ""))
             steps, _ = s.widget("slider", "toy_train_steps")
@@ -259,13 +315,35 @@ def percentile(xs: list[float], q: float) -> float:
     return xs[min(len(xs) - 1, round(q * (len(xs) - 1)))] if xs else float("nan")
 
 
-async def classroom(url: str, n: int, actions: int, timeout: float, paths: list[str]) -> dict:
+async def progress(sessions: list[Session], expected: int, t0: float, done: asyncio.Event) -> None:
+    """A line on stderr every two seconds: how far, how fast, any errors."""
+    while not done.is_set():
+        await asyncio.sleep(2.0)
+        times = [t for s in sessions for t in s.times]
+        p95 = f"{1000 * percentile(times, 0.95):.0f} ms" if times else "—"
+        errors = sum(len(s.errors) for s in sessions)
+        print(
+            f"\r  {time.perf_counter() - t0:5.0f} s · {len(times)}/{expected} inputs · p95 so far {p95} · "
+            f"errors {errors}   ",
+            end="",
+            file=sys.stderr,
+            flush=True,
+        )
+    print(file=sys.stderr)
+
+
+async def classroom(url: str, n: int, actions: int, timeout: float, paths: list[str], think: float = 0.0) -> dict:
     sessions = [Session(k, url, timeout) for k in range(n)]
     t0 = time.perf_counter()
-    await asyncio.gather(*(one_learner(s, actions, paths) for s in sessions))
+    done = asyncio.Event()
+    ticker = asyncio.create_task(progress(sessions, n * (actions + 1), t0, done))
+    await asyncio.gather(*(one_learner(s, actions, paths, think) for s in sessions))
+    done.set()
+    await ticker
     times = [t for s in sessions for t in s.times]
     return {
         "sessions": n,
+        "think_median_s": think,
         "actions": len(times),
         "wall_s": round(time.perf_counter() - t0, 1),
         "p50_ms": round(1000 * statistics.median(times), 1) if times else None,
@@ -278,37 +356,48 @@ async def classroom(url: str, n: int, actions: int, timeout: float, paths: list[
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sessions", type=int, nargs="+", default=[10, 30], help="N per round, each ≤ 60")
+    ap.add_argument("--sessions", type=int, nargs="+", default=[10, 30], help="N per round, each ≤ 150")
     ap.add_argument("--actions", type=int, default=12, help="inputs per session after the first (≤ 50)")
+    ap.add_argument("--think", type=float, default=5.0, help="median pause between a learner's inputs, s (0: none)")
+    ap.add_argument("--workers", type=int, default=1, help="serve through HAProxy with this many workers")
     ap.add_argument("--timeout", type=float, default=120.0, help="longest wait for one run, seconds")
     ap.add_argument("--train", type=int, default=0, help="then N sessions press Train in the toy lab at once (≤ 30)")
     ap.add_argument("--out", type=Path, default=ROOT / "bench_results" / "load.json")
     args = ap.parse_args()
-    if any(not 1 <= n <= 60 for n in args.sessions) or not 1 <= args.actions <= 50:
-        ap.error("sessions must be 1–60 and actions 1–50")
+    if any(not 1 <= n <= 150 for n in args.sessions) or not 1 <= args.actions <= 50 or args.think < 0:
+        ap.error("sessions must be 1–150, actions 1–50 and think ≥ 0")
     from ui.chapters import CHAPTERS
 
     paths = [c.key for c in CHAPTERS]
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    proc, url, boot = start_server(args.out.with_suffix(".server.log"))
-    results: dict[str, Any] = {"server_boot_s": round(boot, 2), "rounds": []}
+    if args.workers > 1:
+        served = Class(args.workers, free_port(), log_dir=args.out.parent)
+        served.start()
+        url, pids, stop = served.url, served.worker_pids(), served.stop
+        boot = float("nan")
+    else:
+        proc, url, boot = start_server(args.out.with_suffix(".server.log"))
+        pids, stop = [proc.pid], lambda: stop_server(proc)
+    results: dict[str, Any] = {"server_boot_s": round(boot, 2), "workers": args.workers, "rounds": []}
     try:
-        asyncio.run(classroom(url, 1, 2, args.timeout, paths))  # warm-up: imports, first caches
+        # Warm-up: imports and first caches, on every worker (new learners go to the least busy one).
+        asyncio.run(classroom(url, 2 * args.workers, 2, args.timeout, paths))
         for n in args.sessions:
-            r = asyncio.run(classroom(url, n, args.actions, args.timeout, paths))
-            r["server_peak_rss_mb"] = round(peak_rss_mb(proc.pid), 1)
+            r = asyncio.run(classroom(url, n, args.actions, args.timeout, paths, args.think))
+            rss = [round(peak_rss_mb(pid), 1) for pid in pids]
+            r["server_peak_rss_mb"], r["server_peak_rss_total_mb"] = rss, round(sum(rss), 1)
             results["rounds"].append(r)
             print(
-                f"N={n}: {r['actions']} inputs in {r['wall_s']} s; p50 {r['p50_ms']} ms, "
-                f"p95 {r['p95_ms']} ms, max {r['max_ms']} ms; errors {len(r['errors'])}; "
-                f"leaks {len(r['leaks'])}; server peak RSS {r['server_peak_rss_mb']} MB",
+                f"N={n}, think {args.think} s, {args.workers} worker(s): {r['actions']} inputs in {r['wall_s']} s; "
+                f"p50 {r['p50_ms']} ms, p95 {r['p95_ms']} ms, max {r['max_ms']} ms; errors {len(r['errors'])}; "
+                f"leaks {len(r['leaks'])}; peak RSS {rss} MB",
                 flush=True,
             )
             for e in r["errors"][:10]:
                 print("   ", e)
         if 0 < args.train <= 30:
             t = asyncio.run(training_rush(url, args.train, args.timeout))
-            t["server_peak_rss_mb"] = round(peak_rss_mb(proc.pid), 1)
+            t["server_peak_rss_mb"] = [round(peak_rss_mb(pid), 1) for pid in pids]
             results["training"] = t
             print(
                 f"Train x{args.train}: {t['finished']} finished, {t['told_queued']} told they were queued, "
@@ -318,7 +407,7 @@ def main() -> int:
             for e in t["errors"][:10]:
                 print("   ", e)
     finally:
-        stop_server(proc)
+        stop()
     args.out.write_text(json.dumps(results, indent=2, ensure_ascii=False))
     bad = any(r["errors"] or r["leaks"] for r in results["rounds"]) or bool(results.get("training", {}).get("errors"))
     return 1 if bad else 0
