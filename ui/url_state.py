@@ -25,6 +25,7 @@ hand and raises.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypedDict
@@ -127,6 +128,33 @@ class Param:
         text = self.dump(value)
         if st.query_params.get(self.param) != text:
             st.query_params[self.param] = text
+
+    def settle(self, options: Sequence[Hashable]) -> None:
+        """Before a widget whose options or labels change under it (a new sentence renames every
+        word; a new head count renames every slope): restore, then make the session's value one of
+        `options` again, so code that reads it before the widget sees a valid option.
+
+        Read before its widget, a selectbox whose labels changed hands back the old *label* (a str
+        such as "3 · cat"), not the option: a number is recovered from the label's first digits, an
+        integer beyond the options is clamped to the nearest, anything else falls back to the
+        default (or the first option when the default is gone)."""
+        self.restore()
+        opts = tuple(options)
+        if not opts:
+            return
+        value = st.session_state.get(self.key, self.default)
+        if isinstance(value, str) and value not in opts:
+            number = re.search(r"\d+", value)  # "3 · cat", "head 3 · m = 1/8": the option's number
+            try:
+                value = self.parse(number.group() if number else value)
+            except (ValueError, TypeError, KeyError):
+                value = self.default
+        numbers = [o for o in opts if isinstance(o, int)]
+        if value not in opts and isinstance(value, int) and len(numbers) == len(opts):
+            value = min(max(value, min(numbers)), max(numbers))
+        if value not in opts:
+            value = self.default if self.default in opts else opts[0]
+        st.session_state[self.key] = value
 
     def widget(self, make: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """restore → the widget (``make(*args, key=self.key, **kwargs)``) → mirror; returns its value.

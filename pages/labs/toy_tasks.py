@@ -155,8 +155,7 @@ else:
     st.markdown(t("toy_tasks.distance_header"))
     prose(KEY, f"distance-{task_name}")
     SPLIT = Param.choice("toy_dist_split", task.split_names, default=task.split_names[0])
-    if st.session_state.get(SPLIT.key, SPLIT.default) not in task.split_names:
-        st.session_state[SPLIT.key] = SPLIT.default  # a split of the task chosen before
+    SPLIT.settle(task.split_names)  # a split of the task chosen before is gone
     split = SPLIT.widget(
         st.radio,
         t("toy_tasks.split_label"),

@@ -111,9 +111,7 @@ plot(
 st.subheader(t("alibi.attention.subheader"))
 prose(KEY, "attention")
 HEAD = Param.integer("alibi_head", 1, ch.MAX_HEADS, default=1)
-HEAD.restore()
-if st.session_state.get(HEAD.key, 1) > H:
-    st.session_state[HEAD.key] = H  # the head count shrank under the chosen head
+HEAD.settle(range(1, H + 1))  # fewer heads clamp the chosen one
 head = HEAD.widget(
     st.selectbox,
     t("alibi.attention.head"),

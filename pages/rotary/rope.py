@@ -52,10 +52,7 @@ word = option_names(range(n_tok), lambda i: f"{i} · {toks[i]}")
 Q_WORD = Param.integer("rope_q_word", 0, ch.MAX_WORDS - 1, default=min(1, n_tok - 1))
 K_WORD = Param.integer("rope_k_word", 0, ch.MAX_WORDS - 1, default=min(5, n_tok - 1))
 for picker in (Q_WORD, K_WORD):
-    picker.restore()
-    st.session_state.setdefault(picker.key, picker.default)  # the widget then needs no index=
-    if st.session_state[picker.key] >= n_tok:
-        st.session_state[picker.key] = n_tok - 1  # the sentence shrank under the chosen word
+    picker.settle(range(n_tok))  # a shorter sentence clamps the word; the widget then needs no index=
 qi = Q_WORD.widget(
     w1.selectbox,
     t("rope.circles.query_word"),

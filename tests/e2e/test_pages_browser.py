@@ -20,6 +20,7 @@ also runs alone with -k.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import urllib.parse
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tools.browser import RENDERED_JS, TRACK_RUNS_JS
 from ui.chapters import CHAPTERS
@@ -60,6 +62,15 @@ PLOTS_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map
   });
   return {key: key, heat: heat.length, ticks: ticks, z: JSON.stringify(z)};
 })"""
+
+
+CHART_SHOWS_JS = """([key, label]) => {
+  const el = document.querySelector('.st-key-' + key + ' .js-plotly-plot');
+  const fl = el && el._fullLayout;
+  if (!fl) return false;
+  return Object.keys(fl).filter(a => /^[xy]axis\\d*$/.test(a))
+    .some(a => Array.from(fl[a].ticktext || [], String).some(t => t.includes(label)));
+}"""
 
 
 def path_of(chapter) -> str:
@@ -291,9 +302,14 @@ def test_typing_a_sentence_redraws_the_token_heatmap(here: Here):
     )
     key = before[k]["key"]
     type_sentence(page, NEW)
+    if key:
+        # The run is over, but plotly may still be mounting the redrawn chart on a busy machine:
+        # wait (bounded) until the chart with this key shows the new sentence's first token.
+        with contextlib.suppress(PlaywrightTimeout):  # the assertions below say what is wrong
+            page.wait_for_function(CHART_SHOWS_JS, arg=[key, FIRST_LABEL[NEW]], polling=100, timeout=30_000)
     after = {c["key"]: c for c in plots(page)} if key else dict(enumerate(plots(page)))
     heat = after.get(key if key else k)
-    assert heat is not None, f"the heatmap {key or k} is gone after typing"
+    assert heat is not None, f"the heatmap {key or k} is gone after typing; charts now: {list(after)}"
     labels = [set(t) for t in heat["ticks"]]
     assert any(FIRST_LABEL[NEW] in t for t in labels), heat["ticks"]
     assert not any(FIRST_LABEL[old] in t for t in labels), heat["ticks"]
