@@ -609,8 +609,8 @@ def test_the_chapter_in_korean_shows_every_derivation_in_korean():
     assert "0번 줄 (처음)" in [m.label for m in at.metric]
     # The selectbox names each chapter as the Korean table of contents does.
     options = at.selectbox(key="derivation").options
-    assert "사인파 PE: 내적은 m − n에만 의존합니다  ·  사인파 절대 위치 인코딩" in options
-    assert "| 사인파 절대 위치 인코딩 |" in catalogue
+    assert "사인파 PE: 내적은 m − n에만 의존합니다  ·  사인파 APE" in options
+    assert "| 사인파 APE |" in catalogue
     # Switching back to English keeps the page's controls and shows English words again.
     at.session_state["lang"] = "en"
     at.run()

@@ -1,0 +1,132 @@
+"""The Korean glossary (explain/text/ko/glossary.toml) holds: no rejected rendering of a term appears in
+the Korean catalogue or prose, and a term that asks for an English gloss has it once per chapter, at
+its first use.
+
+A term with `aligned` is rejected only where the English counterpart (the same catalogue key, the
+same prose section) says the English term: 구간 is right for an interval, wrong for a T5 bucket.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from explain.i18n import TEXT_DIR, catalogue
+from explain.prose import _SECTION
+from ui.chapters import CHAPTERS
+
+GLOSSARY = TEXT_DIR / "ko" / "glossary.toml"
+# Math, code and links are not Korean prose: a term there is a symbol, a file name or a paper title.
+_NOT_PROSE = re.compile(r"\$\$.*?\$\$|(?<!\\)\$.+?(?<!\\)\$|`[^`]*`|\[[^\]]*\]\([^)]*\)|https?://\S+", re.S)
+
+
+@dataclass(frozen=True)
+class Term:
+    en: str
+    ko: str
+    rejected: tuple[re.Pattern[str], ...]
+    aligned: re.Pattern[str] | None
+    gloss: str | None
+
+
+def load_glossary(path: Path = GLOSSARY) -> list[Term]:
+    with path.open("rb") as f:
+        data = tomllib.load(f)
+    return [
+        Term(
+            en=entry["en"],
+            ko=entry["ko"],
+            rejected=tuple(re.compile(r) for r in entry.get("rejected", [])),
+            aligned=re.compile(entry["aligned"]) if "aligned" in entry else None,
+            gloss=entry.get("gloss"),
+        )
+        for entry in data["term"]
+    ]
+
+
+def _sections(path: Path) -> dict[str, str]:
+    parts = _SECTION.split(path.read_text(encoding="utf-8"))
+    return {k: v for k, v in zip(parts[1::2], parts[2::2], strict=False)}
+
+
+def korean_texts() -> list[tuple[str, str, str]]:
+    """(where, Korean text, its English counterpart) for every catalogue value and prose section."""
+    en, ko = catalogue("en"), catalogue("ko")
+    out = [(key, value, en.get(key, "")) for key, value in ko.items()]
+    for path in sorted((TEXT_DIR / "ko").glob("*.md")):
+        en_sections = _sections(TEXT_DIR / "en" / path.name)
+        out += [(f"{path.name}#{key}", text, en_sections.get(key, "")) for key, text in _sections(path).items()]
+    return out
+
+
+def rejected_variants(terms: list[Term], texts: list[tuple[str, str, str]]) -> list[str]:
+    found = []
+    for where, text, english in texts:
+        for term in terms:
+            if term.aligned is not None and not term.aligned.search(english):
+                continue
+            for pattern in term.rejected:
+                for m in pattern.finditer(text):
+                    found.append(f"{where}: “{m.group()}” — write {term.ko} ({term.en})")
+    return found
+
+
+def gloss_problems(terms: list[Term], page: str, text: str) -> list[str]:
+    """A chapter's prose: each glossed term it uses carries its gloss at its first use, and only there."""
+    text = _NOT_PROSE.sub(" ", text)
+    bad = []
+    for term in terms:
+        if term.gloss is None:
+            continue
+        first = text.find(term.ko)
+        if first < 0:
+            continue
+        glossed = re.compile(rf"{re.escape(term.ko)}\**\s*\([^()]*\b{re.escape(term.gloss)}", re.I)
+        if not glossed.match(text, first):
+            bad.append(f"{page}: first “{term.ko}” lacks “({term.gloss})”: …{text[first : first + 40]!r}")
+        count = len(re.findall(rf"\([^()]*\b{re.escape(term.gloss)}", text, re.I))
+        if count > 1:
+            bad.append(f"{page}: “({term.gloss})” glossed {count} times; once, at first use")
+    return bad
+
+
+def test_glossary_is_well_formed():
+    terms = load_glossary()
+    assert len(terms) >= 20
+    assert len({t.en for t in terms}) == len(terms), "a term listed twice"
+    for term in terms:
+        assert term.rejected, term.en
+        for pattern in term.rejected:  # the preferred rendering is never one of its own rejected variants
+            assert not pattern.search(term.ko), (term.en, pattern.pattern)
+
+
+def test_no_rejected_variant_in_korean():
+    found = rejected_variants(load_glossary(), korean_texts())
+    assert not found, f"{len(found)} rejected renderings:\n" + "\n".join(found[:40])
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=[c.key for c in CHAPTERS])
+def test_first_use_gloss_per_chapter(chapter):
+    path = TEXT_DIR / "ko" / f"{chapter.key}.md"
+    bad = gloss_problems(load_glossary(), chapter.key, path.read_text(encoding="utf-8"))
+    assert not bad, "\n".join(bad)
+
+
+def test_the_checks_catch_what_they_should():
+    """The checks themselves: a rejected variant, a variant the alignment excuses, a missing gloss,
+    a second gloss."""
+    terms = load_glossary()
+    texts = [
+        ("t5.a", "거리를 구간으로 묶습니다.", "distances go into buckets"),
+        ("spline.b", "곡선의 한 구간입니다.", "one segment of the curve"),
+        ("x.c", "장난감 층", "toy layer"),
+    ]
+    found = rejected_variants(terms, texts)
+    assert [f.split(":")[0] for f in found] == ["t5.a", "x.c"]
+    assert gloss_problems(terms, "p", "거리는 버킷으로 묶입니다.")  # no gloss
+    assert gloss_problems(terms, "p", "버킷(bucket)입니다. 다시 버킷(bucket)입니다.")  # glossed twice
+    assert not gloss_problems(terms, "p", "버킷(bucket)입니다. 다시 버킷입니다.")
