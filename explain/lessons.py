@@ -3,7 +3,13 @@
 Each step names a chapter (a key of ui.chapters.CHAPTERS), an optional sentence and seed, and widget
 values (widget key → a value valid for that widget). A lesson's title and each step's instruction
 are words: they live in the catalogue as classroom.lessons.<key>.title and .step1, .step2, …
-(one sentence each: what to do and what to look at).
+(one sentence each: what to do and what to look at). In an instruction, “quotes” hold a word the
+page shows and *italics* name a control or button by its label; tests/test_lessons_ko.py renders each
+step in Korean and finds every one of them on the page.
+
+A value that is words (a sentence, a typed prefix, a word to count) differs by language: it is a
+ByLang, and a step sets the learner's language's own, so that the Korean instruction can name
+“음,” and “나는 CV를 좋아해” while the English one names “Well,” and “I like CV”.
 """
 
 from __future__ import annotations
@@ -13,18 +19,51 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from explain.i18n import t
+from explain.chapters.trouble import EXAMPLES as TROUBLE_EXAMPLES
+from explain.i18n import LANGS, t, valid
+
+
+@dataclass(frozen=True)
+class ByLang:
+    """One value per language we ship."""
+
+    values: Mapping[str, Any]
+
+    def __post_init__(self) -> None:
+        if set(self.values) != set(LANGS):
+            raise ValueError(f"a ByLang needs a value for each of {LANGS}, got {sorted(self.values)}")
+        object.__setattr__(self, "values", dict(self.values))  # a copy: picklable
+
+    def get(self, lang: str) -> Any:
+        return self.values[valid(lang)]
+
+
+def _in(value: Any, lang: str) -> Any:
+    return value.get(lang) if isinstance(value, ByLang) else value
+
+
+def _default_sentence() -> ByLang:
+    return ByLang({lang: t("common.sidebar.default_sentence", lang) for lang in LANGS})
 
 
 @dataclass(frozen=True)
 class Step:
     chapter: str  # a key of ui.chapters.CHAPTERS
-    sentence: str | None = None  # None: keep the learner's sentence
+    sentence: str | ByLang | None = None  # None: keep the learner's sentence
     seed: int | None = None
-    controls: Mapping[str, Any] = field(default_factory=dict)  # widget key → value
+    controls: Mapping[str, Any] = field(default_factory=dict)  # widget key → value (or a ByLang of values)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "controls", dict(self.controls))  # a copy: picklable, unlike a mappingproxy
+
+    def sentence_in(self, lang: str) -> str | None:
+        """The sentence this step loads for a learner reading `lang` (None: keep theirs)."""
+        value: str | None = _in(self.sentence, lang)
+        return value
+
+    def controls_in(self, lang: str) -> dict[str, Any]:
+        """The widget values this step sets for a learner reading `lang`."""
+        return {key: _in(value, lang) for key, value in self.controls.items()}
 
 
 @dataclass(frozen=True)
@@ -43,10 +82,20 @@ LESSONS: tuple[Lesson, ...] = (
     Lesson(
         "why-relative",
         (
-            Step("why-order", sentence="dog bites man", controls={"with_pe": False}),
+            Step(
+                "why-order",
+                sentence=ByLang({"en": "dog bites man", "ko": "개가 사람을 문다"}),
+                controls={"with_pe": False},
+            ),
             Step("why-order", controls={"with_pe": True}),
-            Step("trouble", controls={"trouble_prefix": "Well,"}),
-            Step("shaw", sentence="The cat sat on the mat. The dog sat on the log.", controls={"shaw_k": 4}),
+            Step(
+                "trouble",
+                controls={
+                    "trouble_base": "classic",  # the chapter's own example, which the instruction quotes
+                    "trouble_prefix": ByLang({lang: TROUBLE_EXAMPLES[lang].prefix for lang in LANGS}),
+                },
+            ),
+            Step("shaw", sentence=_default_sentence(), controls={"shaw_k": 4}),
             Step("t5", controls={"t5_buckets": 32, "t5_max_distance": 128, "t5_causal": False}),
             Step("rope", controls={"rope_shift": 1000, "rope_size": 24}),
         ),
@@ -57,7 +106,14 @@ LESSONS: tuple[Lesson, ...] = (
             Step("trouble", controls={"trouble_l_train": 32, "trouble_l_test": 128}),
             Step(
                 "learned",
-                sentence="A longer sentence than the table has rows for, so the last words fall off the end.",
+                sentence=ByLang(
+                    {
+                        "en": "A longer sentence than the table has rows for, so the last words fall off the end.",
+                        "ko": (
+                            "이 문장은 표의 행 수보다 길어서 마지막 몇 단어는 표 끝을 넘어 아무 위치도 받지 못합니다."
+                        ),
+                    }
+                ),
                 controls={"max_len": 8},
             ),
             Step("alibi", controls={"alibi_heads": 8, "alibi_train_len": 32, "alibi_test_len": 512}),
@@ -79,10 +135,24 @@ LESSONS: tuple[Lesson, ...] = (
         (
             Step(
                 "cope",
-                sentence="Alice met Bob. Bob waved at Alice. Then Alice smiled and Alice left.",
+                sentence=ByLang(
+                    {
+                        "en": "Alice met Bob. Bob waved at Alice. Then Alice smiled and Alice left.",
+                        "ko": (
+                            "민수가 지수를 만났다. 지수가 민수에게 손을 흔들었다. 그리고 민수가 웃었고 민수가 떠났다."
+                        ),
+                    }
+                ),
                 controls={"cope_unit": "sentence ends", "cope_all_open": False, "cope_sharpness": 10.0},
             ),
-            Step("cope", controls={"cope_unit": "a word you pick", "cope_word": "alice", "cope_all_open": False}),
+            Step(
+                "cope",
+                controls={
+                    "cope_unit": "a word you pick",
+                    "cope_word": ByLang({"en": "alice", "ko": "민수가"}),
+                    "cope_all_open": False,
+                },
+            ),
             Step("cope", controls={"cope_all_open": True}),
             Step("cope", controls={"cope_all_open": False, "cope_unit": "sentence ends", "cope_sharpness": 0.0}),
         ),

@@ -370,10 +370,10 @@ def test_every_lesson_step_opens_its_page_with_its_controls(lesson):
         assert at.title[0].value == BY_KEY[step.chapter].title, (lesson.key, k)
         banner = [i.value for i in at.info if "step" in i.value]
         assert banner and banner[0].startswith(f"**{lesson.title()}** · step {k + 1} of {len(lesson.steps)}")
-        for key, v in step.controls.items():
+        for key, v in step.controls_in("en").items():
             assert at.session_state[key] == v and value(at, key) == v, (lesson.key, k, key)
-        if step.sentence is not None:
-            assert at.sidebar.text_area(key="sentence").value == step.sentence
+        if step.sentence_in("en") is not None:
+            assert at.sidebar.text_area(key="sentence").value == step.sentence_in("en")
     assert at.button(key="lesson_next").disabled
     at.button(key="lesson_prev").click().run()
     assert at.title[0].value == BY_KEY[lesson.steps[-2].chapter].title and not errors(at)

@@ -382,7 +382,13 @@ def test_every_option_id_has_a_name_in_both_languages():
 def test_lesson_presets_use_unit_ids_the_page_knows():
     from explain.lessons import LESSONS
 
-    units = [s.controls["cope_unit"] for lesson in LESSONS for s in lesson.steps if "cope_unit" in s.controls]
+    units = [
+        s.controls_in(lang)["cope_unit"]
+        for lesson in LESSONS
+        for s in lesson.steps
+        for lang in LANGS
+        if "cope_unit" in s.controls
+    ]
     assert units and set(units) <= set(ch.UNITS)
 
 

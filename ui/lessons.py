@@ -11,6 +11,7 @@ import streamlit as st
 from explain.lessons import BY_KEY as LESSON_BY_KEY
 from explain.lessons import LESSONS, Lesson, Step
 from ui.chapters import BY_KEY
+from ui.i18n import lang as learner_lang
 from ui.i18n import option_names, t
 from ui.presenter import PRESENTER, presenter
 from ui.url_state import Param
@@ -38,11 +39,13 @@ def apply_step(lesson_key: str, k: int) -> None:
     step = lesson.steps[k]
     st.session_state[LESSON_KEY] = lesson_key
     st.session_state[STEP_KEY] = k
-    if step.sentence is not None:
-        st.session_state["sentence"] = step.sentence
+    lang = learner_lang()  # from session state: a callback runs before this run sets the language
+    sentence = step.sentence_in(lang)
+    if sentence is not None:
+        st.session_state["sentence"] = sentence
     if step.seed is not None:
         st.session_state["seed"] = step.seed
-    for key, value in step.controls.items():
+    for key, value in step.controls_in(lang).items():
         st.session_state[key] = value
     st.session_state[_GO] = True
 
@@ -140,8 +143,8 @@ def follow_lesson() -> None:
             }
             if presenter():
                 keep[PRESENTER.param] = "1"
-            if st.session_state.get("lang", "en") != "en":
-                keep["lang"] = str(st.session_state["lang"])
+            if learner_lang() != "en":  # the valid language (the switch's state can be None in a test)
+                keep["lang"] = learner_lang()
             st.switch_page(BY_KEY[now[2].chapter].path, query_params=keep)
 
 

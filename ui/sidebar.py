@@ -11,7 +11,7 @@ import streamlit as st
 
 from encoders.text import MAX_CHARS, MAX_TOKENS
 from explain.i18n import t as t_in
-from ui.i18n import option_names, t
+from ui.i18n import lang, option_names, t
 from ui.lessons import lesson_sidebar, mirror_lesson, restore_lesson
 from ui.presenter import mirror_presenter, presenter_toggle, restore_presenter
 from ui.url_state import Param
@@ -60,7 +60,9 @@ def _restore_from_url() -> None:
 
 def _load_example() -> None:
     choice = st.session_state.get("example")
-    if choice in EXAMPLES:
+    if choice == "default":  # the default of the learner's language, not always the English one
+        st.session_state.sentence = t_in("common.sidebar.default_sentence", lang())
+    elif choice in EXAMPLES:
         st.session_state.sentence = EXAMPLES[choice]
     st.session_state.example = None  # the box shows its placeholder again
 
