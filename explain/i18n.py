@@ -34,6 +34,32 @@ def valid(lang: object) -> str:
     return lang if isinstance(lang, str) and lang in LANGS else DEFAULT
 
 
+def from_locale(locale: object) -> str | None:
+    """The language we ship that a browser's locale asks for ("ko-KR", "ko_KR", "ko" → "ko";
+    "en-GB" → "en"), or None for any other (or no) locale."""
+    if not isinstance(locale, str):
+        return None
+    primary = locale.strip().replace("_", "-").split("-", 1)[0].lower()
+    return primary if primary in LANGS else None
+
+
+def choose(url: object, locale: object) -> str:
+    """A new session's language: a valid ?lang= in the address, else the browser's language, else
+    the default. (Within a session the switch decides; this is only where it starts.)"""
+    if isinstance(url, str) and url in LANGS:
+        return url
+    return from_locale(locale) or DEFAULT
+
+
+def sentence_for(sentence: str, lang: str) -> str:
+    """The sentence to keep after switching to `lang`: another language's default sentence becomes
+    `lang`'s own (the learner never chose it), anything the learner typed or loaded stays."""
+    for other in LANGS:
+        if other != lang and sentence == t("common.sidebar.default_sentence", other):
+            return t("common.sidebar.default_sentence", lang)
+    return sentence
+
+
 def set_language(lang: str) -> None:
     _current.set(valid(lang))
 

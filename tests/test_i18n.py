@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from explain.i18n import LANGS, TEXT_DIR, catalogue, placeholders, t
+from explain.i18n import LANGS, TEXT_DIR, catalogue, choose, placeholders, sentence_for, t
 from explain.prose import _SECTION
 from tests.helpers import APP, TIMEOUT, errors
 from tests.i18n_scan import KOREAN_SENTENCE, english_words, leaks, open_korean
@@ -233,3 +233,65 @@ def test_unknown_language_in_the_url_falls_back_to_english(value):
     at.run()
     assert not errors(at)
     assert at.title[0].value == t("chapters.why-order.title", "en")
+
+
+# ------------------------------------------------------------------------------ the browser's language
+@pytest.mark.parametrize(
+    ("url", "locale", "expected"),
+    [
+        (None, None, "en"),
+        (None, "ko-KR", "ko"),
+        (None, "ko", "ko"),
+        (None, "ko_KR", "ko"),
+        (None, "KO-kr", "ko"),
+        (None, "en-US", "en"),
+        (None, "fr-FR", "en"),  # a language we do not ship: the default
+        (None, "", "en"),
+        (None, 42, "en"),
+        ("en", "ko-KR", "en"),  # the address wins over the browser
+        ("ko", "en-US", "ko"),
+        ("ko", None, "ko"),
+        ("xx", "ko-KR", "ko"),  # an invalid address counts as none
+        ("", "ko-KR", "ko"),
+    ],
+)
+def test_language_choice_address_then_browser_then_default(url, locale, expected):
+    assert choose(url, locale) == expected
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_only_an_untouched_default_sentence_follows_the_language(lang):
+    defaults = {other: t("common.sidebar.default_sentence", other) for other in LANGS}
+    for other in LANGS:
+        assert sentence_for(defaults[other], lang) == defaults[lang]
+    for mine in ("one two three", defaults[lang] + " ", "", "I like CV"):
+        assert sentence_for(mine, lang) == mine
+
+
+def test_korean_browser_opens_in_korean_and_the_switch_overrides_it():
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.context["locale"] = "ko-KR"
+    at.run()
+    assert not errors(at)
+    assert at.title[0].value == t("chapters.why-order.title", "ko")
+    assert at.session_state["sentence"] == KOREAN_SENTENCE
+    at.button_group(key="lang").set_value("en").run()
+    assert at.title[0].value == t("chapters.why-order.title", "en")
+    assert at.query_params["lang"] == "en"  # a link from a Korean browser keeps English
+    assert at.session_state["sentence"] == t("common.sidebar.default_sentence", "en")  # the untouched default follows
+    english = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    english.context["locale"] = "ko-KR"
+    english.query_params["lang"] = "en"
+    english.run()
+    assert english.title[0].value == t("chapters.why-order.title", "en")
+
+
+def test_switching_offers_the_new_languages_default_sentence():
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    assert at.text_area(key="sentence").value == t("common.sidebar.default_sentence", "en")
+    at.button_group(key="lang").set_value("ko").run()
+    assert at.text_area(key="sentence").value == KOREAN_SENTENCE
+    at.text_area(key="sentence").input("나는 CV를 좋아해").run()
+    at.button_group(key="lang").set_value("en").run()
+    assert at.text_area(key="sentence").value == "나는 CV를 좋아해"  # the learner's own stays

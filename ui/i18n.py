@@ -20,12 +20,29 @@ KEY = "lang"  # session-state key and URL parameter (?lang=ko)
 LANG = Param.choice(KEY, LANGS, default=i18n.DEFAULT)
 
 
+def browser_locale() -> str | None:
+    """The browser's language ("ko-KR"), or None where there is no browser (AppTest, a bare run)."""
+    try:
+        locale = st.context.locale
+    except Exception:  # outside a session Streamlit may raise rather than answer
+        return None
+    return locale if isinstance(locale, str) else None
+
+
 def lang() -> str:
-    """This learner's language: the switch's value, or on the very first run the URL's."""
+    """This learner's language: the switch's value, or on the very first run the URL's, else the
+    browser's (a Korean browser opens the app in Korean with no ?lang in the address)."""
     value = st.session_state.get(KEY)
     if value is None:
-        value = LANG.from_url()
+        value = i18n.choose(LANG.from_url(), browser_locale())
     return i18n.valid(value)
+
+
+def _switched() -> None:
+    """After the switch moved: an untouched default sentence follows the new language."""
+    new = i18n.valid(st.session_state.get(KEY))
+    if isinstance(st.session_state.get("sentence"), str):
+        st.session_state["sentence"] = i18n.sentence_for(st.session_state["sentence"], new)
 
 
 def activate() -> str:
@@ -62,8 +79,13 @@ def language_switch() -> None:
             selection_mode="single",
             label_visibility="collapsed",
             required=True,
+            on_change=_switched,
         )
-    LANG.mirror(activate())
+    current = activate()
+    if current == i18n.DEFAULT and i18n.from_locale(browser_locale()) not in (None, i18n.DEFAULT):
+        st.query_params[LANG.param] = current  # English chosen in a Korean browser: a link must say so
+    else:
+        LANG.mirror(current)
 
 
 def option_names(options: Iterable[Hashable], name: Callable[[Any], str]) -> Callable[[Any], str]:
