@@ -30,6 +30,9 @@ ROOT = Path(__file__).resolve().parents[1]
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
 TWO_WORDS = re.compile(r"[A-Za-z]{2,}[ ,;:]+[A-Za-z]{2,}")
 DISPLAY_MATH = re.compile(r"\$\$(.+?)\$\$", re.S)
+TEXT_LABEL = re.compile(r"\\text\{([^{}]*)\}")
+# \text{…} labels that are names of functions or symbols, the same in every language (like \operatorname).
+SYMBOL_LABELS = {"softmax", "Attn", "logit", "train", "slow", "fast", "c2c", "c2p", "p2c", "a", "[BOS]"}
 
 
 # ------------------------------------------------------------------------------ the catalogues
@@ -126,12 +129,17 @@ def test_prose_has_the_same_sections_and_math(chapter):
     assert list(en) == list(ko)
     for key in en:
         assert HANGUL.search(ko[key]), f"{chapter.key}/{key} is not Korean"
-        norm = lambda m: re.sub(r"\s+", "", m)  # noqa: E731
+        # Labels inside \text{…} are words and are translated (KaTeX renders Hangul); the math around them is not.
+        norm = lambda m: re.sub(r"\s+", "", TEXT_LABEL.sub(r"\\text{}", m))  # noqa: E731
         missing = [
             m for m in DISPLAY_MATH.findall(en[key]) if norm(m) not in {norm(x) for x in DISPLAY_MATH.findall(ko[key])}
         ]
         assert not missing, f"{chapter.key}/{key}: display math changed or missing in Korean: {missing[:2]}"
         assert not english_words(ko[key]), (chapter.key, key, sorted(set(english_words(ko[key]))))
+        untranslated = [
+            label for label in TEXT_LABEL.findall(ko[key]) if english_words(label) and label not in SYMBOL_LABELS
+        ]
+        assert not untranslated, f"{chapter.key}/{key}: \\text{{…}} labels still in English: {untranslated}"
 
 
 # ------------------------------------------------------------------------------ no hard-coded words
