@@ -159,3 +159,27 @@ def test_switching_language_in_the_sidebar(browser, served):
         no_exception(page)
     finally:
         context.close()
+
+
+def test_a_korean_browser_opens_in_korean_with_no_lang_in_the_address(browser, served):
+    """st.context.locale: a ko-KR browser gets Korean (and the Korean sentence) with no ?lang; the
+    switch still overrides it, writes lang=en so a link keeps English, and the untouched default
+    sentence follows the language."""
+    context = browser.new_context(viewport={"width": 1280, "height": 1000}, locale="ko-KR")
+    tab = new_tab(context, served)
+    page = tab.page
+    try:
+        page.goto(f"{served}/shaw")
+        wait_rendered(page)
+        expect(page.locator("h1").first).to_contain_text(t("chapters.shaw.title", "ko"))
+        side = page.locator('[data-testid="stSidebar"]')
+        box = side.get_by_role("textbox", name=t("common.sidebar.sentence", "ko"))
+        assert box.input_value() == t("common.sidebar.default_sentence", "ko")
+        rerun(page, lambda: side.get_by_role("radio", name="English").click())
+        expect(page.locator("h1").first).to_contain_text("Shaw relative positions")
+        assert "lang=en" in page.url
+        box = side.get_by_role("textbox", name="Sentence")
+        assert box.input_value() == t("common.sidebar.default_sentence", "en")
+        no_exception(page)
+    finally:
+        context.close()
