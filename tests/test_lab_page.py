@@ -274,7 +274,7 @@ def test_page_in_korean_and_switching_language_keeps_every_control():
     df = table(at, "OOD 희소 오차율 % (이 토이 실행)")
     assert df["인코딩"].tolist() == ["RoPE", "CoPE"]
     assert chart(at, "toy_distance")["layout"]["title"]["text"] == "거리별 오차율 — OOD 희소"
-    assert any("답할 자리가 아닙니다. '?'는 '|' 뒤에" in w.value for w in at.warning)  # a parse error, in Korean
+    assert any("답할 자리가 아닙니다. `?`는 `|` 뒤에" in w.value for w in at.warning)  # a parse error, in Korean
     assert at.radio(key="toy_q__choice").options[-1] == "동률"
     at.session_state["lang"] = "en"  # the sidebar switch
     at.run()
