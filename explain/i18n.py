@@ -15,6 +15,7 @@ key would not see the language — so such functions take `lang` as an argument 
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Mapping
 from contextvars import ContextVar
 from functools import cache
 from pathlib import Path
@@ -51,13 +52,18 @@ def choose(url: object, locale: object) -> str:
     return from_locale(locale) or DEFAULT
 
 
+def follow(value: object, defaults: Mapping[str, str], lang: str) -> object:
+    """A value to keep after switching to `lang`: another language's default (`defaults`: language →
+    its default) becomes `lang`'s own, since the learner never chose it; anything typed stays."""
+    for other, default in defaults.items():
+        if other != lang and value == default and lang in defaults:
+            return defaults[lang]
+    return value
+
+
 def sentence_for(sentence: str, lang: str) -> str:
-    """The sentence to keep after switching to `lang`: another language's default sentence becomes
-    `lang`'s own (the learner never chose it), anything the learner typed or loaded stays."""
-    for other in LANGS:
-        if other != lang and sentence == t("common.sidebar.default_sentence", other):
-            return t("common.sidebar.default_sentence", lang)
-    return sentence
+    """The sentence to keep after switching to `lang` (follow, with the default sentences)."""
+    return str(follow(sentence, {other: t("common.sidebar.default_sentence", other) for other in LANGS}, lang))
 
 
 def set_language(lang: str) -> None:

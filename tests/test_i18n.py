@@ -303,3 +303,16 @@ def test_switching_offers_the_new_languages_default_sentence():
     at.text_area(key="sentence").input("나는 CV를 좋아해").run()
     at.button_group(key="lang").set_value("en").run()
     assert at.text_area(key="sentence").value == "나는 CV를 좋아해"  # the learner's own stays
+
+
+def test_switching_swaps_the_trouble_prefix_only_if_untouched():
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    at.switch_page(BY_KEY["trouble"].path).run()
+    assert at.text_input(key="trouble_prefix").value == "Well,"
+    at.button_group(key="lang").set_value("ko").run()
+    assert not errors(at)
+    assert at.text_input(key="trouble_prefix").value == "음,"  # the Korean example's own prefix
+    at.text_input(key="trouble_prefix").input("그러니까,").run()
+    at.button_group(key="lang").set_value("en").run()
+    assert at.text_input(key="trouble_prefix").value == "그러니까,"  # what the learner typed stays

@@ -39,10 +39,16 @@ def lang() -> str:
 
 
 def _switched() -> None:
-    """After the switch moved: an untouched default sentence follows the new language."""
+    """After the switch moved: values left at the other language's default follow the new language
+    (the sentence; the trouble chapter's typed prefix, “Well,” ↔ “음,”), typed ones stay."""
+    from explain.chapters.trouble import EXAMPLES  # torch-heavy; the app has it loaded by now
+
     new = i18n.valid(st.session_state.get(KEY))
     if isinstance(st.session_state.get("sentence"), str):
         st.session_state["sentence"] = i18n.sentence_for(st.session_state["sentence"], new)
+    if "trouble_prefix" in st.session_state:
+        prefixes = {lang: example.prefix for lang, example in EXAMPLES.items()}
+        st.session_state["trouble_prefix"] = i18n.follow(st.session_state["trouble_prefix"], prefixes, new)
 
 
 def activate() -> str:
