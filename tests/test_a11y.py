@@ -99,3 +99,26 @@ def test_value_tables_name_every_column(lang, shape):
             assert empty_header_cells(table) == [], (d.id, table.splitlines()[0])
     finally:
         i18n._current.reset(token)
+
+
+def test_several_lines_differ_by_more_than_colour():
+    from explain import figures as F
+
+    x = list(range(5))
+    fig = F.lines(x, {"a": x, "b": x, "c": x}, "t", x_title="x", y_title="y")
+    dashes = [tr.line.dash for tr in fig.data]
+    assert len(set(dashes)) == 3, dashes
+    one = F.lines(x, {"a": x}, "t", x_title="x", y_title="y")
+    assert one.data[0].line.dash is None  # a single line needs no second channel
+    # A caller's own dash keeps its meaning (e.g. "dashed = the extrapolated part").
+    kept = F.lines(x, {"a": x, "b": x}, "t", x_title="x", y_title="y", dashed=["b"])
+    assert [tr.line.dash for tr in kept.data] == [None, "dash"]
+
+
+def test_highlighted_bars_are_hatched_too():
+    from explain import figures as F
+
+    fig = F.bars(["a", "b", "c", "d"], [1, 2, 3, 4], "t", x_title="x", y_title="y", highlight=[1, 3])
+    assert list(fig.data[0].marker.pattern.shape) == ["", "/", "", "/"]
+    colours = list(fig.data[0].marker.color)
+    assert colours[1] == colours[3] != colours[0]
