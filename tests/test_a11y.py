@@ -7,12 +7,13 @@ from __future__ import annotations
 import re
 import tomllib
 
+import numpy as np
 import pytest
 
 from explain import i18n
 from explain.derivations import registry as D
 from explain.derivations.view import value_table
-from tests.helpers import ROOT
+from tests.helpers import ROOT, fig_array
 from ui.presenter import ATLAS_CSS, CAPTION_COLOR, CAPTION_LINK_COLOR
 
 AA = 4.5
@@ -122,3 +123,55 @@ def test_highlighted_bars_are_hatched_too():
     assert list(fig.data[0].marker.pattern.shape) == ["", "/", "", "/"]
     colours = list(fig.data[0].marker.color)
     assert colours[1] == colours[3] != colours[0]
+
+
+def test_rope_circles_open_on_any_frame_paused():
+    """The keyboard's way through the RoPE animation (pages/rotary/rope.py's "Frame" slider): the
+    figure opens on frame `start`, its traces and title those of that frame, the plotly slider on
+    it. Swept over every frame, and past both ends (clamped)."""
+    from explain.chapters import rope as ch
+    from explain.chapters import rope_figures
+
+    toks = ["the", "cat", "sat", "on", "the", "mat", "and", "then", "slept"]
+    n = 12
+    c = ch.circles(toks, 0, 16, 10000.0, 1, 5, 2, 6, n, "both")
+    pairs = c.q_xy.shape[1]
+
+    def build(start: int):
+        return rope_figures.rotation_circles(
+            c.q_xy,
+            c.k_xy,
+            "t",
+            panel_titles=[f"p{p}" for p in range(pairs)],
+            notes=np.full(c.q_xy.shape[:2], "note"),
+            frame_titles=[f"frame {k}" for k in range(n)],
+            frame_labels=[str(k) for k in range(n)],
+            start=start,
+        )
+
+    for start in [*range(n), -3, n + 5]:
+        fig = build(start).to_dict()  # the frames were attached unvalidated: read them as plain data
+        shown = min(max(start, 0), n - 1)
+        assert fig["layout"]["sliders"][0]["active"] == shown
+        assert fig["layout"]["title"]["text"].endswith(f"frame {shown}</span>")
+        frame = fig["frames"][shown]["data"]
+        for drawn, expected in zip(fig["data"][len(fig["data"]) - len(frame) :], frame, strict=True):
+            for axis in ("x", "y"):
+                np.testing.assert_array_equal(fig_array(drawn[axis]), fig_array(expected[axis]))
+    # The comparison can fail: frames differ (the arrows move), so frame 3 drawn is not frame 4.
+    a, b = build(3), build(4)
+    assert any(
+        not np.array_equal(np.asarray(u.x, dtype=float), np.asarray(v.x, dtype=float), equal_nan=True)
+        for u, v in zip(a.data, b.data, strict=True)
+    )
+
+
+def test_the_rope_page_steps_its_animation_with_a_slider():
+    from tests.helpers import chart, errors, open_page
+    from ui.chapters import BY_KEY
+
+    at = open_page(BY_KEY["rope"].path)
+    assert chart(at, "rope_circles")["layout"]["sliders"][0]["active"] == 0
+    at.slider(key="rope_frame").set_value(7).run()
+    assert not errors(at)
+    assert chart(at, "rope_circles")["layout"]["sliders"][0]["active"] == 7

@@ -103,6 +103,16 @@ with p3, secondary(t("rope.circles.animation")):
         format_func=option_names(MOVE.options, lambda v: t(f"rope.circles.move_{v}")),
         help=t("rope.circles.move_help", frames=ch.FRAMES),
     )
+    # The keyboard's way through the animation: plotly's Play button and frame slider are SVG that
+    # Tab never reaches; a slider's thumb takes the arrow keys. Shown paused on that frame.
+    frame = st.slider(
+        t("rope.circles.step_control"),
+        0,
+        ch.FRAMES - 1,
+        0,
+        key="rope_frame",
+        help=t("rope.circles.step_control_help", frames=ch.FRAMES),
+    )
 
 cs = circles_section(toks, seed(), d, float(base), qi, ki, m, n, move, lang)
 plot(
@@ -118,6 +128,7 @@ plot(
         q_name=t("rope.circles.query_name", word=toks[qi]),
         k_name=t("rope.circles.key_name", word=toks[ki]),
         cols=4,
+        start=frame,
     ),
     "rope_circles",
 )
