@@ -132,7 +132,7 @@ def test_rope_circles_open_on_any_frame_paused():
     from explain.chapters import rope as ch
     from explain.chapters import rope_figures
 
-    toks = ["the", "cat", "sat", "on", "the", "mat", "and", "then", "slept"]
+    toks = ("the", "cat", "sat", "on", "the", "mat", "and", "then", "slept")
     n = 12
     c = ch.circles(toks, 0, 16, 10000.0, 1, 5, 2, 6, n, "both")
     pairs = c.q_xy.shape[1]
