@@ -8,6 +8,8 @@ the revealed verdict). No element is clicked; focus moves only by Tab.
 
 Motion: the rotation circles have Play/Pause and a frame slider; under reduced_motion="reduce" the
 page opens on the first frame with no animation running (nothing plays until the learner asks).
+Plotly's Play button and frame slider are SVG that no key reaches; the page's own Frame slider steps
+the animation with the arrow keys.
 """
 
 from __future__ import annotations
@@ -176,3 +178,18 @@ def test_the_animation_check_sees_a_playing_figure(reduced):
         "() => { const s = (" + ANIMATION_JS + ")(); return s && (s.running || s.queued > 0 || s.active > 0); }",
         timeout=TIMEOUT_MS,
     )
+
+
+def test_rope_animation_steps_with_the_keyboard(reduced):
+    """Plotly's Play button and frame slider take no key; the page's Frame slider does: Tab to it,
+    two ArrowRight, and the circles show frame 2, still paused."""
+    page = reduced
+    tab_to(page, "rope_frame", "input")
+    keys_rerun(page, "ArrowRight")
+    tab_to(page, "rope_frame", "input")  # a rerun may move the focus; find the thumb again
+    keys_rerun(page, "ArrowRight")
+    page.wait_for_function(
+        "() => { const s = (" + ANIMATION_JS + ")(); return s && s.active === 2; }", timeout=TIMEOUT_MS
+    )
+    state = animation(page)
+    assert state["active"] == 2 and not state["running"] and state["queued"] == 0, state
