@@ -7,6 +7,7 @@ labelled, in the current run's language. ui.common.plot draws them.
 from __future__ import annotations
 
 import html
+import re
 from typing import Any
 
 import numpy as np
@@ -109,3 +110,69 @@ def trace_table(fig: go.Figure) -> pd.DataFrame | None:
             "y": np.concatenate([np.asarray(y, dtype=object) for _, _, y in series]),
         }
     )
+
+
+MAX_SUMMARY_LINES = 12  # a figure with more panels or traces is summarised by its first dozen
+
+
+def _fmt(v: float) -> str:
+    return f"{v:.3g}"
+
+
+def figure_summary(fig: go.Figure) -> list[str]:
+    """What a figure shows, in a few computed sentences for a screen reader (and anyone): for every
+    heatmap panel its largest and smallest value and where they are (row → column, named as on the
+    axes); for every line or bar its highest and lowest point. Computed from the figure's own data,
+    in the current run's language."""
+    out: list[str] = []
+    tables = heatmap_tables(fig)
+    title = html.unescape(re.sub(r"<[^>]+>", " ", getattr(fig.layout.title, "text", None) or "")).strip()
+    for name, df in tables:
+        if len(tables) == 1 and title:  # one map: the chart's title says more than "panel 1"
+            name = title
+        z = df.to_numpy(dtype=float)
+        if not np.isfinite(z).any():
+            continue
+        zz = np.where(np.isfinite(z), z, np.nan)
+        hi = np.unravel_index(np.nanargmax(zz), z.shape)
+        lo = np.unravel_index(np.nanargmin(zz), z.shape)
+        out.append(
+            t(
+                "common.numbers.summary_heat",
+                panel=name,
+                hi=_fmt(z[hi]),
+                hi_row=df.index[hi[0]],
+                hi_col=df.columns[hi[1]],
+                lo=_fmt(z[lo]),
+                lo_row=df.index[lo[0]],
+                lo_col=df.columns[lo[1]],
+            )
+        )
+    lines = trace_table(fig)
+    if lines is not None:
+        if lines.columns[0] == "trace" and list(lines.columns)[2:] == ["y"]:  # one row per point
+            x_name = lines.columns[1]
+            groups = [(str(n), g[x_name].to_numpy(), g["y"].to_numpy()) for n, g in lines.groupby("trace", sort=False)]
+        else:
+            x = lines.iloc[:, 0].to_numpy()
+            groups = [(str(c), x, lines[c].to_numpy()) for c in lines.columns[1:]]
+        for name, x, y in groups:
+            try:
+                yy = np.asarray(y, dtype=float)
+            except (TypeError, ValueError):
+                continue
+            if not np.isfinite(yy).any():
+                continue
+            yy = np.where(np.isfinite(yy), yy, np.nan)
+            i, j = int(np.nanargmax(yy)), int(np.nanargmin(yy))
+            out.append(
+                t(
+                    "common.numbers.summary_line",
+                    name=name,
+                    hi=_fmt(yy[i]),
+                    hi_x=_label(x[i]),
+                    lo=_fmt(yy[j]),
+                    lo_x=_label(x[j]),
+                )
+            )
+    return out[:MAX_SUMMARY_LINES]

@@ -28,6 +28,7 @@ KOREAN_SENTENCE = "고양이가 매트 위에 앉았다. 강아지가 통나무 
 # Proto fields that hold words a learner reads (not ids, formats, icons, or what the learner typed).
 FIELDS = {"body", "label", "help", "placeholder", "options", "content", "caption"}
 SKIP_TYPES = {"code"}  # st.code: source code is code in every language
+STYLE_ONLY = re.compile(r"\s*<style>[^<]*</style>\s*")
 
 _STRIP = [
     re.compile(r"```.*?```", re.S),  # code blocks
@@ -164,7 +165,9 @@ def visible_strings(at: AppTest) -> list[tuple[str, str]]:
         kind = getattr(node, "type", "")
         proto = getattr(node, "proto", None)
         if kind not in SKIP_TYPES and proto is not None and hasattr(proto, "ListFields"):
-            if kind == "plotly_chart":
+            if kind == "html" and STYLE_ONLY.fullmatch(str(getattr(proto, "body", ""))):
+                pass  # a style sheet (ui.presenter): CSS, never shown as words
+            elif kind == "plotly_chart":
                 out.extend((kind, s) for s in _figure_strings(proto.spec))
             else:
                 out.extend((kind, s) for s in _proto_strings(proto))

@@ -77,7 +77,7 @@ def test_catalogue_shows_a_verified_badge_for_every_identity(chapter):
         assert f"| {DV.md_escape(BY_KEY[DV.CHAPTER_OF[d.id]].title)} |" in row
     assert "red-badge" not in catalogue
     for heading in ("How to read a derivation", "What “verified” means"):
-        assert heading in [h.value for h in chapter.subheader]
+        assert heading in [h.value for h in chapter.header]
     # The prose says which sympy test each method name stands for.
     for method in ("structural", "per-term", "expand_trig", "complex"):
         assert f"`{method}`" in text

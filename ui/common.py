@@ -12,7 +12,7 @@ import streamlit as st
 
 from encoders.base import Paper
 from encoders.text import MAX_TOKENS, Tokens, tokenize
-from explain.numbers import MAX_TABLE_CELLS, heatmap_tables, trace_table
+from explain.numbers import MAX_TABLE_CELLS, figure_summary, heatmap_tables, trace_table
 from explain.prose import section
 from ui.chapters import BY_KEY
 from ui.i18n import t
@@ -67,7 +67,8 @@ def seed() -> int:
 
 def plot(fig, key: str) -> None:
     """A figure from explain.figures, with plotly's PNG button (file named after `key`, 2× scale),
-    and under it a "Numbers" expander: the figure's data as a table and as CSV, for a screen reader,
+    and under it a "Numbers" expander: a computed summary of what the chart shows (its extremes and
+    where they are), the figure's data as a table and as CSV, for a screen reader,
     a spreadsheet or a learner who wants the exact values. The expander is lazy (its content runs
     only while it is open), so a closed one costs nothing. Presenter mode: taller, larger text."""
     scale_figure(fig)
@@ -91,6 +92,11 @@ def numbers_table(fig, key: str, name: str) -> None:
     if not tables:
         st.caption(t("common.numbers.no_table"))
         return
+    # What the chart shows, in computed sentences a screen reader reads before the table. st.text:
+    # axis labels can be typed tokens, and plain text interprets nothing.
+    summary = figure_summary(fig)
+    if summary:
+        st.text("\n".join(summary), width="stretch")
     k = 0
     if len(tables) > 1:
         k = st.selectbox(

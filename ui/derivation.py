@@ -244,7 +244,10 @@ def _numbers_panel(d: D.Derivation, key_prefix: str, compact: bool) -> None:
     for p in d.parameters:
         st.session_state.setdefault(keys[p.name], p.default)
     with st.container(border=True):
-        st.markdown("#### " + _t("ui.numbers.heading"))
+        # A heading only under the proof's own title (h3 → h4). A compact proof sits in an expander
+        # anywhere on a chapter page, where any heading level could break the page's outline: bold.
+        title = _t("ui.numbers.heading")
+        st.markdown(f"**{title}**" if compact else f"#### {title}")
         lo, hi = d.equality_span
         st.caption(_t("ui.numbers.exact", hi=hi) if d.exact else _t("ui.numbers.inexact", hi=hi))
         b1, b2, _ = st.columns([1, 1, 3])

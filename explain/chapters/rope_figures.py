@@ -32,6 +32,7 @@ def rotation_circles(
     cols: int = 4,
     frame_ms: int = 160,
     panel_height: int = 300,
+    start: int = 0,
 ) -> go.Figure:
     """RoPE's rotation circles: one circle per 2-D pair (q_xy, k_xy: (frames, pairs, 2)), the query
     pair as a blue arrow and the key pair as a vermillion one, a grey arc for the angle between
@@ -42,12 +43,15 @@ def rotation_circles(
     All circles share one pair of axes (circle p centred on a grid), so a frame updates four traces
     whatever the number of pairs: fast to build, light to animate. Each circle is scaled so the
     longer of its two arrows touches the rim (rotation keeps lengths, so the scale is the same in
-    every frame); hover on an arrow tip gives the true coordinates. All text is escaped.
+    every frame); hover on an arrow tip gives the true coordinates. All text is escaped. The figure
+    opens, paused, on frame `start` (a page's keyboard-operable step control: plotly's Play button
+    and frame slider are SVG that no key reaches).
     """
     q_name = _t("figures.query") if q_name is None else q_name
     k_name = _t("figures.key") if k_name is None else k_name
     q_xy, k_xy = np.asarray(q_xy, dtype=float), np.asarray(k_xy, dtype=float)
     n_frames, n_pairs, _ = q_xy.shape
+    start = min(max(int(start), 0), n_frames - 1)
     cols = max(1, min(cols, n_pairs))
     rows = int(np.ceil(n_pairs / cols))
     step_x, step_y = 2.9, 3.3  # grid spacing in circle radii: room for a title above and a note below
@@ -188,7 +192,7 @@ def rotation_circles(
         ],
         sliders=[
             dict(
-                active=0,
+                active=start,
                 x=0.2,
                 len=0.8,
                 y=0,
@@ -220,8 +224,8 @@ def rotation_circles(
     # each trace again costs seconds; every key above is a standard plotly attribute
     # (tests/test_rope.py rebuilds the figure with full validation and compares).
     fig = make_figure(
-        static + frame_traces(0),
-        heading(0),
+        static + frame_traces(start),
+        heading(start),
         rows * panel_height + 160,
         _validate=False,
         **layout,

@@ -419,11 +419,11 @@ def value_table(derivation: Derivation, values_per_line: Sequence[Value]) -> str
     """Markdown table: every line's number (or, for matrices, its distance from line 0)."""
     first = np.asarray(values_per_line[0], dtype=float)
     scalar = first.ndim == 0
-    line = _t("ui.table.line")
+    line, step = _t("ui.table.line"), _t("ui.table.step")  # no empty header cell: a screen reader names every column
     head = (
-        f"| {line} | | {_t('ui.table.value')} | {_t('ui.table.differs')} |"
+        f"| {line} | {step} | {_t('ui.table.value')} | {_t('ui.table.differs')} |"
         if scalar
-        else f"| {line} | | {_t('ui.table.largest')} |"
+        else f"| {line} | {step} | {_t('ui.table.largest')} |"
     )
     rows = [head, "|---:|:---|---:|---:|" if scalar else "|---:|:---|---:|"]
     tags = {"start": _t("ui.table.start"), "equal": "=", "substitution": _t("ui.table.substitution")}

@@ -20,6 +20,9 @@ from .theme import (
     token_axis,
 )
 
+# A line's second channel beside its colour: the n-th series of a chart gets the n-th pattern.
+DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
+
 
 def lines(
     x: Sequence[float] | np.ndarray,
@@ -34,9 +37,13 @@ def lines(
     height: int = 380,
     dashed: Sequence[str] = (),
 ) -> go.Figure:
-    """One line per named series over a shared x."""
+    """One line per named series over a shared x. Colour is not the only channel (WCAG 1.4.1): with
+    several series and no `dashed` of the caller's (there a dash means something), each series also
+    gets its own dash pattern, which the legend shows."""
     traces = []
+    patterns = len(ys) > 1 and not dashed
     for k, (name, y) in enumerate(ys.items()):
+        dash = DASHES[k % len(DASHES)] if patterns else ("dash" if name in dashed else None)
         traces.append(
             dict(
                 type="scatter",
@@ -44,7 +51,7 @@ def lines(
                 y=np.asarray(y),
                 name=name,
                 mode="lines+markers" if markers else "lines",
-                line=dict(color=LINES[k % len(LINES)], width=2, dash="dash" if name in dashed else None),
+                line=dict(color=LINES[k % len(LINES)], width=2, dash=dash),
                 hovertemplate=f"{x_title}: %{{x}}<br>{y_title}: %{{y:.6g}}<extra>{escape(name)}</extra>",
             )
         )
@@ -72,12 +79,14 @@ def bars(
     """Bars over tokens (by position, so repeated words stay apart); `highlight` marks some bars."""
     values = np.asarray(values, dtype=float)
     colors = [LINES[1] if i in set(highlight) else LINES[0] for i in range(len(values))]
+    # A highlighted bar is also hatched: colour is not the only channel (WCAG 1.4.1).
+    hatch = ["/" if i in set(highlight) else "" for i in range(len(values))]
     names = [f"{i} · {escape(t)}" for i, t in enumerate(labels)]
     bar = dict(
         type="bar",
         x=list(range(len(values))),
         y=values,
-        marker_color=colors,
+        marker=dict(color=colors, pattern=dict(shape=hatch)) if highlight else dict(color=colors),
         customdata=names,
         hovertemplate=f"%{{customdata}}<br>{y_title}: %{{y:.6g}}<extra></extra>",
     )

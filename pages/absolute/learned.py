@@ -131,7 +131,7 @@ def toy_section() -> None:
             ),
             "toy_attention",
         )
-    st.subheader(t("learned.heading.untrained"))
+    st.header(t("learned.heading.untrained"))
     prose(KEY, "untrained")
     q = untrained_question(seed(), max_len, current())
     if q is not None:
@@ -184,7 +184,7 @@ def real_part() -> None:
     st.caption(t("learned.real.clip", clip=v.clip, row=pr, channel=pc, value=pv))
     prose(KEY, "real-table")
 
-    st.subheader(t("learned.heading.similarity"))
+    st.header(t("learned.heading.similarity"))
     prose(KEY, "similarity")
     s1, s2 = st.columns(2)
     cos_l, cos_s = sec.cos_learned, sec.cos_sinusoidal
@@ -251,7 +251,7 @@ def real_part() -> None:
         st.metric(t("learned.distance.learned_no0"), f"{v.by_distance_learned_no0.share_explained:.0%}", help=help_r2)
         st.metric(t("learned.distance.sinusoidal_metric"), f"{bs.share_explained:.0%}", help=help_r2)
 
-    st.subheader(t("learned.heading.pca"))
+    st.header(t("learned.heading.pca"))
     prose(KEY, "pca")
     ps = pca_section(n, skip0)
     pca, rot = ps.pca, ps.rotation
@@ -310,7 +310,7 @@ def real_part() -> None:
         prose(KEY, "pair")
         st.markdown(t("learned.pca.pair", a=a + 1, b=b + 1, step=rot.step_degrees, period=rot.period))
 
-    st.subheader(t("learned.heading.norms"))
+    st.header(t("learned.heading.norms"))
     prose(KEY, "norms")
     rs = norms_section()
     limit = {t("learned.norms.fine_tuning", n=ch.MINILM_FINE_TUNING_LEN): ch.FINE_TUNING_LINE}
@@ -359,7 +359,7 @@ def real_part() -> None:
     prose(KEY, "norms-why")
 
 
-st.subheader(t("learned.heading.table"))
+st.header(t("learned.heading.table"))
 prose(KEY, "table")
 # Filled last: with no text, sentence_tokens() stops the script, and the real table must still be drawn.
 toy_box = st.container()

@@ -52,7 +52,7 @@ base = c3.select_slider(
 )
 d, base_f = int(d), float(base)
 
-st.subheader(t("sinusoidal.heading.matrix"))
+st.header(t("sinusoidal.heading.matrix"))
 prose(KEY, "matrix")
 plot(
     F.matrix_heatmap(
@@ -68,7 +68,7 @@ plot(
 
 left, right = st.columns(2)
 with left:
-    st.subheader(t("sinusoidal.heading.waves"))
+    st.header(t("sinusoidal.heading.waves"))
     prose(KEY, "waves")
     with secondary(t("sinusoidal.control.channels_box")):
         chans = st.multiselect(
@@ -95,7 +95,7 @@ with left:
         "waves",
     )
 with right:
-    st.subheader(t("sinusoidal.heading.wavelengths"))
+    st.header(t("sinusoidal.heading.wavelengths"))
     q = wavelength_question(d, base_f, lang)
     if q is not None:
         ask(q)
@@ -115,7 +115,7 @@ with right:
         "wavelengths",
     )
 
-st.subheader(t("sinusoidal.heading.binary"))
+st.header(t("sinusoidal.heading.binary"))
 prose(KEY, "binary")
 bv = binary_view(n, base_f)
 b1, b2 = st.columns(2)
@@ -145,7 +145,7 @@ with b2:
         "binary_pe",
     )
 
-st.subheader(t("sinusoidal.heading.dot"))
+st.header(t("sinusoidal.heading.dot"))
 prose(KEY, "dot")
 dp = dot_view(n, d, base_f)
 s1, s2 = st.columns(2)
@@ -180,7 +180,7 @@ st.markdown(t("sinusoidal.dot.gap", gap=dp.gap))
 with st.expander(t("sinusoidal.dot.proof")):
     show_derivation("sinusoidal-dot-product", key_prefix="sin-dot", compact=True)
 
-st.subheader(t("sinusoidal.heading.shift"))
+st.header(t("sinusoidal.heading.shift"))
 prose(KEY, "shift")
 k1, k2 = st.columns(2)
 # Integer number inputs are linked by hand: Streamlit's own binding crashes on ?p=inf.
@@ -222,7 +222,7 @@ st.markdown(t("sinusoidal.shift.difference", d=d, diff=chk.max_abs_diff))
 with st.expander(t("sinusoidal.shift.proof")):
     show_derivation("sinusoidal-shift", key_prefix="sin-shift", compact=True)
 
-st.subheader(t("sinusoidal.heading.layouts"))
+st.header(t("sinusoidal.heading.layouts"))
 prose(KEY, "layouts")
 lay = layouts_view(n, d, base_f)
 l1, l2 = st.columns(2)
@@ -292,7 +292,7 @@ else:
         )
     )
 
-st.subheader(t("sinusoidal.heading.sentence"))
+st.header(t("sinusoidal.heading.sentence"))
 prose(KEY, "sentence")
 sentence_tokens()  # stops the page with a note when there is no text
 sv = sentence_view(st.session_state.sentence, seed())

@@ -37,7 +37,7 @@ def unshuffle() -> None:
     st.session_state.shuffles = 0
 
 
-st.subheader(t("why_order.shuffle_heading"))
+st.header(t("why_order.shuffle_heading"))
 st.session_state.setdefault("shuffles", 1)  # open on a shuffled copy: the point is visible at once
 q = shuffle_question(toks, seed(), st.session_state.shuffles, lang)
 if q is not None:
@@ -144,7 +144,7 @@ with w2:
     )
 
 rv = recurrence_view(toks, seed(), shuffles)
-st.subheader(t("why_order.repeats_heading"))
+st.header(t("why_order.repeats_heading"))
 prose(KEY, "repeats")
 if r.repeats:
     st.table(
@@ -160,7 +160,7 @@ else:
 
 prose(KEY, "with-pe")
 
-st.subheader(t("why_order.rnn.heading"))
+st.header(t("why_order.rnn.heading"))
 prose(KEY, "rnn")
 if n < 2:
     st.info(t("why_order.single_token"))

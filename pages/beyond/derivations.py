@@ -26,10 +26,10 @@ prose(KEY, "intro")
 ids = [d.id for d in D.ALL_DERIVATIONS]
 reports = {i: UD.verified(i)[0] for i in ids}  # cached per id: proven once per server, not per rerun
 
-st.subheader(t("derivations.page.all_identities", n=len(ids)))
+st.header(t("derivations.page.all_identities", n=len(ids)))
 st.markdown(DV.catalogue(reports))
 
-st.subheader(t("derivations.page.how_to_read"))
+st.header(t("derivations.page.how_to_read"))
 prose(KEY, "reading")
 
 _lang = current()
@@ -65,7 +65,7 @@ for derivation_id in ids if show_all else [choice]:
     if show_all:
         st.divider()
 
-st.subheader(t("derivations.page.verified_heading"))
+st.header(t("derivations.page.verified_heading"))
 prose(KEY, "verified")
-st.subheader(t("derivations.page.substitution_heading"))
+st.header(t("derivations.page.substitution_heading"))
 prose(KEY, "substitution")

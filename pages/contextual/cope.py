@@ -58,7 +58,7 @@ weight = t("cope.weight")
 count_back = t("cope.count_back")
 
 # ----------------------------------------------------------------------------- what counts
-st.subheader(t("cope.counts.subheader"))
+st.header(t("cope.counts.subheader"))
 prose(KEY, "what-counts")
 words = word_choices(text)
 c1, c2 = st.columns([3, 2])
@@ -120,7 +120,7 @@ if cv.n_counted == 0 and not all_open:
     st.info(t("cope.counts.none_counted"))
 
 # ---------------------------------------------------------------------------------- gates
-st.subheader(t("cope.gates.subheader"))
+st.header(t("cope.gates.subheader"))
 prose(KEY, "gates")
 plot(
     F.token_heatmap(
@@ -135,7 +135,7 @@ plot(
 )
 
 # ------------------------------------------------------------------------------ positions
-st.subheader(t("cope.positions.subheader"))
+st.header(t("cope.positions.subheader"))
 prose(KEY, "positions")
 question = positions_question(n, lang)
 if question is not None:
@@ -159,7 +159,7 @@ if all_open:
     st.success(t("cope.positions.all_open", diff=cv.relative_gap))
 
 # ---------------------------------------------------------------------------------- query
-st.subheader(t("cope.query.subheader"))
+st.header(t("cope.query.subheader"))
 prose(KEY, "query")
 query = (
     st.slider(
@@ -193,7 +193,7 @@ st.markdown(
 )
 
 # ---------------------------------------------------------------------------------- p_max
-st.subheader(t("cope.pmax.subheader"))
+st.header(t("cope.pmax.subheader"))
 prose(KEY, "pmax")
 if cv.n_clamped:
     st.warning(t("cope.pmax.clamped", largest=cv.unclamped_max, npos=npos, cells=cv.n_clamped, top=npos - 1))
@@ -201,7 +201,7 @@ else:
     st.info(t("cope.pmax.not_clamped", largest=cv.unclamped_max, top=npos - 1))
 
 # --------------------------------------------------------------------------- interpolation
-st.subheader(t("cope.interpolation.subheader"))
+st.header(t("cope.interpolation.subheader"))
 prose(KEY, "interpolation")
 if st.session_state.get("cope_key", 0) > query:
     st.session_state.pop("cope_key")
@@ -244,7 +244,7 @@ st.markdown(
 )
 
 # ------------------------------------------------------------------------------- attention
-st.subheader(t("cope.attention.subheader"))
+st.header(t("cope.attention.subheader"))
 prose(KEY, "attention")
 a1, a2, a3 = st.columns(3)
 target = a1.slider(
@@ -283,7 +283,7 @@ plot(
 )
 
 # ----------------------------------------------------------------------------------- alice
-st.subheader(t("cope.alice.subheader"))
+st.header(t("cope.alice.subheader"))
 prose(KEY, "alice")
 if words:
     if st.session_state.get("cope_alice_word") not in words:
@@ -314,7 +314,7 @@ else:
     st.info(t("cope.alice.no_words"))
 
 # ---------------------------------------------------------------------- the seed examples
-st.subheader(t("cope.seeds.subheader"))
+st.header(t("cope.seeds.subheader"))
 prose(KEY, "seeds")
 e1, e2, e3, e4 = st.columns([3, 2, 2, 2])
 EXAMPLE = Param.choice("cope_example", tuple(cope_seeds.SEED_EXAMPLES), default="yyyyxyyy")
@@ -360,7 +360,7 @@ st.markdown(
 )
 
 # ----------------------------------------------------------------------------------- model
-st.subheader(t("cope.model.subheader"))
+st.header(t("cope.model.subheader"))
 prose(KEY, "model")
 m1, m2 = st.columns(2)
 head = m1.slider(
@@ -417,7 +417,7 @@ st.caption(t("cope.model.caption", sign=sign_text(enc.CoPE.name)))
 st.page_link("pages/labs/toy_tasks.py", label=t("cope.model.lab_link"), icon=":material/model_training:")
 
 # ------------------------------------------------------------------------ what the paper measured
-st.subheader(t("cope.results.subheader"))
+st.header(t("cope.results.subheader"))
 prose(KEY, "results")
 pr = paper_results(lang)
 r1, r2 = st.columns([3, 2])
@@ -433,5 +433,5 @@ st.dataframe(pr.figure3, hide_index=True, key="cope_figure3")
 st.caption(t("cope.results.figure3_caption", train=cope_results.FIGURE3_TRAIN))
 st.markdown(pr.length_line)
 prose(KEY, "heads")
-st.subheader(t("cope.results.limits_subheader"))
+st.header(t("cope.results.limits_subheader"))
 prose(KEY, "limitations")

@@ -161,7 +161,7 @@ for row in range(0, len(ps.views), 2):
 prose(KEY, "dial")
 
 # -- shift test ---------------------------------------------------------------------------------
-st.subheader(t("attention_lab.shift_header"))
+st.header(t("attention_lab.shift_header"))
 prose(KEY, "shift")
 prefix = st.text_input(
     t("attention_lab.prefix"),
@@ -197,7 +197,7 @@ else:
     )
 
 # -- dynamic NTK and a KV cache -------------------------------------------------------------------
-st.subheader(t("attention_lab.kv.header"))
+st.header(t("attention_lab.kv.header"))
 prose(KEY, "kv-cache")
 kv = kv_cache(text, seed(), n_heads, head)
 recomputed, cached_key, plain = (t(f"attention_lab.kv.{s}") for s in ("recomputed", "cached", "plain"))
@@ -218,7 +218,7 @@ plot(
 st.markdown(t(f"attention_lab.kv.caption_{kv.situation}", **kv.facts))
 
 # -- length test --------------------------------------------------------------------------------
-st.subheader(t("attention_lab.length_header"))
+st.header(t("attention_lab.length_header"))
 prose(KEY, "length")
 l1, l2 = st.columns(2)
 train_len = l1.slider(

@@ -57,7 +57,7 @@ if pieces.truncated:
     st.warning(t("minilm.truncated", found=pieces.n_found, kept=pieces.kept, max_positions=enc.MAX_POSITIONS))
 
 # -- tokens ------------------------------------------------------------------------------------
-st.subheader(t("minilm.tokens"))
+st.header(t("minilm.tokens"))
 prose(KEY, "tokens")
 n = len(pieces.tokens)
 unk = sum(tok == "[UNK]" for tok in pieces.tokens)
@@ -74,7 +74,7 @@ rows, cols = table_shape()
 st.caption(t("minilm.table_caption", rows=rows, cols=cols, last=n - 1))
 
 # -- all heads ---------------------------------------------------------------------------------
-st.subheader(t("minilm.grid"))
+st.header(t("minilm.grid"))
 prose(KEY, "grid")
 base = run(text)
 heads = position_heads(text)
@@ -123,7 +123,7 @@ st.caption(
 )
 
 # -- position heads ----------------------------------------------------------------------------
-st.subheader(t("minilm.heads"))
+st.header(t("minilm.heads"))
 prose(KEY, "heads")
 SRC = Param.choice("minilm_src", ch.SOURCES, default="reference")
 src = SRC.widget(
@@ -164,7 +164,7 @@ else:
     st.markdown(t("minilm.no_labels", threshold=heads.threshold))
 
 # -- position id experiment ---------------------------------------------------------------------
-st.subheader(t("minilm.experiment"))
+st.header(t("minilm.experiment"))
 prose(KEY, "experiment")
 question = ch.shift_question(heads, ch.compare(base, run(text, "shift", ch.question_shift(n), 0)), lang)
 if question is not None:

@@ -85,7 +85,7 @@ st.markdown(
 st.markdown(t("toy_tasks.example", example=task.example))
 
 # --- shipped results ---------------------------------------------------------------------------
-st.subheader(t("toy_tasks.shipped_header"))
+st.header(t("toy_tasks.shipped_header"))
 index = shipped_index(DIR)
 if not encs:
     st.info(t("toy_tasks.pick_one"))
@@ -179,7 +179,7 @@ else:
     st.caption(t("toy_tasks.distance_caption"))
 
 # --- train it yourself -------------------------------------------------------------------------
-st.subheader(t("toy_tasks.train_header"))
+st.header(t("toy_tasks.train_header"))
 prose(KEY, "train")
 svc = service()
 owner = st.session_state.setdefault("toy_owner", uuid.uuid4().hex)
@@ -285,7 +285,7 @@ def live_panel() -> None:
 live_panel()
 
 # --- inspect -----------------------------------------------------------------------------------
-st.subheader(t("toy_tasks.inspect_header"))
+st.header(t("toy_tasks.inspect_header"))
 prose(KEY, "inspect")
 i1, i2 = st.columns([1, 3])
 MODEL = Param.choice("toy_inspect_enc", ENCODINGS, default=ENCODINGS[-1])
@@ -381,5 +381,5 @@ else:
                 "toy_positions",
             )
 
-st.subheader(t("toy_tasks.regenerate_header"))
+st.header(t("toy_tasks.regenerate_header"))
 prose(KEY, "regenerate")

@@ -45,7 +45,7 @@ def term_title(term: str) -> str:
     return t(f"deberta.term.{term}")
 
 
-st.subheader(t("deberta.buckets.subheader"))
+st.header(t("deberta.buckets.subheader"))
 prose(KEY, "buckets")
 b1, b2, b3 = st.columns([1, 2, 2])
 log_buckets = b1.toggle(t("deberta.buckets.log"), value=True, key="deb_log", **URL, help=t("deberta.buckets.log_help"))
@@ -106,7 +106,7 @@ if log_buckets:
 else:
     st.info(t("deberta.buckets.plain", m=max_position, last=max_position - 1, rows=2 * max_position))
 
-st.subheader(t("deberta.sentence.subheader"))
+st.header(t("deberta.sentence.subheader"))
 prose(KEY, "sentence")
 tokens = sentence_tokens()  # stops here, with a note, when there is no text: the map above needs none
 toks = list(tokens.tokens)
@@ -121,7 +121,7 @@ panels.token_map(
     "deb_buckets",
 )
 
-st.subheader(t("deberta.terms.subheader"))
+st.header(t("deberta.terms.subheader"))
 prose(KEY, "terms")
 c1, c2, c3, c4 = st.columns(4)
 HEAD = Param.integer("deb_head", 0, N_HEADS - 1, default=0)

@@ -56,7 +56,7 @@ head = c2.selectbox(
 v = shaw_view(tuple(toks), seed(), k)
 sec = index_section(n, k, lang)
 
-st.subheader(t("shaw.index.subheader"))
+st.header(t("shaw.index.subheader"))
 prose(KEY, "index")
 if sec.question is not None:
     ask(sec.question)
@@ -77,7 +77,7 @@ plot(
 )
 st.markdown(sec.share)
 
-st.subheader(t("shaw.tables.subheader"))
+st.header(t("shaw.tables.subheader"))
 prose(KEY, "tables")
 labels = ch.distance_labels(k)
 t1, t2 = st.columns(2)
@@ -109,7 +109,7 @@ with t2:
         "shaw_av",
     )
 
-st.subheader(t("shaw.logits.subheader"))
+st.header(t("shaw.logits.subheader"))
 prose(KEY, "logits")
 panel_h = 320 if n <= 24 else 430
 panels.pair(
@@ -123,7 +123,7 @@ panels.pair(
 )
 prose(KEY, "query-side")
 
-st.subheader(t("shaw.attention.subheader"))
+st.header(t("shaw.attention.subheader"))
 prose(KEY, "attention")
 top = v.attention_top(head)
 panels.pair(
@@ -140,7 +140,7 @@ panels.pair(
 if n > 24:
     st.caption(t("shaw.attention.scale", top=top, n=n))
 
-st.subheader(t("shaw.value.subheader"))
+st.header(t("shaw.value.subheader"))
 prose(KEY, "value")
 b1, b2 = st.columns(2)
 with b1:
@@ -183,11 +183,11 @@ plot(
     "shaw_value_term",
 )
 
-st.subheader(t("shaw.shift.subheader"))
+st.header(t("shaw.shift.subheader"))
 prose(KEY, "shift")
 panels.shift_metrics(v.shift, "shaw.shift.position", "shaw.shift.output")
 
-st.subheader(t("shaw.cost.subheader"))
+st.header(t("shaw.cost.subheader"))
 prose(KEY, "cost")
 st.markdown(
     t(

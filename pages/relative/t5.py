@@ -47,7 +47,7 @@ tokens = sentence_tokens()
 toks = list(tokens.tokens)
 n = len(toks)
 
-st.subheader(t("t5.buckets.subheader"))
+st.header(t("t5.buckets.subheader"))
 prose(KEY, "buckets")
 c1, c2, c3 = st.columns([2, 2, 1])
 num_buckets = c1.slider(
@@ -126,7 +126,7 @@ with s2:
         "t5_staircase",
     )
 
-st.subheader(t("t5.unused.subheader"))
+st.header(t("t5.unused.subheader"))
 prose(KEY, "unused")
 if bm.unused:
     st.markdown(t("t5.unused.some", limit=bm.scan_limit, count=len(bm.unused), n=num_buckets))
@@ -148,7 +148,7 @@ with st.expander(t("t5.unused.share")):
 
 v = t5_view(tuple(toks), seed(), num_buckets, max_distance, causal)
 
-st.subheader(t("t5.matrix.subheader"))
+st.header(t("t5.matrix.subheader"))
 prose(KEY, "matrix")
 plot(
     F.token_heatmap(
@@ -174,7 +174,7 @@ st.markdown(
     )
 )
 
-st.subheader(t("t5.table.subheader"))
+st.header(t("t5.table.subheader"))
 prose(KEY, "table")
 H = v.table.shape[1]
 r, by_r = v.bias_by_distance(ch.table_span(bm, n))
@@ -206,7 +206,7 @@ with t2:
         "t5_bias_lines",
     )
 
-st.subheader(t("t5.heads.subheader"))
+st.header(t("t5.heads.subheader"))
 prose(KEY, "heads")
 panel_h = 320 if n <= 24 else 430
 plot(
@@ -223,7 +223,7 @@ plot(
     "t5_bias_heads",
 )
 
-st.subheader(t("t5.logits.subheader"))
+st.header(t("t5.logits.subheader"))
 prose(KEY, "logits")
 head = st.columns([1, 3])[0].selectbox(
     t("t5.logits.head"), list(range(H)), key="t5_head", **URL, help=t("t5.logits.head_help", h=H, last=H - 1)
@@ -251,7 +251,7 @@ panels.pair(
 if causal:
     st.caption(t("t5.logits.causal_note"))
 
-st.subheader(t("t5.shift.subheader"))
+st.header(t("t5.shift.subheader"))
 prose(KEY, "shift")
 panels.shift_metrics(v.shift, "t5.shift.bias", "t5.shift.output")
 prose(KEY, "derivation")

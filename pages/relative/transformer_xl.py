@@ -53,7 +53,7 @@ def term_title(term: str) -> str:
     return t(f"transformer_xl.term.{term}")
 
 
-st.subheader(t("transformer_xl.terms.subheader"))
+st.header(t("transformer_xl.terms.subheader"))
 prose(KEY, "terms")
 tokens = sentence_tokens()
 toks = list(tokens.tokens)
@@ -124,7 +124,7 @@ with s2:
         "xl_weights",
     )
 
-st.subheader(t("transformer_xl.distance.subheader"))
+st.header(t("transformer_xl.distance.subheader"))
 prose(KEY, "distance")
 reach = max(n - 1, 8)
 g = global_position_bias(seed(), reach, n_heads=N_HEADS)
@@ -141,7 +141,7 @@ if causal:
     fig = F.mark_lines(fig, x={t("transformer_xl.distance.causal_mark"): 0})
 plot(fig, "xl_d_curve")
 
-st.subheader(t("transformer_xl.shift.subheader"))
+st.header(t("transformer_xl.shift.subheader"))
 prose(KEY, "relshift")
 r1, r2, r3 = st.columns([1, 1, 2])
 qlen = r1.slider(
@@ -222,7 +222,7 @@ else:
     st.error(t("transformer_xl.shift.differs"))
 prose(KEY, "bidirectional")
 
-st.subheader(t("transformer_xl.layout.subheader"))
+st.header(t("transformer_xl.layout.subheader"))
 prose(KEY, "layout")
 lc = layout_check(seed())
 l1, l2 = st.columns(2)

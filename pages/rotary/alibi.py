@@ -61,7 +61,7 @@ colors = alibi_figures.head_colors(sv.slopes)
 sign = sign_text(enc.Alibi.name)  # "i − j (query − key)" in the learner's language
 
 # ------------------------------------------------------------------------------------- slopes
-st.subheader(t("alibi.slopes.subheader"))
+st.header(t("alibi.slopes.subheader"))
 if sec.question is not None:
     ask(sec.question)
 prose(KEY, "slopes")
@@ -88,7 +88,7 @@ if sec.note:
 hv = heads_view(text, seed(), H, causal)
 cut = t("alibi.cut", shown=ch.GRID, n=len(tokens)) if hv.cut else ""
 query_i, key_j = t("figures.query_i"), t("figures.key_j")  # the grids' axis titles
-st.subheader(t("alibi.bias.subheader"))
+st.header(t("alibi.bias.subheader"))
 prose(KEY, "bias")
 with st.expander(t("alibi.bias.proof")):
     show_derivation("alibi-shift-invariance", key_prefix="alibi_proof", compact=True)
@@ -108,7 +108,7 @@ plot(
 )
 
 # --------------------------------------------------------------------------------- attention
-st.subheader(t("alibi.attention.subheader"))
+st.header(t("alibi.attention.subheader"))
 prose(KEY, "attention")
 HEAD = Param.integer("alibi_head", 1, ch.MAX_HEADS, default=1)
 HEAD.settle(range(1, H + 1))  # fewer heads clamp the chosen one
@@ -145,7 +145,7 @@ plot(
 )
 
 # ---------------------------------------------------------------------------- +m·j in the code
-st.subheader(t("alibi.code.subheader"))
+st.header(t("alibi.code.subheader"))
 prose(KEY, "code")
 cf = code_form_view(text, seed(), H, head - 1)
 panels.pair(
@@ -172,7 +172,7 @@ panels.pair(
 st.markdown(t("alibi.code.last_key", head=head, code=cf.last_key_mass_code, symmetric=cf.last_key_mass_symmetric))
 
 # ------------------------------------------------------------------------ past the training length
-st.subheader(t("alibi.extrapolation.subheader"))
+st.header(t("alibi.extrapolation.subheader"))
 prose(KEY, "extrapolation")
 e1, e2 = st.columns(2)
 train_len = e1.slider(

@@ -37,14 +37,14 @@ n_tok = len(toks)
 lang = current()
 
 # -- 0. where the rotation comes from ------------------------------------------------------------
-st.subheader(t("rope.goal.subheader"))
+st.header(t("rope.goal.subheader"))
 prose(KEY, "goal")
 with st.expander(t("rope.goal.proof")):
     show_derivation("rope-from-the-goal", key_prefix="rope_goal", compact=True)
 prose(KEY, "complex")
 
 # -- 1. rotation circles -----------------------------------------------------------------------
-st.subheader(t("rope.circles.subheader"))
+st.header(t("rope.circles.subheader"))
 prose(KEY, "circles")
 w1, w2, w3, w4 = st.columns([3, 3, 2, 2])
 # The word pickers hold token indices (language-neutral); a shorter sentence clamps them.
@@ -103,6 +103,16 @@ with p3, secondary(t("rope.circles.animation")):
         format_func=option_names(MOVE.options, lambda v: t(f"rope.circles.move_{v}")),
         help=t("rope.circles.move_help", frames=ch.FRAMES),
     )
+    # The keyboard's way through the animation: plotly's Play button and frame slider are SVG that
+    # Tab never reaches; a slider's thumb takes the arrow keys. Shown paused on that frame.
+    frame = st.slider(
+        t("rope.circles.step_control"),
+        0,
+        ch.FRAMES - 1,
+        0,
+        key="rope_frame",
+        help=t("rope.circles.step_control_help", frames=ch.FRAMES),
+    )
 
 cs = circles_section(toks, seed(), d, float(base), qi, ki, m, n, move, lang)
 plot(
@@ -118,6 +128,7 @@ plot(
         q_name=t("rope.circles.query_name", word=toks[qi]),
         k_name=t("rope.circles.key_name", word=toks[ki]),
         cols=4,
+        start=frame,
     ),
     "rope_circles",
 )
@@ -125,7 +136,7 @@ st.caption(t("rope.circles.caption"))
 st.markdown(t("rope.circles.gap", pairs=d // 2, frames=ch.FRAMES, gap=cs.gap))
 
 # -- 2. the relative identity, in numbers -------------------------------------------------------
-st.subheader(t("rope.identity.subheader"))
+st.header(t("rope.identity.subheader"))
 prose(KEY, "identity")
 with st.expander(t("rope.identity.proof_2d")):
     show_derivation("rope-matrix-2d", key_prefix="rope_proof2d", compact=True)
@@ -177,7 +188,7 @@ with h2:
 st.markdown(t("rope.identity.summary", spread=ids.view.diagonal_spread, shift=int(shift), change=ids.view.max_change))
 
 # -- 3. long-term decay ---------------------------------------------------------------------------
-st.subheader(t("rope.decay.subheader"))
+st.header(t("rope.decay.subheader"))
 prose(KEY, "decay")
 e1, e2 = st.columns(2)
 d_decay = e1.select_slider(
@@ -205,7 +216,7 @@ plot(
 )
 
 # -- 4. the rotation matrix, and its two layouts ---------------------------------------------------
-st.subheader(t("rope.matrix.subheader"))
+st.header(t("rope.matrix.subheader"))
 prose(KEY, "matrix")
 x1, x2 = st.columns(2)
 d_small = x1.select_slider(
@@ -306,7 +317,7 @@ if why.open:
         show_derivation("rope-absorb-basis", key_prefix="rope_why4", compact=True)
         prose(KEY, "why-block-end")
 
-st.subheader(t("rope.layouts.subheader"))
+st.header(t("rope.layouts.subheader"))
 prose(KEY, "layouts")
 st.markdown(
     t(
@@ -319,7 +330,7 @@ st.markdown(
 )
 
 # -- 5. on your sentence ---------------------------------------------------------------------------
-st.subheader(t("rope.sentence.subheader"))
+st.header(t("rope.sentence.subheader"))
 prose(KEY, "sentence")
 s1, s2 = st.columns(2)
 causal = s1.toggle(

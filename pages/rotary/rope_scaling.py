@@ -109,7 +109,7 @@ fs = frequency_section(d, float(base), float(s), L, float(beta_fast), float(beta
 names = {k: ch.label(k, lang) for k in ch.ALL_SCHEMES}
 
 # -- 1. frequencies ---------------------------------------------------------------------------------
-st.subheader(t("rope_scaling.frequencies.subheader"))
+st.header(t("rope_scaling.frequencies.subheader"))
 prose(KEY, "frequencies")
 ask(fs.question)
 f1, f2 = st.columns(2)
@@ -150,7 +150,7 @@ st.caption(fs.caption)
 prose(KEY, "wavelengths")
 
 # -- 2. angles --------------------------------------------------------------------------------------
-st.subheader(t("rope_scaling.angles.subheader"))
+st.header(t("rope_scaling.angles.subheader"))
 prose(KEY, "angles")
 fig = F.lines(
     fs.view.pairs,
@@ -166,7 +166,7 @@ plot(F.mark_lines(fig, y={t("rope_scaling.angles.full_turn"): 2 * math.pi}), "rs
 st.table(list(fs.rows))
 
 # -- 3. logit against distance -------------------------------------------------------------------------
-st.subheader(t("rope_scaling.distance.subheader"))
+st.header(t("rope_scaling.distance.subheader"))
 prose(KEY, "distance")
 lv = logit_vs_distance(d, float(base), float(s), L, float(gamma), float(beta_fast), float(beta_slow))
 fig = F.lines(
@@ -182,7 +182,7 @@ plot(F.mark_lines(fig, x={f"L = {L:,}": L}), "rs_distance")
 st.caption(t("rope_scaling.distance.caption", last=new_len - 1, windows=lv.distances.size))
 
 # -- 4. on your sentence --------------------------------------------------------------------------------
-st.subheader(t("rope_scaling.sentence.subheader"))
+st.header(t("rope_scaling.sentence.subheader"))
 prose(KEY, "sentence")
 tokens = sentence_tokens()
 toks = tokens.tokens
