@@ -21,6 +21,8 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+from ui.presenter import KEYBOARD_JS
+
 ROOT = Path(__file__).resolve().parents[1]
 LATIN_DIR = ROOT / "explain" / "text" / "ko" / "latin"
 KOREAN_SENTENCE = "고양이가 매트 위에 앉았다. 강아지가 통나무 위에 앉았다."
@@ -165,8 +167,9 @@ def visible_strings(at: AppTest) -> list[tuple[str, str]]:
         kind = getattr(node, "type", "")
         proto = getattr(node, "proto", None)
         if kind not in SKIP_TYPES and proto is not None and hasattr(proto, "ListFields"):
-            if kind == "html" and STYLE_ONLY.fullmatch(str(getattr(proto, "body", ""))):
-                pass  # a style sheet (ui.presenter): CSS, never shown as words
+            body = str(getattr(proto, "body", ""))
+            if kind == "html" and (STYLE_ONLY.fullmatch(body) or body == KEYBOARD_JS):
+                pass  # a style sheet or the fixed keyboard script (ui.presenter): never shown as words
             elif kind == "plotly_chart":
                 out.extend((kind, s) for s in _figure_strings(proto.spec))
             else:

@@ -2,7 +2,8 @@
 
 A sidebar toggle, kept in the address as ?present=1. Figures grow in ui.common.plot
 (scale_figure); secondary controls go into a collapsed expander (secondary()). The one st.html call
-sends fixed style sheets (the atlas's own, and the presenter's), never user text.
+sends fixed style sheets (the atlas's own, and the presenter's), never user text; keyboard_script()
+sends one fixed script (plotly's animation buttons by keyboard).
 """
 
 from __future__ import annotations
@@ -48,6 +49,36 @@ ATLAS_CSS = f"""<style>
 </style>"""
 
 
+# Always on: plotly's animation buttons (Play / Pause) are SVG groups that take no focus and no key,
+# so a learner without a mouse could not start or stop an animation. This fixed script (no user text)
+# makes every such button a focusable button named by its own label, and turns Enter or Space on it
+# into the click plotly listens for; a focus ring shows where the keyboard is. It runs once per
+# browser tab and watches the page, since charts are redrawn on every rerun.
+KEYBOARD_JS = """<script>
+(() => {
+  if (window.__peAnimationKeys) return;
+  window.__peAnimationKeys = true;
+  const mark = () => document.querySelectorAll('.js-plotly-plot .updatemenu-button').forEach(b => {
+    if (b.getAttribute('tabindex') === '0') return;
+    b.setAttribute('tabindex', '0');
+    b.setAttribute('role', 'button');
+    b.setAttribute('aria-label', (b.textContent || '').trim());
+    b.addEventListener('keydown', e => {
+      if (e.key !== 'Enter' && e.key !== ' ') return;
+      e.preventDefault();
+      b.dispatchEvent(new MouseEvent('click', {bubbles: true}));
+    });
+  });
+  new MutationObserver(mark).observe(document.body, {subtree: true, childList: true});
+  mark();
+})();
+</script>
+<style>
+.js-plotly-plot .updatemenu-button:focus { outline: none; }
+.js-plotly-plot .updatemenu-button:focus-visible rect { stroke: #1a5fb4 !important; stroke-width: 3px !important; }
+</style>"""
+
+
 def presenter() -> bool:
     """Is presenter mode on (for this learner's session)?"""
     return bool(st.session_state.get(PRESENTER.key, False))
@@ -70,6 +101,12 @@ def presenter_style() -> None:
     """The atlas's style sheet, and the presenter's when presenter mode is on (fixed strings, never
     user text)."""
     st.html(ATLAS_CSS + (PRESENTER_CSS if presenter() else ""))
+
+
+def keyboard_script() -> None:
+    """The script that gives plotly's animation buttons the keyboard (a fixed string, in the
+    sidebar's foot, where its empty element takes no room from a chapter)."""
+    st.sidebar.html(KEYBOARD_JS, unsafe_allow_javascript=True)
 
 
 def scale_figure(fig: go.Figure) -> None:

@@ -193,3 +193,29 @@ def test_rope_animation_steps_with_the_keyboard(reduced):
     )
     state = animation(page)
     assert state["active"] == 2 and not state["running"] and state["queued"] == 0, state
+
+
+def test_rope_animation_plays_and_pauses_with_the_keyboard(reduced):
+    """Plotly's Play and Pause buttons are SVG: the frame's script (ui.presenter.KEYBOARD_JS) makes
+    them focusable buttons. Tab to Play, Enter: the circles turn. Tab on to Pause, Space: they stop
+    and stay on one frame."""
+    page = reduced
+    play, pause = page.locator(".st-key-rope_circles .updatemenu-button").all()[:2]
+    assert play.get_attribute("role") == "button" and play.get_attribute("aria-label"), play.inner_html()
+    tab_to(page, "rope_circles", "g")
+    assert page.evaluate("() => document.activeElement.getAttribute('aria-label')") == play.get_attribute("aria-label")
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        "() => { const s = (" + ANIMATION_JS + ")(); return s && s.active >= 2; }", timeout=TIMEOUT_MS
+    )
+    page.keyboard.press("Tab")
+    assert page.evaluate("() => document.activeElement.getAttribute('aria-label')") == pause.get_attribute("aria-label")
+    page.keyboard.press(" ")
+    page.wait_for_function(
+        "() => { const s = (" + ANIMATION_JS + ")(); return s && !s.running && s.queued === 0; }",
+        timeout=TIMEOUT_MS,
+    )
+    stopped = animation(page)["active"]
+    page.wait_for_timeout(1000)  # 160 ms a frame: a running animation would move about six
+    assert animation(page)["active"] == stopped
+    assert 0 < stopped < animation(page)["frames"] - 1, stopped  # paused midway (40 frames take 6.4 s)
