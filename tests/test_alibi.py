@@ -542,7 +542,8 @@ def test_axis_sign_is_the_encoders_sign():
 def test_page_switches_to_korean_and_keeps_every_control():
     from explain.i18n import t
 
-    at = open_page(PAGE, sentence=SENTENCE)
+    typed = "Seven quick zebras jump over the lazy dogs today"  # not a default: it stays in Korean
+    at = open_page(PAGE, sentence=typed)
     at.slider(key="alibi_heads").set_value(6).run()
     at.toggle(key="alibi_causal").set_value(False).run()
     at.selectbox(key="alibi_head").set_value(5).run()
@@ -550,6 +551,7 @@ def test_page_switches_to_korean_and_keeps_every_control():
     bias_en = _grid_panels(chart(at, "bias_grid"))
     at.button_group(key="lang").set_value("ko").run()
     assert not errors(at)
+    assert at.session_state["sentence"] == typed
     assert at.slider(key="alibi_heads").value == 6 and at.toggle(key="alibi_causal").value is False
     assert at.selectbox(key="alibi_head").value == 5 and at.slider(key="alibi_train_len").value == 64
     assert at.slider(key="alibi_heads").label == t("alibi.heads", "ko") != t("alibi.heads", "en")

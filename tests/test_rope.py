@@ -660,7 +660,8 @@ def test_page_with_300_tokens_korean_emoji_and_a_single_token():
 
 
 def test_page_switches_to_korean_and_keeps_every_control():
-    at = open_page(PAGE)
+    typed = "Seven quick zebras jump over the lazy dogs today"  # not a default: it stays in Korean
+    at = open_page(PAGE, sentence=typed)
     at.selectbox(key="rope_q_word").set_value(3).run()
     at.radio(key="rope_move").set_value("query").run()
     at.select_slider(key="rope_d").set_value(8).run()
@@ -668,6 +669,7 @@ def test_page_switches_to_korean_and_keeps_every_control():
     logits_en = fig_array(chart(at, "rope_identity")["data"][0]["z"])
     at.button_group(key="lang").set_value("ko").run()
     assert not errors(at)
+    assert at.session_state["sentence"] == typed
     assert at.selectbox(key="rope_q_word").value == 3 and at.radio(key="rope_move").value == "query"
     assert at.select_slider(key="rope_d").value == 8 and at.number_input(key="rope_shift").value == -500
     assert np.array_equal(fig_array(chart(at, "rope_identity")["data"][0]["z"]), logits_en)

@@ -137,6 +137,21 @@ def test_korean_page_has_every_glyph(korean_tab, shots, chapter):
     assert not leaving(korean_tab, korean_tab.requests[start:])  # a Korean font is never downloaded
 
 
+def switch_language(page: Page, button, title: str) -> None:
+    """Click a language button, and wait until the page title is in that language and the page is
+    drawn. Twice a loaded machine (load 6-10 on 2 cores) let a click go by without a rerun: one more
+    click, bounded, if the title has not changed after a third of the wait (a click on the chosen
+    language does nothing, so a second click cannot switch back)."""
+    h1 = page.locator("h1").first
+    button.click()
+    try:
+        expect(h1).to_contain_text(title, timeout=TIMEOUT_MS // 3)
+    except AssertionError:
+        button.click()
+        expect(h1).to_contain_text(title, timeout=TIMEOUT_MS)
+    wait_rendered(page, 0)  # the title is drawn by the run; wait until that run has finished drawing
+
+
 def test_switching_language_in_the_sidebar(browser, served):
     context = browser.new_context(viewport={"width": 1280, "height": 1000})
     tab = new_tab(context, served)
@@ -146,14 +161,12 @@ def test_switching_language_in_the_sidebar(browser, served):
         wait_rendered(page)
         expect(page.locator("h1").first).to_contain_text("Shaw relative positions")
         side = page.locator('[data-testid="stSidebar"]')
-        rerun(page, lambda: side.get_by_role("radio", name="한국어").click())
-        expect(page.locator("h1").first).to_contain_text(t("chapters.shaw.title", "ko"))
+        switch_language(page, side.get_by_role("radio", name="한국어"), t("chapters.shaw.title", "ko"))
         assert "lang=ko" in page.url
         box = side.get_by_role("textbox", name=t("common.sidebar.sentence", "ko"))
         assert box.input_value() == "one two three"
         assert side.get_by_role("spinbutton", name=t("common.sidebar.seed", "ko")).input_value() == "5"
-        rerun(page, lambda: side.get_by_role("radio", name="English").click())
-        expect(page.locator("h1").first).to_contain_text("Shaw relative positions")
+        switch_language(page, side.get_by_role("radio", name="English"), "Shaw relative positions")
         assert "lang=ko" not in page.url
         assert side.get_by_role("textbox", name="Sentence").input_value() == "one two three"
         no_exception(page)
