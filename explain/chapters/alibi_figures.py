@@ -9,6 +9,7 @@ import plotly.graph_objects as go
 
 from explain.figures.theme import (
     LINES,
+    SYMBOLS,
     escape,
     make_figure,
 )
@@ -95,7 +96,10 @@ def head_lines(
                 x=x[h],
                 y=ys[h],
                 name=names[h],
-                mode="lines",
+                # A symbol per head, a few per curve: colour is not the only channel (WCAG 1.4.1);
+                # dashes are taken (a dotted companion means a prediction).
+                mode="lines+markers",
+                marker=dict(symbol=SYMBOLS[h % len(SYMBOLS)], size=7, color=colors[h], maxdisplayed=8),
                 legendgroup=str(h),
                 line=dict(color=colors[h], width=2),
                 hovertemplate=f"{x_title}: %{{x}}<br>{y_title}: %{{y:.4g}}<extra>{escape(names[h])}</extra>",

@@ -37,7 +37,8 @@ def labelled_bars(
         type="bar",
         x=[escape(s) for s in labels],
         y=shown,
-        marker_color=colors,
+        # A highlighted bar is also hatched: colour is not the only channel (WCAG 1.4.1).
+        marker=dict(color=colors, pattern=dict(shape=["/" if k in hl else "" for k in range(values.size)])),
         text=list(text) if text is not None else [f"{v:.2g}" for v in values],
         textposition="outside",
         cliponaxis=False,

@@ -61,8 +61,8 @@ def rotation_circles(
     radius = np.where(radius > 0, radius, 1.0)
     q_color, k_color, arc_color = LINES[0], LINES[1], "#555555"
     key_line = (
-        f"<span style='color:{q_color}'>━▶ {escape(q_name)}</span>   "
-        f"<span style='color:{k_color}'>━▶ {escape(k_name)}</span>   "
+        f"<span style='color:{q_color}'>━━▶ {escape(q_name)}</span>   "
+        f"<span style='color:{k_color}'>┅┅▶ {escape(k_name)}</span>   "
     )
 
     def heading(t: int) -> str:  # the fixed title; under it the colour key and what this frame shows
@@ -75,7 +75,7 @@ def rotation_circles(
         # segments joined into one float array, separated by NaN (a gap in the line)
         return np.concatenate([np.append(np.asarray(seg, dtype=float), np.nan) for seg in parts])
 
-    def arrows(xy: np.ndarray, color: str, name: str) -> dict[str, Any]:
+    def arrows(xy: np.ndarray, color: str, name: str, dash: str = "solid") -> dict[str, Any]:
         # (pairs, 2) → one trace of origin→tip segments
         tips = xy / radius[:, None]
         xs = gaps([[cx[p], cx[p] + tips[p, 0]] for p in range(n_pairs)])
@@ -91,7 +91,7 @@ def rotation_circles(
             y=ys,
             mode="lines+markers",
             showlegend=False,
-            line=dict(color=color, width=5),
+            line=dict(color=color, width=5, dash=dash),
             marker=dict(
                 symbol=np.array(["circle", "arrow", "circle"] * n_pairs),
                 size=np.tile([7, 20, 0], n_pairs),
@@ -138,7 +138,8 @@ def rotation_circles(
         return [
             arcs(q_xy[t], k_xy[t]),
             arrows(q_xy[t], q_color, q_name),
-            arrows(k_xy[t], k_color, k_name),
+            # the key's arrow is dotted as well as coloured: colour is not the only channel (WCAG 1.4.1)
+            arrows(k_xy[t], k_color, k_name, dash="dot"),
             texts(cy - 1.36, notes[t], 16, "#222222"),
         ]
 

@@ -12,6 +12,7 @@ from explain.figures.fast import vline, vrect, vrect_note
 from explain.figures.theme import (
     INDEX,
     LINES,
+    SYMBOLS,
     escape,
     make_figure,
 )
@@ -49,6 +50,23 @@ def spline_basis(
                 hovertemplate=f"t: %{{x:.3f}}<br>N{i}(t): %{{y:.4f}}<extra></extra>",
             )
         )
+    # Each basis function named at its peak: neighbours overlap, so colour alone would not say
+    # which bump is which (WCAG 1.4.1).
+    peaks = np.argmax(N, axis=0)  # (basis,)
+    traces.append(
+        dict(
+            type="scatter",
+            x=np.asarray(t)[peaks],
+            y=N[peaks, np.arange(N.shape[1])],
+            mode="text",
+            text=[f"N{i}" for i in range(N.shape[1])],
+            textposition="top center",
+            textfont=dict(size=11, color="#333333"),
+            hoverinfo="skip",
+            showlegend=False,
+            cliponaxis=False,
+        )
+    )
     traces.append(
         dict(
             type="scatter",
@@ -85,7 +103,7 @@ def curve_edit(
     markers: bool = False,
     height: int = 420,
 ) -> go.Figure:
-    """A 2-D curve before (grey) and after (blue) an edit, the stretch that changed drawn thick in
+    """A 2-D curve before (grey, dashed) and after (blue) an edit, the stretch that changed drawn thick in
     orange; optional control polygons before (grey, dashed) and after (numbered), and an optional
     reference curve (black dotted, e.g. the input a model should reproduce). Equal axis scales."""
     if names is None:
@@ -147,7 +165,9 @@ def curve_edit(
             y=before[:, 1],
             mode=mode,
             name=names[0],
-            line=dict(color="rgba(120,120,120,0.8)", width=2),
+            # dashed as well as grey: where the edit changed nothing, "after" hides "before" — and
+            # colour is not the only channel (WCAG 1.4.1)
+            line=dict(color="rgba(120,120,120,0.8)", width=2, dash="dash"),
             marker=dict(size=5),
             customdata=idx,
             hovertemplate="%{customdata}<br>x: %{x:.3f}<br>y: %{y:.3f}<extra></extra>",
@@ -311,7 +331,8 @@ def curves_2d(
                 mode="lines+markers",
                 name=escape(name),
                 line=dict(color=color, width=1.5 if ref else 2, dash="dot" if ref else None),
-                marker=dict(size=sizes, color=color),
+                # A symbol per sequence beside its colour (WCAG 1.4.1); the legend shows it.
+                marker=dict(size=sizes, color=color, symbol=SYMBOLS[k % len(SYMBOLS)]),
                 customdata=np.arange(len(pts)),
                 hovertemplate=(
                     f"{escape(name)}<br>{_t('figures.position')} %{{customdata}}<br>x: %{{x:.3f}}"

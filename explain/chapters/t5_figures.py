@@ -8,6 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from explain.figures.theme import (
+    DASHES,
     LINES,
     escape,
     make_figure,
@@ -36,7 +37,7 @@ def step_lines(
                 name=name,
                 mode="lines+markers",
                 marker=dict(size=4),
-                line=dict(color=LINES[k % len(LINES)], width=2, shape="hvh"),
+                line=dict(color=LINES[k % len(LINES)], width=2, shape="hvh", dash=DASHES[k % len(DASHES)]),
                 hovertemplate=f"{x_title}: %{{x}}<br>{y_title}: %{{y:.4g}}<extra>{escape(name)}</extra>",
             )
         )

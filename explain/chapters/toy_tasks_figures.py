@@ -9,6 +9,7 @@ import plotly.graph_objects as go
 
 from explain.figures.theme import (
     LINES,
+    PATTERNS,
     escape,
     make_figure,
 )
@@ -24,7 +25,7 @@ def grouped_bars(
     counts: Sequence[int] | None = None,
     height: int = 380,
 ) -> go.Figure:
-    """One bar per series in each category (error % per distance bin, one colour per encoding).
+    """One bar per series in each category (error % per distance bin, one colour and fill pattern per encoding).
     NaN values draw no bar. `counts` (one per category) are shown in the hover and under the
     category name, so a bar over 3 examples is not read like one over 3,000."""
     cats = list(categories)
@@ -37,7 +38,8 @@ def grouped_bars(
                 x=list(range(len(cats))),
                 y=np.asarray(ys, dtype=float),
                 name=name,
-                marker_color=LINES[k % len(LINES)],
+                # a fill pattern per encoding beside its colour (WCAG 1.4.1)
+                marker=dict(color=LINES[k % len(LINES)], pattern=dict(shape=PATTERNS[k % len(PATTERNS)])),
                 customdata=[escape(c) for c in cats],
                 hovertemplate=f"{x_title}: %{{customdata}}<br>{y_title}: %{{y:.3g}}<extra>{escape(name)}</extra>",
             )

@@ -14,14 +14,14 @@ import plotly.graph_objects as go
 
 from .fast import hline, hline_note, vline, vline_note, vrect, vrect_note
 from .theme import (
+    DASHES,
     LINES,
+    PATTERNS,
+    SYMBOLS,
     escape,
     make_figure,
     token_axis,
 )
-
-# A line's second channel beside its colour: the n-th series of a chart gets the n-th pattern.
-DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
 
 
 def lines(
@@ -38,19 +38,27 @@ def lines(
     dashed: Sequence[str] = (),
 ) -> go.Figure:
     """One line per named series over a shared x. Colour is not the only channel (WCAG 1.4.1): with
-    several series and no `dashed` of the caller's (there a dash means something), each series also
-    gets its own dash pattern, which the legend shows."""
+    several series and no `dashed` of the caller's, each series also gets its own dash pattern,
+    which the legend shows. Where the caller's dash means something (e.g. "dashed = closed form"),
+    dashes stay theirs and series that share a line style (two undashed, two dashed) get a marker
+    symbol each instead."""
     traces = []
     patterns = len(ys) > 1 and not dashed
+    n_dashed = sum(name in dashed for name in ys)
     for k, (name, y) in enumerate(ys.items()):
         dash = DASHES[k % len(DASHES)] if patterns else ("dash" if name in dashed else None)
+        marker: dict[str, Any] = {}
+        if dashed and (n_dashed if name in dashed else len(ys) - n_dashed) > 1:
+            # a few symbols along the line are enough to tell it apart; one per point would clutter
+            marker = dict(symbol=SYMBOLS[k % len(SYMBOLS)], size=7, maxdisplayed=12)
         traces.append(
             dict(
                 type="scatter",
                 x=np.asarray(x),
                 y=np.asarray(y),
                 name=name,
-                mode="lines+markers" if markers else "lines",
+                mode="lines+markers" if markers or marker else "lines",
+                marker=marker or None,
                 line=dict(color=LINES[k % len(LINES)], width=2, dash=dash),
                 hovertemplate=f"{x_title}: %{{x}}<br>{y_title}: %{{y:.6g}}<extra>{escape(name)}</extra>",
             )
@@ -208,7 +216,8 @@ def token_bars(
     y_title: str,
     height: int = 360,
 ) -> go.Figure:
-    """Grouped bars over tokens (by position), one colour per named series."""
+    """Grouped bars over tokens (by position), one colour and one fill pattern per named series
+    (colour is not the only channel, WCAG 1.4.1; the legend shows both)."""
     names = [f"{i} · {escape(t)}" for i, t in enumerate(labels)]
     traces = []
     for k, (name, values) in enumerate(series.items()):
@@ -218,7 +227,7 @@ def token_bars(
                 x=list(range(len(labels))),
                 y=np.asarray(values, dtype=float),
                 name=name,
-                marker_color=LINES[k % len(LINES)],
+                marker=dict(color=LINES[k % len(LINES)], pattern=dict(shape=PATTERNS[k % len(PATTERNS)])),
                 customdata=names,
                 hovertemplate=f"%{{customdata}}<br>{y_title}: %{{y:.6g}}<extra>{escape(name)}</extra>",
             )

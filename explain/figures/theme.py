@@ -136,3 +136,11 @@ def signed_range(z: np.ndarray, zmax: float | None) -> float:
         return zmax
     finite = np.abs(z[np.isfinite(z)])
     return float(finite.max()) if finite.size and finite.max() > 0 else 1.0
+
+
+# Second channels beside colour (WCAG 1.4.1): the n-th series of a chart gets the n-th dash pattern
+# (lines), marker symbol (where dashes already mean something else, e.g. a dotted prediction) or
+# fill pattern (grouped bars).
+DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
+SYMBOLS = ("circle", "square", "diamond", "triangle-up", "x", "triangle-down", "cross", "star", "pentagon", "hexagon")
+PATTERNS = ("", "/", ".", "x", "\\", "+", "-", "|")
