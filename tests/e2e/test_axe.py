@@ -4,7 +4,8 @@ For every page and language: no critical or serious violation in the app's own m
 out of order, no empty table header; Streamlit's own frame (its sidebar navigation, its header) may
 only break the rules listed in tools/axe_report.STREAMLIT_ONLY, each with its reason. Presenter mode
 is checked on one chapter with captions, a citation and a proof. The first test shows that the
-checks catch a low-contrast caption and a skipped heading level, planted in a real page.
+checks catch a low-contrast caption, a skipped heading level and a faded chart label, planted in a
+real page. Chart words (SVG text, which axe does not check) are measured by chart_text_findings.
 
 Fast on purpose: one server, one browser tab for the whole file; a chapter is reached by clicking its
 link in the sidebar (a rerun, not a page load), and the language changes once, by a link.
@@ -78,6 +79,8 @@ PLANT_JS = """() => {
   h.id = 'planted-h4'; h.textContent = 'a skipped level';
   main.prepend(p);
   main.querySelector('h1').closest('[data-testid="stElementContainer"]').after(h);  // h1 → h4
+  const tick = document.querySelector('.js-plotly-plot svg .xtick text');
+  tick.textContent = 'a faded tick'; tick.style.fill = '#aaaaaa';  // Streamlit's chart theme was 3.8:1
 }"""
 
 
@@ -88,6 +91,7 @@ def test_the_checks_catch_planted_faults(tab):
         found = problems(tab.findings())
         assert any("color-contrast" in f and "faded caption" in f for f in found), found
         assert any("heading-order" in f and "skipped level" in f for f in found), found
+        assert any("chart-text-contrast" in f and "faded tick" in f for f in found), found
     finally:
         tab.where = ("", "")  # the page is spoiled: the next test opens its own
 
