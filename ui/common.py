@@ -29,10 +29,15 @@ def header(chapter_key: str, paper: Paper | None = None, sources: tuple = ()) ->
     if paper is not None:
         st.caption(f"📄 {paper.authors} ({paper.year}). [{paper.title}]({paper.url})")
     if sources and not presenter():  # a secondary panel: not on the projector
-        with st.expander(t("common.page.show_code")):
-            st.caption(t("common.page.show_code_caption"))
-            for obj in sources:
-                st.code(inspect.getsource(obj), language="python")
+        # Lazy, like the Numbers panels: its content runs and is sent only while it is open. An
+        # st.code anywhere on a page makes the browser fetch and parse Streamlit's 1.5 MB syntax
+        # highlighter before the page is drawn, for a panel most learners never open.
+        box = st.expander(t("common.page.show_code"), key="page_code", on_change="rerun")
+        if box.open:
+            with box:
+                st.caption(t("common.page.show_code_caption"))
+                for obj in sources:
+                    st.code(inspect.getsource(obj), language="python")
 
 
 def prose(chapter_key: str, key: str) -> None:
