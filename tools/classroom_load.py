@@ -127,7 +127,7 @@ class Session:
                 status = ForwardMsg.ScriptFinishedStatus.Name(fm.script_finished)
                 if status == "FINISHED_EARLY_FOR_RERUN":
                     continue
-                if status != "FINISHED_SUCCESSFULLY":
+                if status not in ("FINISHED_SUCCESSFULLY", "FINISHED_FRAGMENT_RUN_SUCCESSFULLY"):
                     self.errors.append(f"run ended {status}")
                 return time.perf_counter() - t0
             elif kind == "page_not_found":

@@ -1,0 +1,194 @@
+"""Server time per control, for every control of every chapter: a script, not a test.
+
+    python tools/bench_controls.py [--repeats 3] [--only rope,alibi] [--out bench_results/controls.json]
+
+Starts its own server on 127.0.0.1 (tools/browser.py) and talks to it as a browser does, through
+Streamlit's websocket protocol (tools/classroom_load.Session): it opens each chapter, then moves
+every control the page itself shows (the sidebar's are the frame's: see SKIP) — each slider and
+select-slider to its maximum and back to its minimum, each checkbox and toggle both ways, each
+selectbox and radio to another option, each number input one step, each multiselect to one option,
+each button once (except the toy lab's Train) — and times the rerun that input causes, from sending
+it to the server's "script finished". A control inside an st.fragment reruns only its fragment,
+exactly as in a browser; every other control reruns the page.
+
+Reported per page: its controls, how many live in a fragment, a full rerun with nothing changed,
+and the median and worst control; then the median over all controls of all pages and the worst.
+What it measures is the server's side (script run + sending the deltas over loopback), not the
+browser's drawing: tools/bench.py and the browser benchmark measure that.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from streamlit.proto.WidgetStates_pb2 import WidgetState  # noqa: E402
+
+from tools.browser import start_server, stop_server  # noqa: E402
+from tools.classroom_load import Session, connect  # noqa: E402
+from ui.chapters import CHAPTERS  # noqa: E402
+
+# Not timed here: the toy lab's Train (minutes of training, not an interaction) and the sidebar's
+# controls, which belong to the frame, rerun every page alike, and two of which leave the page (a
+# lesson opens its own chapter, presenter mode relayouts everything); tools/bench.py times a new
+# sentence ("new text") on every page.
+SKIP = ("toy_train_go", "-sentence", "-seed", "-example", "-presenter", "-lesson")
+
+KINDS = ("slider", "checkbox", "selectbox", "radio", "number_input", "multiselect", "button")
+
+
+def settings(kind: str, p: Any) -> list[WidgetState]:
+    """The values one control is moved through (each a different value from the one before)."""
+    wid = p.id
+    out = []
+    if kind == "slider":
+        lo, hi = p.min, p.max
+        if p.type == p.SELECT_SLIDER:  # select-sliders send option indices
+            lo, hi = 0, len(p.options) - 1
+        for v in (hi, lo):
+            s = WidgetState(id=wid)
+            s.double_array_value.data.extend([lo, v] if len(p.default) == 2 else [v])
+            out.append(s)
+    elif kind == "checkbox":
+        out = [WidgetState(id=wid, bool_value=not p.default), WidgetState(id=wid, bool_value=bool(p.default))]
+    elif kind in ("selectbox", "radio") and len(p.options) > 1:
+        idx = int(p.default) if p.HasField("default") else 0
+        other = p.options[(idx + 1) % len(p.options)]
+        out = [WidgetState(id=wid, string_value=other), WidgetState(id=wid, string_value=p.options[idx])]
+    elif kind == "number_input":
+        step = p.step or 1
+        v = p.default if p.HasField("default") else (p.min if p.has_min else 0)
+        nxt = v + step if not p.has_max or v + step <= p.max else v - step
+        out = [WidgetState(id=wid, double_value=nxt), WidgetState(id=wid, double_value=v)]
+    elif kind == "multiselect" and len(p.options):
+        s = WidgetState(id=wid)
+        s.string_array_value.data.append(p.options[0])
+        out = [s]
+    elif kind == "button":
+        out = [WidgetState(id=wid, trigger_value=True)]
+    return out
+
+
+class Bench(Session):
+    def _see(self, el, fragment: str = "") -> None:
+        super()._see(el, fragment)
+        kind = el.WhichOneof("type")
+        if kind in ("radio", "multiselect"):
+            self.elements[getattr(el, kind).id] = (kind, getattr(el, kind))
+            if fragment:
+                self.fragment_of[getattr(el, kind).id] = fragment
+
+
+async def bench_page(s: Bench, ws, path: str, repeats: int) -> dict:
+    page_hash = s.pages.get(path, "")
+    s.widgets = {}
+    await s.run_script(ws, page_hash)
+    full = [await s.run_script(ws) for _ in range(repeats)]
+    controls = [
+        (wid, kind, p) for wid, (kind, p) in s.elements.items() if kind in KINDS and not any(k in wid for k in SKIP)
+    ]
+    times: dict[str, list[float]] = {}
+    in_fragment = 0
+    for wid, kind, p in controls:
+        if wid not in s.elements:  # gone after an earlier control changed the page
+            continue
+        fragment = s.fragment_of.get(wid, "")
+        in_fragment += bool(fragment)
+        name = f"{kind}:{wid.rsplit('-', 1)[-1]}"
+        samples = []
+        for _ in range(repeats):
+            for state in settings(kind, p):
+                s.widgets[wid] = state
+                samples.append(await s.run_script(ws, fragment=fragment))
+                if kind == "button":  # a trigger is sent once, then forgotten, as a browser does
+                    s.widgets.pop(wid, None)
+            if not samples:
+                break
+        if samples:
+            times[name] = samples
+        # back to the page's defaults before the next control, so each is timed on the default page
+        s.widgets = {}
+        await s.run_script(ws)
+    medians = {k: statistics.median(v) for k, v in times.items()}
+    worst = max(medians, key=lambda k: medians[k]) if medians else None
+    return {
+        "controls": len(medians),
+        "in_fragment": in_fragment,
+        "full_rerun_s": statistics.median(full),
+        "median_s": statistics.median(medians.values()) if medians else None,
+        "worst": worst,
+        "worst_s": medians[worst] if worst else None,
+        "per_control_median_s": medians,
+        "errors": list(s.errors),
+    }
+
+
+async def run(url: str, paths: list[str], repeats: int) -> dict:
+    s = Bench(n=0, url=url, timeout=120.0)
+    out = {}
+    async with connect(s) as ws:
+        await s.run_script(ws, "")
+        for path in paths:
+            s.errors = []
+            out[path] = await bench_page(s, ws, path, repeats)
+            r = out[path]
+            print(
+                f"{path:16s} {r['controls']:3d} controls ({r['in_fragment']:2d} in fragments)  full rerun "
+                f"{r['full_rerun_s'] * 1e3:6.0f} ms  control median {(r['median_s'] or 0) * 1e3:6.0f} ms  "
+                f"worst {(r['worst_s'] or 0) * 1e3:6.0f} ms ({r['worst']})"
+                + (f"  ERRORS {r['errors']}" if r["errors"] else ""),
+                flush=True,
+            )
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--only", default="", help="comma-separated chapter keys (default: all)")
+    ap.add_argument("--out", type=Path, default=ROOT / "bench_results" / "controls.json")
+    args = ap.parse_args()
+    paths = [c.key for c in CHAPTERS if not args.only or c.key in args.only.split(",")]
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    load_before = os.getloadavg()
+    proc, url, _ = start_server(args.out.parent / "controls-server.log")
+    try:
+        t0 = time.perf_counter()
+        pages = asyncio.run(run(url, paths, args.repeats))
+    finally:
+        stop_server(proc)
+    every = [v for p in pages.values() for v in p["per_control_median_s"].values()]
+    worst_page = max(pages, key=lambda k: pages[k]["worst_s"] or 0)
+    summary = {
+        "controls": len(every),
+        "median_s": statistics.median(every) if every else None,
+        "worst_s": pages[worst_page]["worst_s"],
+        "worst": f"{worst_page} {pages[worst_page]['worst']}",
+        "errors": sum(len(p["errors"]) for p in pages.values()),
+    }
+    print(
+        f"\nall pages: {summary['controls']} controls, median {summary['median_s'] * 1e3:.0f} ms, worst "
+        f"{summary['worst_s'] * 1e3:.0f} ms ({summary['worst']}), errors {summary['errors']}; "
+        f"load average {load_before[0]:.1f} → {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; "
+        f"{time.perf_counter() - t0:.0f} s"
+    )
+    args.out.write_text(
+        json.dumps(
+            {"summary": summary, "pages": pages, "machine": platform.machine(), "load_before": load_before}, indent=1
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
