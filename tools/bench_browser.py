@@ -1,0 +1,146 @@
+"""What a learner waits for in a real browser, per chapter: a script, not a test.
+
+    python tools/bench_browser.py [--repeats 3] [--only rope,alibi] [--out bench_results/browser.json]
+
+Starts its own server on 127.0.0.1 and Debian's Chromium (headless, no GPU: a laptop without a
+graphics driver is the slow case), and for every chapter of ui.chapters.CHAPTERS measures
+
+  open        clicking the chapter's link in the sidebar → every chart of the page drawn
+  new text    typing a new sentence and pressing Ctrl+Enter → every chart redrawn
+
+"Drawn" is tools/browser.RENDERED_JS (the script finished, nothing stale or loading, every plotly
+chart laid out, and the page unchanged for 300 ms); the time reported ends when the page reached its
+final state, not 300 ms later. Medians over --repeats (each with a different sentence), then the
+median over pages and the worst page. Also the first page's first render in a fresh browser profile
+(a cold server: imports included; then a warm one).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tools.browser import CHROMIUM, CHROMIUM_ARGS, RENDERED_JS, TRACK_RUNS_JS, start_server, stop_server  # noqa: E402
+from ui.chapters import CHAPTERS  # noqa: E402
+
+TIMEOUT_MS = 180_000
+
+
+def settled_after(page, t0: float, done: int) -> float:
+    """Seconds from `t0` (the page's performance.now()) until the page reached the state that
+    RENDERED_JS then saw unchanged for 300 ms."""
+    page.wait_for_function(RENDERED_JS, arg=done, polling=20, timeout=TIMEOUT_MS)
+    return (page.evaluate("() => window.__peStable.t") - t0) / 1000.0
+
+
+def now(page) -> float:
+    return float(page.evaluate("() => performance.now()"))
+
+
+def bench(base: str, chapters: list, repeats: int, browser) -> dict:
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    page.add_init_script(TRACK_RUNS_JS)
+    page.goto(base + "/")
+    page.wait_for_function(RENDERED_JS, arg=1, polling=20, timeout=TIMEOUT_MS)
+    box = page.locator('[data-testid="stSidebar"]').get_by_role("textbox").first
+    out: dict[str, dict] = {}
+    for r in range(repeats):
+        for c in chapters:
+            # open: from whatever page is showing, by its link, as a learner does
+            link = page.locator(f'[data-testid="stSidebarNav"] a[href$="/{c.key}"]').first
+            if c.key == CHAPTERS[0].key:
+                link = page.locator('[data-testid="stSidebarNav"] a').first
+            done = page.evaluate("() => window.__peDone")
+            t0 = now(page)
+            link.click()
+            opened = settled_after(page, t0, done + 1)
+            box.fill(f"Learner {r} reads chapter {c.key} again, word by word, in order number {r}.")
+            done = page.evaluate("() => window.__peDone")
+            t0 = now(page)
+            box.press("Control+Enter")
+            typed = settled_after(page, t0, done + 1)
+            charts = page.locator('[data-testid="stPlotlyChart"]').count()
+            row = out.setdefault(c.key, {"open_s": [], "new_text_s": [], "charts": charts})
+            row["open_s"].append(opened)
+            row["new_text_s"].append(typed)
+            print(f"{c.key:16s} open {opened:5.2f} s  new text {typed:5.2f} s  ({charts} charts)", flush=True)
+    context.close()
+    return out
+
+
+def first_render(base: str, browser) -> list[float]:
+    """The first page in a fresh profile (nothing cached in the browser), twice: the first is the
+    server's first visitor (its imports and caches are cold)."""
+    times = []
+    for _ in range(2):
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        page = context.new_page()
+        page.add_init_script(TRACK_RUNS_JS)
+        t = time.perf_counter()
+        page.goto(base + "/")
+        page.wait_for_function(RENDERED_JS, arg=1, polling=20, timeout=TIMEOUT_MS)
+        times.append(time.perf_counter() - t - 0.3)  # RENDERED_JS waits 300 ms of calm
+        context.close()
+    return times
+
+
+def main() -> None:
+    from playwright.sync_api import sync_playwright
+
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--only", default="", help="comma-separated chapter keys (default: all)")
+    ap.add_argument("--out", type=Path, default=ROOT / "bench_results" / "browser.json")
+    args = ap.parse_args()
+    chapters = [c for c in CHAPTERS if not args.only or c.key in args.only.split(",")]
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    load_before = os.getloadavg()
+    proc, base, health = start_server(args.out.parent / "browser-server.log")
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            cold = first_render(base, browser)
+            print(f"first render after healthy ({health:.1f} s): cold {cold[0]:.2f} s, warm server {cold[1]:.2f} s")
+            pages = bench(base, chapters, args.repeats, browser)
+            browser.close()
+    finally:
+        stop_server(proc)
+    med = {k: {m: statistics.median(v[m]) for m in ("open_s", "new_text_s")} for k, v in pages.items()}
+    summary = {}
+    for m in ("open_s", "new_text_s"):
+        vals = {k: v[m] for k, v in med.items()}
+        worst = max(vals, key=lambda k: vals[k])
+        summary[m] = {"median_over_pages": statistics.median(vals.values()), "worst": vals[worst], "worst_page": worst}
+    print(
+        f"\nopen a chapter: median {summary['open_s']['median_over_pages']:.2f} s, worst "
+        f"{summary['open_s']['worst']:.2f} s ({summary['open_s']['worst_page']}); new sentence: median "
+        f"{summary['new_text_s']['median_over_pages']:.2f} s, worst {summary['new_text_s']['worst']:.2f} s "
+        f"({summary['new_text_s']['worst_page']}); load average {load_before[0]:.1f} → {os.getloadavg()[0]:.1f}"
+    )
+    args.out.write_text(
+        json.dumps(
+            {
+                "summary": summary,
+                "first_render_s": {"cold": cold[0], "warm": cold[1], "health_s": health},
+                "pages": pages,
+                "medians": med,
+                "machine": platform.machine(),
+                "load_before": load_before,
+            },
+            indent=1,
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
