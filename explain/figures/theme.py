@@ -86,7 +86,7 @@ def make_figure(data: Any, title: str, height: int, *, _validate: bool = True, *
     if pio.templates.default != "pe_atlas":
         pio.templates.default = "pe_atlas"
     spec = dict(
-        title=dict(text=title, x=0, xanchor="left", font=dict(size=15)),
+        title=dict(text=title, x=0, xanchor="left", font=dict(size=15, color="#31333f", weight=600)),
         font=FONT,
         height=height,
         margin=dict(l=10, r=10, t=50, b=10),
