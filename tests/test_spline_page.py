@@ -24,7 +24,9 @@ def test_defaults_render_both_parts(at):
     sums = fig_array(fig["data"][-1]["y"])  # Σ N_i, dashed
     t = fig_array(fig["data"][-1]["x"])
     assert np.allclose(sums[(t >= 0) & (t <= 1)], 1.0, atol=1e-6)  # clamped: domain [0, 1]
-    assert len(fig["data"]) == 10 + 1
+    assert len(fig["data"]) == 10 + 1 + 1  # ten basis functions, their names at the peaks, the sum
+    names = next(d for d in fig["data"] if d.get("mode") == "text")
+    assert names["text"] == [f"N{i}" for i in range(10)]
     md = " ".join(m.value for m in at.markdown)
     assert "What we chose" in md and "What is unknown" in md and "What is known" in md
 
