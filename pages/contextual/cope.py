@@ -3,6 +3,10 @@
 A page only shows: widgets → one cached call into explain/chapters/cope.py (or cope_results.py) per
 section → figures → st.*. The numbers, the question and every sentence that states a fact about
 them are computed there.
+
+Longer than 500 lines: twelve sections, seven of them st.fragments (issue 18) whose decorator, docstring
+and call add about 70 lines; the page only shows (its numbers are in explain/chapters/cope*.py), and
+splitting it would scatter one chapter's widgets over several files.
 """
 
 import streamlit as st
@@ -15,7 +19,7 @@ from explain.chapters.common import sign_text
 from ui.cache import cached
 from ui.common import header, inline_tokens, plot, prose, seed, sentence_tokens
 from ui.derivation import show_derivation
-from ui.i18n import current, option_names, t
+from ui.i18n import activate, current, option_names, t
 from ui.question import ask
 from ui.url_state import URL, Param
 
@@ -119,302 +123,375 @@ st.markdown(t("cope.counts.line", counted=cv.n_counted, n=n, what=what))
 if cv.n_counted == 0 and not all_open:
     st.info(t("cope.counts.none_counted"))
 
+
 # ---------------------------------------------------------------------------------- gates
-st.header(t("cope.gates.subheader"))
-prose(KEY, "gates")
-plot(
-    F.token_heatmap(
-        cv.gates,
-        cv.tokens,
-        cv.tokens,
-        t("cope.gates.title", what=what),
-        kind="weights",
-        value_label=t("cope.gates.value"),
-    ),
-    "gates",
-)
-
-# ------------------------------------------------------------------------------ positions
-st.header(t("cope.positions.subheader"))
-prose(KEY, "positions")
-question = positions_question(n, lang)
-if question is not None:
-    ask(question)
-with st.expander(t("cope.positions.proof")):
-    show_derivation("cope-all-gates-open", key_prefix="cope_proof", compact=True)
-plot(
-    F.token_heatmap(
-        cv.positions,
-        cv.tokens,
-        cv.tokens,
-        t("cope.positions.title", top=npos - 1, what=what),
-        kind="index",
-        value_label=count_back,
-        zmin=0.0,
-        zmax=float(npos - 1) if cv.n_clamped else None,
-    ),
-    "positions",
-)
-if all_open:
-    st.success(t("cope.positions.all_open", diff=cv.relative_gap))
-
-# ---------------------------------------------------------------------------------- query
-st.header(t("cope.query.subheader"))
-prose(KEY, "query")
-query = (
-    st.slider(
-        t("cope.query.slider"), 0, n - 1, n - 1, key="cope_query", **URL, help=t("cope.query.slider_help", last=n - 1)
-    )
-    if n > 1
-    else 0
-)
-row = cv.row(query)
-plot(
-    F.bars(
-        row.tokens,
-        row.counts,
-        t("cope.query.title", query=query),
-        x_title=t("cope.query.x_title"),
-        y_title=count_back,
-        highlight=row.highlight,
-    ),
-    "query_bars",
-)
-st.caption(t("cope.query.caption"))
-st.markdown(
-    t(
-        "cope.query.line",
-        token=inline_tokens([cv.tokens[query]]),
-        query=query,
-        first_token=inline_tokens([cv.tokens[0]]),
-        first=row.first,
-        own=row.own,
-    )
-)
-
-# ---------------------------------------------------------------------------------- p_max
-st.header(t("cope.pmax.subheader"))
-prose(KEY, "pmax")
-if cv.n_clamped:
-    st.warning(t("cope.pmax.clamped", largest=cv.unclamped_max, npos=npos, cells=cv.n_clamped, top=npos - 1))
-else:
-    st.info(t("cope.pmax.not_clamped", largest=cv.unclamped_max, top=npos - 1))
-
-# --------------------------------------------------------------------------- interpolation
-st.header(t("cope.interpolation.subheader"))
-prose(KEY, "interpolation")
-if st.session_state.get("cope_key", 0) > query:
-    st.session_state.pop("cope_key")
-key_j = (
-    st.slider(
-        t("cope.interpolation.key"),
-        0,
-        query,
-        0,
-        key="cope_key",
-        **URL,
-        help=t("cope.interpolation.key_help", query=query),
-    )
-    if query > 0
-    else 0
-)
-iv = interpolation_view(text, unit, word, sharpness, all_open, npos, query, key_j, seed())
-fig = F.lines(
-    iv.n_window,
-    {t("cope.interpolation.trace"): iv.z_window},
-    t("cope.interpolation.title", query=query, lo=iv.first, hi=iv.last, key=key_j),
-    x_title=t("cope.interpolation.x_title"),
-    y_title="q_i·e[n]",
-    markers=True,
-)
-F.mark_lines(fig, x={f"p = {iv.p:.3f}": iv.p}, y={t("cope.interpolation.interpolated", value=iv.value): iv.value})
-plot(fig, "interpolation")
-st.markdown(
-    t(
-        "cope.interpolation.line",
-        p=iv.p,
-        lo=iv.lo,
-        hi=iv.hi,
-        w=iv.w,
-        z_hi=iv.z_hi,
-        w_lo=1 - iv.w,
-        z_lo=iv.z_lo,
-        value=iv.value,
-    )
-)
-
-# ------------------------------------------------------------------------------- attention
-st.header(t("cope.attention.subheader"))
-prose(KEY, "attention")
-a1, a2, a3 = st.columns(3)
-target = a1.slider(
-    t("cope.attention.target"),
-    0,
-    ch.MAX_TARGET,
-    1,
-    key="cope_target",
-    **URL,
-    help=t("cope.attention.target_help", max=ch.MAX_TARGET),
-)
-strength = a2.slider(
-    t("cope.attention.strength"),
-    0.0,
-    ch.MAX_PREFERENCE,
-    8.0,
-    0.5,
-    key="cope_strength",
-    **URL,
-    help=t("cope.attention.strength_help", max=ch.MAX_PREFERENCE),
-)
-content_scale = a3.slider(
-    t("cope.attention.content"), 0.0, 2.0, 0.0, 0.1, key="cope_content", **URL, help=t("cope.attention.content_help")
-)
-av = attention_view(text, unit, word, sharpness, all_open, npos, target, strength, content_scale, seed())
-plot(
-    F.token_heatmap(
-        av.weights,
-        av.tokens,
-        av.tokens,
-        t("cope.attention.title", target=target, what=what),
-        kind="weights",
-        value_label=weight,
-    ),
-    "attention",
-)
-
-# ----------------------------------------------------------------------------------- alice
-st.header(t("cope.alice.subheader"))
-prose(KEY, "alice")
-if words:
-    if st.session_state.get("cope_alice_word") not in words:
-        st.session_state.pop("cope_alice_word", None)
-    asked = st.selectbox(
-        t("cope.alice.word"),
-        words,
-        index=ch.default_word(words),
-        key="cope_alice_word",
-        **URL,
-        help=t("cope.alice.word_help"),
-    )
-    alice = alice_view(text, asked)
-    plot(
-        F.bars(
-            alice.tokens,
-            alice.in_last,
-            t("cope.alice.title"),
-            x_title=t("cope.alice.x_title"),
-            y_title=t("cope.alice.y_title"),
-            highlight=alice.hits,
-            height=300,
-        ),
-        "alice",
-    )
-    st.markdown(t("cope.alice.answer", word=inline_tokens([asked]), count=alice.count, total=alice.total))
-else:
-    st.info(t("cope.alice.no_words"))
-
-# ---------------------------------------------------------------------- the seed examples
-st.header(t("cope.seeds.subheader"))
-prose(KEY, "seeds")
-e1, e2, e3, e4 = st.columns([3, 2, 2, 2])
-EXAMPLE = Param.choice("cope_example", tuple(cope_seeds.SEED_EXAMPLES), default="yyyyxyyy")
-example = EXAMPLE.widget(
-    e1.radio,
-    t("cope.seeds.example"),
-    EXAMPLE.options,
-    format_func=option_names(EXAMPLE.options, lambda e: t(f"cope.seeds.example_name.{e}")),
-    help=t("cope.seeds.example_help"),
-)
-gap = e2.slider(
-    t("cope.seeds.gap"),
-    1,
-    cope_seeds.MAX_GAP,
-    cope_seeds.SEED_DEFAULT_GAP[example],
-    key="cope_gap",
-    **URL,
-    help=t("cope.seeds.gap_help", max=cope_seeds.MAX_GAP),
-)
-delta = e3.slider(t("cope.seeds.delta"), 0.0, 10.0, 3.0, 0.5, key="cope_delta", **URL, help=t("cope.seeds.delta_help"))
-slope = e4.slider(t("cope.seeds.slope"), 0.0, 5.0, 1.0, 0.1, key="cope_slope", **URL, help=t("cope.seeds.slope_help"))
-sv = seed_view(example, gap, delta, slope)
-plot(
-    F.token_bars(
-        sv.tokens,
-        {t(f"cope.seeds.ruler.{r}"): sv.weights[r] for r in cope_seeds.RULERS},
-        t("cope.seeds.title", tokens=" ".join(sv.tokens)),
-        x_title=t("cope.seeds.x_title"),
-        y_title=t("cope.seeds.y_title"),
-    ),
-    "seed_example",
-)
-st.markdown(
-    t(
-        "cope.seeds.line",
-        sought=sv.sought,
-        last=sv.last,
-        back=sv.back,
-        counted=sv.counted_back,
-        relative=sv.weight("relative"),
-        cope=sv.weight("cope"),
-    )
-)
-
-# ----------------------------------------------------------------------------------- model
-st.header(t("cope.model.subheader"))
-prose(KEY, "model")
-m1, m2 = st.columns(2)
-head = m1.slider(
-    t("cope.model.head"), 1, ch.N_HEADS, 1, key="cope_head", **URL, help=t("cope.model.head_help", max=ch.N_HEADS)
-)
-VARIANT = Param.choice("cope_variant", ch.VARIANTS, default="paper")
-variant = VARIANT.widget(
-    m2.radio,
-    t("cope.model.variant"),
-    VARIANT.options,
-    horizontal=True,
-    format_func=option_names(VARIANT.options, lambda v: t(f"cope.model.variant_name.{v}")),
-    help=t("cope.model.variant_help"),
-)
-mv = model_view(text, seed(), npos, variant)
-head_gates, head_positions, head_weights = mv.head(head)
-g1, g2 = st.columns(2)
-with g1:
+@st.fragment
+def gates_section() -> None:
+    """Owns only its chart's Numbers panel: reads the counting settings above."""
+    activate()  # a fragment rerun skips app.py, which sets the language of a full run
+    st.header(t("cope.gates.subheader"))
+    prose(KEY, "gates")
     plot(
         F.token_heatmap(
-            head_gates,
-            mv.tokens,
-            mv.tokens,
-            t("cope.model.gates_title", head=head),
+            cv.gates,
+            cv.tokens,
+            cv.tokens,
+            t("cope.gates.title", what=what),
             kind="weights",
             value_label=t("cope.gates.value"),
         ),
-        "model_gates",
+        "gates",
     )
-with g2:
+
+
+gates_section()
+
+
+# ------------------------------------------------------------------------------ positions
+@st.fragment
+def positions_section() -> None:
+    """Owns the question, the proof's numbers and its chart's Numbers panel."""
+    activate()  # a fragment rerun skips app.py, which sets the language of a full run
+    st.header(t("cope.positions.subheader"))
+    prose(KEY, "positions")
+    question = positions_question(n, lang)
+    if question is not None:
+        ask(question)
+    with st.expander(t("cope.positions.proof")):
+        show_derivation("cope-all-gates-open", key_prefix="cope_proof", compact=True)
     plot(
         F.token_heatmap(
-            head_positions,
-            mv.tokens,
-            mv.tokens,
-            t("cope.model.positions_title", head=head),
+            cv.positions,
+            cv.tokens,
+            cv.tokens,
+            t("cope.positions.title", top=npos - 1, what=what),
             kind="index",
             value_label=count_back,
+            zmin=0.0,
+            zmax=float(npos - 1) if cv.n_clamped else None,
         ),
-        "model_positions",
+        "positions",
     )
-plot(
-    F.token_heatmap(
-        head_weights,
-        mv.tokens,
-        mv.tokens,
-        t("cope.model.weights_title", head=head, variant=t(f"cope.model.variant_name.{variant}")),
-        kind="weights",
-        value_label=weight,
-    ),
-    "model_weights",
-)
-st.caption(t("cope.model.caption", sign=sign_text(enc.CoPE.name)))
-st.page_link("pages/labs/toy_tasks.py", label=t("cope.model.lab_link"), icon=":material/model_training:")
+    if all_open:
+        st.success(t("cope.positions.all_open", diff=cv.relative_gap))
+
+
+positions_section()
+
+
+# ---------------------------------------------------------------------------------- query
+@st.fragment
+def query_section() -> None:
+    """Owns the query (read by p_max's and the interpolation's sections too, so they are in here) and the key."""
+    activate()  # a fragment rerun skips app.py, which sets the language of a full run
+    st.header(t("cope.query.subheader"))
+    prose(KEY, "query")
+    query = (
+        st.slider(
+            t("cope.query.slider"),
+            0,
+            n - 1,
+            n - 1,
+            key="cope_query",
+            **URL,
+            help=t("cope.query.slider_help", last=n - 1),
+        )
+        if n > 1
+        else 0
+    )
+    row = cv.row(query)
+    plot(
+        F.bars(
+            row.tokens,
+            row.counts,
+            t("cope.query.title", query=query),
+            x_title=t("cope.query.x_title"),
+            y_title=count_back,
+            highlight=row.highlight,
+        ),
+        "query_bars",
+    )
+    st.caption(t("cope.query.caption"))
+    st.markdown(
+        t(
+            "cope.query.line",
+            token=inline_tokens([cv.tokens[query]]),
+            query=query,
+            first_token=inline_tokens([cv.tokens[0]]),
+            first=row.first,
+            own=row.own,
+        )
+    )
+
+    # ---------------------------------------------------------------------------------- p_max
+    st.header(t("cope.pmax.subheader"))
+    prose(KEY, "pmax")
+    if cv.n_clamped:
+        st.warning(t("cope.pmax.clamped", largest=cv.unclamped_max, npos=npos, cells=cv.n_clamped, top=npos - 1))
+    else:
+        st.info(t("cope.pmax.not_clamped", largest=cv.unclamped_max, top=npos - 1))
+
+    # --------------------------------------------------------------------------- interpolation
+    st.header(t("cope.interpolation.subheader"))
+    prose(KEY, "interpolation")
+    if st.session_state.get("cope_key", 0) > query:
+        st.session_state.pop("cope_key")
+    key_j = (
+        st.slider(
+            t("cope.interpolation.key"),
+            0,
+            query,
+            0,
+            key="cope_key",
+            **URL,
+            help=t("cope.interpolation.key_help", query=query),
+        )
+        if query > 0
+        else 0
+    )
+    iv = interpolation_view(text, unit, word, sharpness, all_open, npos, query, key_j, seed())
+    fig = F.lines(
+        iv.n_window,
+        {t("cope.interpolation.trace"): iv.z_window},
+        t("cope.interpolation.title", query=query, lo=iv.first, hi=iv.last, key=key_j),
+        x_title=t("cope.interpolation.x_title"),
+        y_title="q_i·e[n]",
+        markers=True,
+    )
+    F.mark_lines(fig, x={f"p = {iv.p:.3f}": iv.p}, y={t("cope.interpolation.interpolated", value=iv.value): iv.value})
+    plot(fig, "interpolation")
+    st.markdown(
+        t(
+            "cope.interpolation.line",
+            p=iv.p,
+            lo=iv.lo,
+            hi=iv.hi,
+            w=iv.w,
+            z_hi=iv.z_hi,
+            w_lo=1 - iv.w,
+            z_lo=iv.z_lo,
+            value=iv.value,
+        )
+    )
+
+
+query_section()
+
+
+# ------------------------------------------------------------------------------- attention
+@st.fragment
+def attention_section() -> None:
+    """Owns the target, strength and content scale: they change only this map."""
+    activate()  # a fragment rerun skips app.py, which sets the language of a full run
+    st.header(t("cope.attention.subheader"))
+    prose(KEY, "attention")
+    a1, a2, a3 = st.columns(3)
+    target = a1.slider(
+        t("cope.attention.target"),
+        0,
+        ch.MAX_TARGET,
+        1,
+        key="cope_target",
+        **URL,
+        help=t("cope.attention.target_help", max=ch.MAX_TARGET),
+    )
+    strength = a2.slider(
+        t("cope.attention.strength"),
+        0.0,
+        ch.MAX_PREFERENCE,
+        8.0,
+        0.5,
+        key="cope_strength",
+        **URL,
+        help=t("cope.attention.strength_help", max=ch.MAX_PREFERENCE),
+    )
+    content_scale = a3.slider(
+        t("cope.attention.content"),
+        0.0,
+        2.0,
+        0.0,
+        0.1,
+        key="cope_content",
+        **URL,
+        help=t("cope.attention.content_help"),
+    )
+    av = attention_view(text, unit, word, sharpness, all_open, npos, target, strength, content_scale, seed())
+    plot(
+        F.token_heatmap(
+            av.weights,
+            av.tokens,
+            av.tokens,
+            t("cope.attention.title", target=target, what=what),
+            kind="weights",
+            value_label=weight,
+        ),
+        "attention",
+    )
+
+
+attention_section()
+
+
+# ----------------------------------------------------------------------------------- alice
+@st.fragment
+def alice_section() -> None:
+    """Owns the asked word: it changes only the Alice count."""
+    activate()  # a fragment rerun skips app.py, which sets the language of a full run
+    st.header(t("cope.alice.subheader"))
+    prose(KEY, "alice")
+    if words:
+        if st.session_state.get("cope_alice_word") not in words:
+            st.session_state.pop("cope_alice_word", None)
+        asked = st.selectbox(
+            t("cope.alice.word"),
+            words,
+            index=ch.default_word(words),
+            key="cope_alice_word",
+            **URL,
+            help=t("cope.alice.word_help"),
+        )
+        alice = alice_view(text, asked)
+        plot(
+            F.bars(
+                alice.tokens,
+                alice.in_last,
+                t("cope.alice.title"),
+                x_title=t("cope.alice.x_title"),
+                y_title=t("cope.alice.y_title"),
+                highlight=alice.hits,
+                height=300,
+            ),
+            "alice",
+        )
+        st.markdown(t("cope.alice.answer", word=inline_tokens([asked]), count=alice.count, total=alice.total))
+    else:
+        st.info(t("cope.alice.no_words"))
+
+
+alice_section()
+
+
+# ---------------------------------------------------------------------- the seed examples
+@st.fragment
+def seeds_section() -> None:
+    """Owns the example, gap, delta and slope: they change only the seed example."""
+    activate()  # a fragment rerun skips app.py, which sets the language of a full run
+    st.header(t("cope.seeds.subheader"))
+    prose(KEY, "seeds")
+    e1, e2, e3, e4 = st.columns([3, 2, 2, 2])
+    EXAMPLE = Param.choice("cope_example", tuple(cope_seeds.SEED_EXAMPLES), default="yyyyxyyy")
+    example = EXAMPLE.widget(
+        e1.radio,
+        t("cope.seeds.example"),
+        EXAMPLE.options,
+        format_func=option_names(EXAMPLE.options, lambda e: t(f"cope.seeds.example_name.{e}")),
+        help=t("cope.seeds.example_help"),
+    )
+    gap = e2.slider(
+        t("cope.seeds.gap"),
+        1,
+        cope_seeds.MAX_GAP,
+        cope_seeds.SEED_DEFAULT_GAP[example],
+        key="cope_gap",
+        **URL,
+        help=t("cope.seeds.gap_help", max=cope_seeds.MAX_GAP),
+    )
+    delta = e3.slider(
+        t("cope.seeds.delta"), 0.0, 10.0, 3.0, 0.5, key="cope_delta", **URL, help=t("cope.seeds.delta_help")
+    )
+    slope = e4.slider(
+        t("cope.seeds.slope"), 0.0, 5.0, 1.0, 0.1, key="cope_slope", **URL, help=t("cope.seeds.slope_help")
+    )
+    sv = seed_view(example, gap, delta, slope)
+    plot(
+        F.token_bars(
+            sv.tokens,
+            {t(f"cope.seeds.ruler.{r}"): sv.weights[r] for r in cope_seeds.RULERS},
+            t("cope.seeds.title", tokens=" ".join(sv.tokens)),
+            x_title=t("cope.seeds.x_title"),
+            y_title=t("cope.seeds.y_title"),
+        ),
+        "seed_example",
+    )
+    st.markdown(
+        t(
+            "cope.seeds.line",
+            sought=sv.sought,
+            last=sv.last,
+            back=sv.back,
+            counted=sv.counted_back,
+            relative=sv.weight("relative"),
+            cope=sv.weight("cope"),
+        )
+    )
+
+
+seeds_section()
+
+
+# ----------------------------------------------------------------------------------- model
+@st.fragment
+def model_section() -> None:
+    """Owns the head and the variant: they change only the model's three maps."""
+    activate()  # a fragment rerun skips app.py, which sets the language of a full run
+    st.header(t("cope.model.subheader"))
+    prose(KEY, "model")
+    m1, m2 = st.columns(2)
+    head = m1.slider(
+        t("cope.model.head"), 1, ch.N_HEADS, 1, key="cope_head", **URL, help=t("cope.model.head_help", max=ch.N_HEADS)
+    )
+    VARIANT = Param.choice("cope_variant", ch.VARIANTS, default="paper")
+    variant = VARIANT.widget(
+        m2.radio,
+        t("cope.model.variant"),
+        VARIANT.options,
+        horizontal=True,
+        format_func=option_names(VARIANT.options, lambda v: t(f"cope.model.variant_name.{v}")),
+        help=t("cope.model.variant_help"),
+    )
+    mv = model_view(text, seed(), npos, variant)
+    head_gates, head_positions, head_weights = mv.head(head)
+    g1, g2 = st.columns(2)
+    with g1:
+        plot(
+            F.token_heatmap(
+                head_gates,
+                mv.tokens,
+                mv.tokens,
+                t("cope.model.gates_title", head=head),
+                kind="weights",
+                value_label=t("cope.gates.value"),
+            ),
+            "model_gates",
+        )
+    with g2:
+        plot(
+            F.token_heatmap(
+                head_positions,
+                mv.tokens,
+                mv.tokens,
+                t("cope.model.positions_title", head=head),
+                kind="index",
+                value_label=count_back,
+            ),
+            "model_positions",
+        )
+    plot(
+        F.token_heatmap(
+            head_weights,
+            mv.tokens,
+            mv.tokens,
+            t("cope.model.weights_title", head=head, variant=t(f"cope.model.variant_name.{variant}")),
+            kind="weights",
+            value_label=weight,
+        ),
+        "model_weights",
+    )
+    st.caption(t("cope.model.caption", sign=sign_text(enc.CoPE.name)))
+    st.page_link("pages/labs/toy_tasks.py", label=t("cope.model.lab_link"), icon=":material/model_training:")
+
+
+model_section()
 
 # ------------------------------------------------------------------------ what the paper measured
 st.header(t("cope.results.subheader"))

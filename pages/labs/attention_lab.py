@@ -14,7 +14,7 @@ from explain.chapters import attention_lab_length as length_lab
 from explain.chapters import attention_lab_shift as shift
 from ui.cache import cached
 from ui.common import header, inline_tokens, plot, prose, seed, sentence_tokens
-from ui.i18n import current, option_names, t
+from ui.i18n import activate, current, option_names, t
 from ui.question import ask
 from ui.url_state import URL, Param
 
@@ -85,213 +85,250 @@ dial = c4.slider(
     t("attention_lab.dial"), 0.0, 3.0, 1.0, step=0.25, key="lab_dial", **URL, help=t("attention_lab.dial_help")
 )
 
-SHOWN = Param.choice("lab_show", lab.SHOWN, default="weights")
-shown = SHOWN.widget(
-    st.radio,
-    t("attention_lab.shown"),
-    lab.SHOWN,
-    horizontal=True,
-    format_func=option_names(lab.SHOWN, lambda s: t(f"attention_lab.show.{s}")),
-    help=t("attention_lab.shown_help"),
-)
 
-multi = lab.switchable(methods)
-off: dict[str, tuple[str, ...]] = {}
-with st.expander(t("attention_lab.switches"), expanded=False):
-    prose(KEY, "switches")
-    if not multi:
-        st.caption(t("attention_lab.no_multi"))
-    cols = st.columns(max(1, len(multi)))
-    for col, m in zip(cols, multi, strict=False):
-        col.markdown(f"**{label(m)}**")
-        off[m] = tuple(
-            x
-            for x, role in lab.term_roles(m)
-            if not col.checkbox(
-                t("attention_lab.term_label", term=lab.term_name(x), kind=t(f"attention_lab.term_kind.{role}")),
-                value=True,
-                key=f"lab_term_{m}_{x}",
-            )
-        )
-
-mixed = [short(m) for m in methods if lab.mixed_in_input(m)]
-if mixed:
-    st.caption(
-        t(
-            "attention_lab.mixed_one" if len(mixed) == 1 else "attention_lab.mixed_many",
-            names=t("attention_lab.and").join(mixed),
-        )
+@st.fragment
+def panels_part() -> None:
+    """Owns what is shown and the term switches, read only by the panels (the dial is in the shared row)."""
+    activate()  # a fragment rerun skips app.py, which sets the language of a full run
+    SHOWN = Param.choice("lab_show", lab.SHOWN, default="weights")
+    shown = SHOWN.widget(
+        st.radio,
+        t("attention_lab.shown"),
+        lab.SHOWN,
+        horizontal=True,
+        format_func=option_names(lab.SHOWN, lambda s: t(f"attention_lab.show.{s}")),
+        help=t("attention_lab.shown_help"),
     )
 
-# -- the panels ---------------------------------------------------------------------------------
-ps = panels_section(text, seed(), methods, n_heads, causal, dial, tuple(off.items()), head, shown)
-shown_title = t(f"attention_lab.title_show.{shown}")
-value_label = t("attention_lab.value_weight" if shown == "weights" else "attention_lab.value_logit")
-for row in range(0, len(ps.views), 2):
-    pair = st.columns(2)
-    for col, v in zip(pair, ps.views[row : row + 2], strict=False):
-        with col:
-            if v.z is None:
-                st.markdown(f"**{label(v.method)}**")
-                st.info(t("attention_lab.no_position_term"))
-                continue
-            title = t("attention_lab.panel_title", method=short(v.method), shown=shown_title, who=who(head))
-            # Two panels per row: at most 20 token labels per axis, so rotated labels do not run together.
-            plot(
-                F.lab_map(
-                    v.z,
-                    v.tokens,
-                    title,
-                    kind=v.kind,
-                    value_label=value_label,
-                    zmax=ps.zmax,
-                    height=ps.height,
-                    max_ticks=20,
-                ),
-                f"lab_panel_{v.method}",
+    multi = lab.switchable(methods)
+    off: dict[str, tuple[str, ...]] = {}
+    with st.expander(t("attention_lab.switches"), expanded=False):
+        prose(KEY, "switches")
+        if not multi:
+            st.caption(t("attention_lab.no_multi"))
+        cols = st.columns(max(1, len(multi)))
+        for col, m in zip(cols, multi, strict=False):
+            col.markdown(f"**{label(m)}**")
+            off[m] = tuple(
+                x
+                for x, role in lab.term_roles(m)
+                if not col.checkbox(
+                    t("attention_lab.term_label", term=lab.term_name(x), kind=t(f"attention_lab.term_kind.{role}")),
+                    value=True,
+                    key=f"lab_term_{m}_{x}",
+                )
             )
-            notes = [
-                t("attention_lab.note_last", j=v.top_key, token=inline_tokens([v.tokens[v.top_key]]), w=v.top_weight),
-                t("attention_lab.note_share", share=v.share),
-            ]
-            if v.off:
-                notes.append(t("attention_lab.note_off", terms=", ".join(lab.term_name(x) for x in v.off)))
-            st.caption(" · ".join(notes))
 
-prose(KEY, "dial")
+    mixed = [short(m) for m in methods if lab.mixed_in_input(m)]
+    if mixed:
+        st.caption(
+            t(
+                "attention_lab.mixed_one" if len(mixed) == 1 else "attention_lab.mixed_many",
+                names=t("attention_lab.and").join(mixed),
+            )
+        )
+
+    # -- the panels ---------------------------------------------------------------------------------
+    ps = panels_section(text, seed(), methods, n_heads, causal, dial, tuple(off.items()), head, shown)
+    shown_title = t(f"attention_lab.title_show.{shown}")
+    value_label = t("attention_lab.value_weight" if shown == "weights" else "attention_lab.value_logit")
+    for row in range(0, len(ps.views), 2):
+        pair = st.columns(2)
+        for col, v in zip(pair, ps.views[row : row + 2], strict=False):
+            with col:
+                if v.z is None:
+                    st.markdown(f"**{label(v.method)}**")
+                    st.info(t("attention_lab.no_position_term"))
+                    continue
+                title = t("attention_lab.panel_title", method=short(v.method), shown=shown_title, who=who(head))
+                # Two panels per row: at most 20 token labels per axis, so rotated labels do not run together.
+                plot(
+                    F.lab_map(
+                        v.z,
+                        v.tokens,
+                        title,
+                        kind=v.kind,
+                        value_label=value_label,
+                        zmax=ps.zmax,
+                        height=ps.height,
+                        max_ticks=20,
+                    ),
+                    f"lab_panel_{v.method}",
+                )
+                notes = [
+                    t(
+                        "attention_lab.note_last",
+                        j=v.top_key,
+                        token=inline_tokens([v.tokens[v.top_key]]),
+                        w=v.top_weight,
+                    ),
+                    t("attention_lab.note_share", share=v.share),
+                ]
+                if v.off:
+                    notes.append(t("attention_lab.note_off", terms=", ".join(lab.term_name(x) for x in v.off)))
+                st.caption(" · ".join(notes))
+
+    prose(KEY, "dial")
+
+
+panels_part()
+
 
 # -- shift test ---------------------------------------------------------------------------------
-st.header(t("attention_lab.shift_header"))
-prose(KEY, "shift")
-prefix = st.text_input(
-    t("attention_lab.prefix"),
-    t("attention_lab.prefix_default"),
-    max_chars=lab.MAX_PREFIX_CHARS,
-    key="lab_prefix",
-    **URL,
-    help=t("attention_lab.prefix_help", chars=lab.MAX_PREFIX_CHARS, tokens=lab.MAX_PREFIX_TOKENS),
-)
-sec = shift_section(text, seed(), methods, prefix, n_heads, causal, head, lang)
-if sec is None:
-    st.info(t("attention_lab.no_prefix"))
-else:
-    ask(sec.question)
-    sh = sec.test
-    plot(
-        attention_lab_figures.labelled_bars(
-            [short(m) for m in sh.methods],
-            sh.max_change,
-            t("attention_lab.shift_title", k=len(sh.prefix), who=who(head)),
-            y_title=t("attention_lab.shift_y"),
-            log_y=True,
-            floor=1e-17,
-            highlight=[k for k, c in enumerate(sh.changed) if c],
-        ),
-        "lab_shift",
+@st.fragment
+def shift_part() -> None:
+    """Owns the prefix and the question: they change only the shift test."""
+    activate()  # a fragment rerun skips app.py, which sets the language of a full run
+    st.header(t("attention_lab.shift_header"))
+    prose(KEY, "shift")
+    prefix = st.text_input(
+        t("attention_lab.prefix"),
+        t("attention_lab.prefix_default"),
+        max_chars=lab.MAX_PREFIX_CHARS,
+        key="lab_prefix",
+        **URL,
+        help=t("attention_lab.prefix_help", chars=lab.MAX_PREFIX_CHARS, tokens=lab.MAX_PREFIX_TOKENS),
     )
-    moved = [short(m) for m, c in zip(sh.methods, sh.changed, strict=True) if c]
-    still = [short(m) for m, c in zip(sh.methods, sh.changed, strict=True) if not c]
-    st.markdown(
-        (t("attention_lab.changed", names=", ".join(moved)) if moved else t("attention_lab.changed_none"))
-        + (t("attention_lab.unchanged", threshold=f"{lab.CHANGED:g}", names=", ".join(still)) if still else "")
-    )
+    sec = shift_section(text, seed(), methods, prefix, n_heads, causal, head, lang)
+    if sec is None:
+        st.info(t("attention_lab.no_prefix"))
+    else:
+        ask(sec.question)
+        sh = sec.test
+        plot(
+            attention_lab_figures.labelled_bars(
+                [short(m) for m in sh.methods],
+                sh.max_change,
+                t("attention_lab.shift_title", k=len(sh.prefix), who=who(head)),
+                y_title=t("attention_lab.shift_y"),
+                log_y=True,
+                floor=1e-17,
+                highlight=[k for k, c in enumerate(sh.changed) if c],
+            ),
+            "lab_shift",
+        )
+        moved = [short(m) for m, c in zip(sh.methods, sh.changed, strict=True) if c]
+        still = [short(m) for m, c in zip(sh.methods, sh.changed, strict=True) if not c]
+        st.markdown(
+            (t("attention_lab.changed", names=", ".join(moved)) if moved else t("attention_lab.changed_none"))
+            + (t("attention_lab.unchanged", threshold=f"{lab.CHANGED:g}", names=", ".join(still)) if still else "")
+        )
+
+
+shift_part()
+
 
 # -- dynamic NTK and a KV cache -------------------------------------------------------------------
-st.header(t("attention_lab.kv.header"))
-prose(KEY, "kv-cache")
-kv = kv_cache(text, seed(), n_heads, head)
-recomputed, cached_key, plain = (t(f"attention_lab.kv.{s}") for s in ("recomputed", "cached", "plain"))
-plot(
-    F.mark_lines(
-        F.lines(
-            kv.lengths,
-            {recomputed: kv.recomputed, cached_key: kv.cached, plain: kv.plain},
-            t("attention_lab.kv.title", key=kv.n - 1, who=who(head)),
-            x_title=t("attention_lab.kv.x"),
-            y_title=t("attention_lab.kv.y"),
-            dashed=(plain,),
+@st.fragment
+def kv_section() -> None:
+    """Owns only its chart's Numbers panel: reads the shared encodings, heads and head above."""
+    activate()  # a fragment rerun skips app.py, which sets the language of a full run
+    st.header(t("attention_lab.kv.header"))
+    prose(KEY, "kv-cache")
+    kv = kv_cache(text, seed(), n_heads, head)
+    recomputed, cached_key, plain = (t(f"attention_lab.kv.{s}") for s in ("recomputed", "cached", "plain"))
+    plot(
+        F.mark_lines(
+            F.lines(
+                kv.lengths,
+                {recomputed: kv.recomputed, cached_key: kv.cached, plain: kv.plain},
+                t("attention_lab.kv.title", key=kv.n - 1, who=who(head)),
+                x_title=t("attention_lab.kv.x"),
+                y_title=t("attention_lab.kv.y"),
+                dashed=(plain,),
+            ),
+            x={f"L = {kv.same_up_to}": kv.same_up_to},
         ),
-        x={f"L = {kv.same_up_to}": kv.same_up_to},
-    ),
-    "lab_kv_cache",
-)
-st.markdown(t(f"attention_lab.kv.caption_{kv.situation}", **kv.facts))
+        "lab_kv_cache",
+    )
+    st.markdown(t(f"attention_lab.kv.caption_{kv.situation}", **kv.facts))
+
+
+kv_section()
+
 
 # -- length test --------------------------------------------------------------------------------
-st.header(t("attention_lab.length_header"))
-prose(KEY, "length")
-l1, l2 = st.columns(2)
-train_len = l1.slider(
-    t("attention_lab.train_len"), 4, 256, 32, key="lab_train_len", **URL, help=t("attention_lab.train_len_help")
-)
-length = l2.slider(
-    t("attention_lab.length"),
-    8,
-    length_lab.MAX_LENGTH,
-    128,
-    step=8,
-    key="lab_length",
-    **URL,
-    help=t("attention_lab.length_help", max=length_lab.MAX_LENGTH),
-)
-lt = length_test(text, seed(), methods, train_len, length, n_heads, causal, head)
-last = len(lt.tokens) - 1
-for r in lt.failed:
-    missing = (
-        t("attention_lab.missing_one", position=r.first_missing)
-        if r.first_missing == last
-        else t("attention_lab.missing_many", first=r.first_missing, last=last)
+@st.fragment
+def length_section() -> None:
+    """Owns the training length, the length and the map's encoding: they change only this section."""
+    activate()  # a fragment rerun skips app.py, which sets the language of a full run
+    st.header(t("attention_lab.length_header"))
+    prose(KEY, "length")
+    l1, l2 = st.columns(2)
+    train_len = l1.slider(
+        t("attention_lab.train_len"), 4, 256, 32, key="lab_train_len", **URL, help=t("attention_lab.train_len_help")
     )
-    st.warning(t("attention_lab.no_rows", method=label(r.method), top=train_len - 1, missing=missing))
-if lt.ok:
-    curves = st.container()  # filled below, so that the curves come before the map's selector
-    ok_methods = [r.method for r in lt.ok]
-    pick = st.selectbox(
-        t("attention_lab.pick_long"), ok_methods, key="lab_len_pick", format_func=option_names(ok_methods, label)
+    length = l2.slider(
+        t("attention_lab.length"),
+        8,
+        length_lab.MAX_LENGTH,
+        128,
+        step=8,
+        key="lab_length",
+        **URL,
+        help=t("attention_lab.length_help", max=length_lab.MAX_LENGTH),
     )
-    mark = {f"L = {train_len}": train_len - 0.5}
-    uniform = t("attention_lab.uniform")
-    with curves:
-        left, right = st.columns(2)
-        with left:
-            dist = F.lines(
-                lt.queries,
-                {**{short(r.method): r.distance for r in lt.ok}, uniform: lt.uniform_distance},
-                t("attention_lab.dist_title"),
-                x_title=t("attention_lab.x_query"),
-                y_title=t("attention_lab.dist_y"),
-                dashed=(uniform,),
-            )
-            plot(F.mark_lines(dist, x=mark), "lab_len_distance")
-        with right:
-            ent = F.lines(
-                lt.queries,
-                {**{short(r.method): r.entropy for r in lt.ok}, uniform: lt.uniform_entropy},
-                t("attention_lab.ent_title"),
-                x_title=t("attention_lab.x_query"),
-                y_title=t("attention_lab.ent_y"),
-                dashed=(uniform,),
-            )
-            plot(F.mark_lines(ent, x=mark), "lab_len_entropy")
-    run, top = lt.big_map(pick)
-    big_title = t(
-        "attention_lab.big_title",
-        method=short(run.method),
-        n=len(lt.tokens),
-        train_len=train_len,
-        who=who(head),
-        top=top,
-    )
-    plot(
-        F.lab_map(
-            run.weights,
-            lt.tokens,
-            big_title,
-            kind="weights",
-            value_label=t("attention_lab.value_weight"),
-            zmax=top,
-            height=620,
-        ),
-        "lab_len_map",
-    )
-prose(KEY, "length-read")
+    lt = length_test(text, seed(), methods, train_len, length, n_heads, causal, head)
+    last = len(lt.tokens) - 1
+    for r in lt.failed:
+        missing = (
+            t("attention_lab.missing_one", position=r.first_missing)
+            if r.first_missing == last
+            else t("attention_lab.missing_many", first=r.first_missing, last=last)
+        )
+        st.warning(t("attention_lab.no_rows", method=label(r.method), top=train_len - 1, missing=missing))
+    if lt.ok:
+        curves = st.container()  # filled below, so that the curves come before the map's selector
+        ok_methods = [r.method for r in lt.ok]
+        pick = st.selectbox(
+            t("attention_lab.pick_long"), ok_methods, key="lab_len_pick", format_func=option_names(ok_methods, label)
+        )
+        mark = {f"L = {train_len}": train_len - 0.5}
+        uniform = t("attention_lab.uniform")
+        with curves:
+            left, right = st.columns(2)
+            with left:
+                dist = F.lines(
+                    lt.queries,
+                    {**{short(r.method): r.distance for r in lt.ok}, uniform: lt.uniform_distance},
+                    t("attention_lab.dist_title"),
+                    x_title=t("attention_lab.x_query"),
+                    y_title=t("attention_lab.dist_y"),
+                    dashed=(uniform,),
+                )
+                plot(F.mark_lines(dist, x=mark), "lab_len_distance")
+            with right:
+                ent = F.lines(
+                    lt.queries,
+                    {**{short(r.method): r.entropy for r in lt.ok}, uniform: lt.uniform_entropy},
+                    t("attention_lab.ent_title"),
+                    x_title=t("attention_lab.x_query"),
+                    y_title=t("attention_lab.ent_y"),
+                    dashed=(uniform,),
+                )
+                plot(F.mark_lines(ent, x=mark), "lab_len_entropy")
+        run, top = lt.big_map(pick)
+        big_title = t(
+            "attention_lab.big_title",
+            method=short(run.method),
+            n=len(lt.tokens),
+            train_len=train_len,
+            who=who(head),
+            top=top,
+        )
+        plot(
+            F.lab_map(
+                run.weights,
+                lt.tokens,
+                big_title,
+                kind="weights",
+                value_label=t("attention_lab.value_weight"),
+                zmax=top,
+                height=620,
+            ),
+            "lab_len_map",
+        )
+    prose(KEY, "length-read")
+
+
+length_section()

@@ -13,7 +13,7 @@ from explain.chapters import minilm_figures
 from models import minilm as enc
 from ui.cache import cached, resource
 from ui.common import header, inline_tokens, plot, prose, seed
-from ui.i18n import current, option_names, t
+from ui.i18n import activate, current, option_names, t
 from ui.question import ask
 from ui.url_state import URL, Param
 
@@ -80,147 +80,171 @@ base = run(text)
 heads = position_heads(text)
 plot(grid_figure(text, lang), "minilm_grid")
 
-c1, c2 = st.columns(2)
-first = heads.labels[0] if heads.labels else None  # open on a head with a measured role
-layer = c1.selectbox(
-    t("minilm.layer"),
-    list(range(1, 7)),
-    index=(first.layer - 1) if first else 0,
-    key="minilm_layer",
-    **URL,
-    help=t("minilm.layer_help"),
-)
-head = c2.selectbox(
-    t("minilm.head"),
-    list(range(1, 13)),
-    index=(first.head - 1) if first else 0,
-    key="minilm_head",
-    **URL,
-    help=t("minilm.head_help"),
-)
-role = heads.role(layer, head)
-big_title = t("minilm.big_title", layer=layer, head=head) + (
-    t("minilm.big_role", target=ch.target_text(role.target)) if role else ""
-)
-plot(
-    F.lab_map(
-        base.head_weights(layer, head),
-        base.tokens,
-        big_title,
-        kind="weights",
-        value_label=t("minilm.weight"),
-        height=int(min(680, max(380, 150 + 16 * n))),
-    ),
-    "minilm_big",
-)
-st.caption(
-    t(
-        "minilm.head_caption",
-        values=" · ".join(
-            f"{ch.target_mark(g)} {v:.2f}" for g, v in zip(ch.TARGETS, heads.head_masses(layer, head), strict=True)
-        ),
+
+@st.fragment
+def head_part() -> None:
+    """Owns the layer and head pickers: they change only the big map (the grid above stays)."""
+    activate()  # a fragment rerun skips app.py, which sets the language of a full run
+    c1, c2 = st.columns(2)
+    first = heads.labels[0] if heads.labels else None  # open on a head with a measured role
+    layer = c1.selectbox(
+        t("minilm.layer"),
+        list(range(1, 7)),
+        index=(first.layer - 1) if first else 0,
+        key="minilm_layer",
+        **URL,
+        help=t("minilm.layer_help"),
     )
-)
+    head = c2.selectbox(
+        t("minilm.head"),
+        list(range(1, 13)),
+        index=(first.head - 1) if first else 0,
+        key="minilm_head",
+        **URL,
+        help=t("minilm.head_help"),
+    )
+    role = heads.role(layer, head)
+    big_title = t("minilm.big_title", layer=layer, head=head) + (
+        t("minilm.big_role", target=ch.target_text(role.target)) if role else ""
+    )
+    plot(
+        F.lab_map(
+            base.head_weights(layer, head),
+            base.tokens,
+            big_title,
+            kind="weights",
+            value_label=t("minilm.weight"),
+            height=int(min(680, max(380, 150 + 16 * n))),
+        ),
+        "minilm_big",
+    )
+    st.caption(
+        t(
+            "minilm.head_caption",
+            values=" · ".join(
+                f"{ch.target_mark(g)} {v:.2f}" for g, v in zip(ch.TARGETS, heads.head_masses(layer, head), strict=True)
+            ),
+        )
+    )
+
+
+head_part()
+
 
 # -- position heads ----------------------------------------------------------------------------
-st.header(t("minilm.heads"))
-prose(KEY, "heads")
-SRC = Param.choice("minilm_src", ch.SOURCES, default="reference")
-src = SRC.widget(
-    st.radio,
-    t("minilm.src"),
-    ch.SOURCES,
-    horizontal=True,
-    format_func=option_names(ch.SOURCES, lambda v: t(f"minilm.src_opt.{v}")),
-    help=t("minilm.src_help"),
-)
-plot(
-    minilm_figures.layer_head_maps(
-        heads.panels(src),
-        t("minilm.masses_title", src=t(f"minilm.src_opt.{src}")),
-        panel_titles=[t("minilm.panel_on", target=ch.target_text(g)) for g in ch.TARGETS],
-        value_label=t("minilm.share"),
-        cols=2,
-        panel_height=250,
-    ),
-    "minilm_masses",
-)
-if heads.labels:
-    st.markdown(t("minilm.labelled", threshold=heads.threshold))
-    st.markdown(
-        "\n".join(
-            t(
-                "minilm.labelled_item",
-                layer=h.layer,
-                head=h.head,
-                target=ch.target_text(h.target),
-                mass=h.mass,
-                mass_sentence=h.mass_sentence,
-            )
-            for h in heads.labels
-        )
+@st.fragment
+def heads_section() -> None:
+    """Owns the source of the masses: it changes only this chart."""
+    activate()  # a fragment rerun skips app.py, which sets the language of a full run
+    st.header(t("minilm.heads"))
+    prose(KEY, "heads")
+    SRC = Param.choice("minilm_src", ch.SOURCES, default="reference")
+    src = SRC.widget(
+        st.radio,
+        t("minilm.src"),
+        ch.SOURCES,
+        horizontal=True,
+        format_func=option_names(ch.SOURCES, lambda v: t(f"minilm.src_opt.{v}")),
+        help=t("minilm.src_help"),
     )
-else:
-    st.markdown(t("minilm.no_labels", threshold=heads.threshold))
+    plot(
+        minilm_figures.layer_head_maps(
+            heads.panels(src),
+            t("minilm.masses_title", src=t(f"minilm.src_opt.{src}")),
+            panel_titles=[t("minilm.panel_on", target=ch.target_text(g)) for g in ch.TARGETS],
+            value_label=t("minilm.share"),
+            cols=2,
+            panel_height=250,
+        ),
+        "minilm_masses",
+    )
+    if heads.labels:
+        st.markdown(t("minilm.labelled", threshold=heads.threshold))
+        st.markdown(
+            "\n".join(
+                t(
+                    "minilm.labelled_item",
+                    layer=h.layer,
+                    head=h.head,
+                    target=ch.target_text(h.target),
+                    mass=h.mass,
+                    mass_sentence=h.mass_sentence,
+                )
+                for h in heads.labels
+            )
+        )
+    else:
+        st.markdown(t("minilm.no_labels", threshold=heads.threshold))
+
+
+heads_section()
+
 
 # -- position id experiment ---------------------------------------------------------------------
-st.header(t("minilm.experiment"))
-prose(KEY, "experiment")
-question = ch.shift_question(heads, ch.compare(base, run(text, "shift", ch.question_shift(n), 0)), lang)
-if question is not None:
-    ask(question)
-e1, e2 = st.columns(2)
-MODE = Param.choice("minilm_mode", ch.MODES, default="shift")
-mode = MODE.widget(
-    e1.radio,
-    t("minilm.mode"),
-    ch.MODES,
-    horizontal=True,
-    format_func=option_names(ch.MODES, lambda v: t(f"minilm.mode_opt.{v}")),
-    help=t("minilm.mode_help"),
-)
-max_shift = ch.max_shift(n)
-shift = e2.slider(
-    t("minilm.shift"),
-    0,
-    max_shift,
-    min(ch.QUESTION_SHIFT, max_shift),
-    key="minilm_shift",
-    **URL,
-    disabled=mode != "shift",
-    help=t("minilm.shift_help", max_shift=max_shift, last=enc.MAX_POSITIONS - 1),
-)
-shift = min(int(shift), max_shift)  # a value kept from a shorter sentence (or a URL) may exceed the new bound
-pc = ch.compare(base, run(text, mode, shift, seed()))
-ids, more = pc.ids_preview()
-st.caption(t("minilm.ids_caption", ids=", ".join(str(v) for v in ids) + (" …" if more else "")))
-panel = t("minilm.panel.shift", shift=shift) if mode == "shift" else t(f"minilm.panel.{mode}")
-plot(
-    minilm_figures.layer_head_maps(
-        pc.panels,
-        t("minilm.change_title"),
-        panel_titles=[panel],
-        value_label=t("minilm.moved"),
-        cols=1,
-        panel_height=300,
-    ),
-    "minilm_change",
-)
-(l1, h1, v1), (l2, h2, v2) = pc.most, pc.least
-st.markdown(t("minilm.most_least", l1=l1, h1=h1, v1=v1, l2=l2, h2=h2, v2=v2, hidden=pc.hidden_change))
-if heads.labels:
-    st.markdown(
-        t("minilm.labelled_moves", panel=panel)
-        + "\n"
-        + "\n".join(
-            t(
-                "minilm.labelled_move",
-                layer=h.layer,
-                head=h.head,
-                target=ch.target_text(h.target),
-                moved=pc.moved(h.layer, h.head),
-            )
-            for h in heads.labels
-        )
+@st.fragment
+def experiment_section() -> None:
+    """Owns the question, the mode and the shift: they change only the experiment."""
+    activate()  # a fragment rerun skips app.py, which sets the language of a full run
+    st.header(t("minilm.experiment"))
+    prose(KEY, "experiment")
+    question = ch.shift_question(heads, ch.compare(base, run(text, "shift", ch.question_shift(n), 0)), lang)
+    if question is not None:
+        ask(question)
+    e1, e2 = st.columns(2)
+    MODE = Param.choice("minilm_mode", ch.MODES, default="shift")
+    mode = MODE.widget(
+        e1.radio,
+        t("minilm.mode"),
+        ch.MODES,
+        horizontal=True,
+        format_func=option_names(ch.MODES, lambda v: t(f"minilm.mode_opt.{v}")),
+        help=t("minilm.mode_help"),
     )
-prose(KEY, "experiment-read")
+    max_shift = ch.max_shift(n)
+    shift = e2.slider(
+        t("minilm.shift"),
+        0,
+        max_shift,
+        min(ch.QUESTION_SHIFT, max_shift),
+        key="minilm_shift",
+        **URL,
+        disabled=mode != "shift",
+        help=t("minilm.shift_help", max_shift=max_shift, last=enc.MAX_POSITIONS - 1),
+    )
+    shift = min(int(shift), max_shift)  # a value kept from a shorter sentence (or a URL) may exceed the new bound
+    pc = ch.compare(base, run(text, mode, shift, seed()))
+    ids, more = pc.ids_preview()
+    st.caption(t("minilm.ids_caption", ids=", ".join(str(v) for v in ids) + (" …" if more else "")))
+    panel = t("minilm.panel.shift", shift=shift) if mode == "shift" else t(f"minilm.panel.{mode}")
+    plot(
+        minilm_figures.layer_head_maps(
+            pc.panels,
+            t("minilm.change_title"),
+            panel_titles=[panel],
+            value_label=t("minilm.moved"),
+            cols=1,
+            panel_height=300,
+        ),
+        "minilm_change",
+    )
+    (l1, h1, v1), (l2, h2, v2) = pc.most, pc.least
+    st.markdown(t("minilm.most_least", l1=l1, h1=h1, v1=v1, l2=l2, h2=h2, v2=v2, hidden=pc.hidden_change))
+    if heads.labels:
+        st.markdown(
+            t("minilm.labelled_moves", panel=panel)
+            + "\n"
+            + "\n".join(
+                t(
+                    "minilm.labelled_move",
+                    layer=h.layer,
+                    head=h.head,
+                    target=ch.target_text(h.target),
+                    moved=pc.moved(h.layer, h.head),
+                )
+                for h in heads.labels
+            )
+        )
+    prose(KEY, "experiment-read")
+
+
+experiment_section()

@@ -17,7 +17,7 @@ from ui import panels
 from ui.cache import cached
 from ui.common import header, inline_tokens, plot, prose, seed, sentence_tokens
 from ui.derivation import show_derivation
-from ui.i18n import current, t
+from ui.i18n import activate, current, t
 from ui.presenter import secondary
 from ui.question import ask
 from ui.url_state import URL, Param
@@ -60,29 +60,37 @@ sv = sec.view
 colors = alibi_figures.head_colors(sv.slopes)
 sign = sign_text(enc.Alibi.name)  # "i − j (query − key)" in the learner's language
 
+
 # ------------------------------------------------------------------------------------- slopes
-st.header(t("alibi.slopes.subheader"))
-if sec.question is not None:
-    ask(sec.question)
-prose(KEY, "slopes")
-with secondary(t("alibi.slopes.axis")):
-    log_slopes = st.checkbox(
-        t("alibi.slopes.log"), value=True, key="alibi_log_slopes", **URL, help=t("alibi.slopes.log_help")
+@st.fragment
+def slopes_part() -> None:
+    """Owns the question and the log-axis checkbox: they change only the slopes chart."""
+    activate()  # a fragment rerun skips app.py, which sets the language of a full run
+    st.header(t("alibi.slopes.subheader"))
+    if sec.question is not None:
+        ask(sec.question)
+    prose(KEY, "slopes")
+    with secondary(t("alibi.slopes.axis")):
+        log_slopes = st.checkbox(
+            t("alibi.slopes.log"), value=True, key="alibi_log_slopes", **URL, help=t("alibi.slopes.log_help")
+        )
+    plot(
+        alibi_figures.head_bars(
+            sv.slopes,
+            t("alibi.slopes.title", H=H),
+            y_title=t("alibi.slopes.y_title"),
+            colors=colors,
+            text=list(sv.labels),
+            log_y=log_slopes,
+            hover=list(sec.hover),
+        ),
+        "slopes",
     )
-plot(
-    alibi_figures.head_bars(
-        sv.slopes,
-        t("alibi.slopes.title", H=H),
-        y_title=t("alibi.slopes.y_title"),
-        colors=colors,
-        text=list(sv.labels),
-        log_y=log_slopes,
-        hover=list(sec.hover),
-    ),
-    "slopes",
-)
-if sec.note:
-    st.info(sec.note)
+    if sec.note:
+        st.info(sec.note)
+
+
+slopes_part()
 
 # --------------------------------------------------------------------------------------- bias
 hv = heads_view(text, seed(), H, causal)
@@ -92,239 +100,285 @@ st.header(t("alibi.bias.subheader"))
 prose(KEY, "bias")
 with st.expander(t("alibi.bias.proof")):
     show_derivation("alibi-shift-invariance", key_prefix="alibi_proof", compact=True)
-bias_form = t("alibi.bias.form_causal" if causal else "alibi.bias.form_bidirectional")
-plot(
-    F.token_heatmap_grid(
-        hv.grid(hv.bias),
-        hv.tokens[: ch.GRID],
-        t("alibi.bias.title", form=bias_form, cut=cut),
-        panel_titles=list(sec.head_names),
-        value_label=t("alibi.bias_value"),
-        cols=4,
-        row_title=query_i,
-        col_title=key_j,
-    ),
-    "bias_grid",
-)
+
+
+@st.fragment
+def bias_part() -> None:
+    """Owns only its chart's Numbers panel: reads the heads and the mask above."""
+    activate()  # a fragment rerun skips app.py, which sets the language of a full run
+    bias_form = t("alibi.bias.form_causal" if causal else "alibi.bias.form_bidirectional")
+    plot(
+        F.token_heatmap_grid(
+            hv.grid(hv.bias),
+            hv.tokens[: ch.GRID],
+            t("alibi.bias.title", form=bias_form, cut=cut),
+            panel_titles=list(sec.head_names),
+            value_label=t("alibi.bias_value"),
+            cols=4,
+            row_title=query_i,
+            col_title=key_j,
+        ),
+        "bias_grid",
+    )
+
+
+bias_part()
+
 
 # --------------------------------------------------------------------------------- attention
-st.header(t("alibi.attention.subheader"))
-prose(KEY, "attention")
-HEAD = Param.integer("alibi_head", 1, ch.MAX_HEADS, default=1)
-HEAD.settle(range(1, H + 1))  # fewer heads clamp the chosen one
-head = HEAD.widget(
-    st.selectbox,
-    t("alibi.attention.head"),
-    list(range(1, H + 1)),
-    format_func=lambda h: sec.head_names[h - 1],
-    help=t("alibi.attention.head_help", H=H),
-)
-weight = t("alibi.weight_value")
-panels.pair(
-    hv.pair(head),
-    hv.tokens,
-    t("alibi.attention.pair_title", head=head),
-    [t("alibi.attention.with_alibi", m=sv.labels[head - 1]), t("alibi.attention.without")],
-    weight,
-    "att_pair",
-    weights=True,
-)
-plot(
-    F.token_heatmap_grid(
-        hv.grid(hv.weights),
-        hv.tokens[: ch.GRID],
-        t("alibi.attention.grid_title", cut=cut),
-        panel_titles=list(sec.head_names),
-        kind="weights",
-        value_label=weight,
-        cols=4,
-        row_title=query_i,
-        col_title=key_j,
-    ),
-    "att_grid",
-)
+@st.fragment
+def attention_section() -> None:
+    """Owns the head picker, which the code section below also reads, so both are in here."""
+    activate()  # a fragment rerun skips app.py, which sets the language of a full run
+    st.header(t("alibi.attention.subheader"))
+    prose(KEY, "attention")
+    HEAD = Param.integer("alibi_head", 1, ch.MAX_HEADS, default=1)
+    HEAD.settle(range(1, H + 1))  # fewer heads clamp the chosen one
+    head = HEAD.widget(
+        st.selectbox,
+        t("alibi.attention.head"),
+        list(range(1, H + 1)),
+        format_func=lambda h: sec.head_names[h - 1],
+        help=t("alibi.attention.head_help", H=H),
+    )
+    weight = t("alibi.weight_value")
+    panels.pair(
+        hv.pair(head),
+        hv.tokens,
+        t("alibi.attention.pair_title", head=head),
+        [t("alibi.attention.with_alibi", m=sv.labels[head - 1]), t("alibi.attention.without")],
+        weight,
+        "att_pair",
+        weights=True,
+    )
+    plot(
+        F.token_heatmap_grid(
+            hv.grid(hv.weights),
+            hv.tokens[: ch.GRID],
+            t("alibi.attention.grid_title", cut=cut),
+            panel_titles=list(sec.head_names),
+            kind="weights",
+            value_label=weight,
+            cols=4,
+            row_title=query_i,
+            col_title=key_j,
+        ),
+        "att_grid",
+    )
 
-# ---------------------------------------------------------------------------- +m·j in the code
-st.header(t("alibi.code.subheader"))
-prose(KEY, "code")
-cf = code_form_view(text, seed(), H, head - 1)
-panels.pair(
-    cf.bias_pair,
-    cf.tokens,
-    t("alibi.code.title", head=head, m=sv.labels[head - 1]),
-    [t("alibi.code.paper"), t("alibi.code.code")],
-    t("alibi.bias_value"),
-    "code_bias",
-)
-m1, m2 = st.columns(2)
-m1.metric(t("alibi.code.metric_causal"), f"{cf.diff_causal:.1e}")
-m2.metric(t("alibi.code.metric_bidirectional"), f"{cf.diff_bidirectional:.3f}")
-prose(KEY, "code-unmasked")
-panels.pair(
-    cf.weights_pair_bidirectional,
-    cf.tokens,
-    t("alibi.code.weights_title", head=head),
-    [t("alibi.code.symmetric"), t("alibi.code.code_form")],
-    weight,
-    "code_weights",
-    weights=True,
-)
-st.markdown(t("alibi.code.last_key", head=head, code=cf.last_key_mass_code, symmetric=cf.last_key_mass_symmetric))
+    # ---------------------------------------------------------------------------- +m·j in the code
+    st.header(t("alibi.code.subheader"))
+    prose(KEY, "code")
+    cf = code_form_view(text, seed(), H, head - 1)
+    panels.pair(
+        cf.bias_pair,
+        cf.tokens,
+        t("alibi.code.title", head=head, m=sv.labels[head - 1]),
+        [t("alibi.code.paper"), t("alibi.code.code")],
+        t("alibi.bias_value"),
+        "code_bias",
+    )
+    m1, m2 = st.columns(2)
+    m1.metric(t("alibi.code.metric_causal"), f"{cf.diff_causal:.1e}")
+    m2.metric(t("alibi.code.metric_bidirectional"), f"{cf.diff_bidirectional:.3f}")
+    prose(KEY, "code-unmasked")
+    panels.pair(
+        cf.weights_pair_bidirectional,
+        cf.tokens,
+        t("alibi.code.weights_title", head=head),
+        [t("alibi.code.symmetric"), t("alibi.code.code_form")],
+        weight,
+        "code_weights",
+        weights=True,
+    )
+    st.markdown(t("alibi.code.last_key", head=head, code=cf.last_key_mass_code, symmetric=cf.last_key_mass_symmetric))
+
+
+attention_section()
+
 
 # ------------------------------------------------------------------------ past the training length
-st.header(t("alibi.extrapolation.subheader"))
-prose(KEY, "extrapolation")
-e1, e2 = st.columns(2)
-train_len = e1.slider(
-    t("alibi.extrapolation.train_len"),
-    4,
-    512,
-    32,
-    key="alibi_train_len",
-    **URL,
-    help=t("alibi.extrapolation.train_len_help"),
-)
-test_len = e2.slider(
-    t("alibi.extrapolation.test_len"),
-    8,
-    ch.MAX_TEST_LEN,
-    512,
-    step=8,
-    key="alibi_test_len",
-    **URL,
-    help=t("alibi.extrapolation.test_len_help", max=ch.MAX_TEST_LEN),
-)
-with secondary(t("alibi.extrapolation.axis")):
-    o1, o2 = st.columns(2)
-log_x = o1.checkbox(
-    t("alibi.extrapolation.log_x"), value=True, key="alibi_log_x", **URL, help=t("alibi.extrapolation.log_x_help")
-)
-scaled = o2.checkbox(
-    t("alibi.extrapolation.scaled"), value=False, key="alibi_scaled", **URL, help=t("alibi.extrapolation.scaled_help")
-)
-ex = extrapolation(text, seed(), H, train_len, test_len)
-curves = ex.curves(log_x, scaled)
-L = ex.distances.size
-if test_len < L:
-    st.caption(t("alibi.extrapolation.longer", L=L))
-st.markdown(t("alibi.extrapolation.text", tokens=inline_tokens(ex.tokens[:24]) + (" …" if L > 24 else "")))
-train_mark = {t("alibi.extrapolation.train_mark"): train_len}
-plot(
-    alibi_figures.head_lines(
-        curves.penalty_x,
-        curves.penalty,
-        t("alibi.extrapolation.penalty_title", last=L - 1),
-        names=list(sec.head_names),
-        colors=colors,
-        x_title=t("alibi.extrapolation.distance", sign=sign),
-        y_title=t("alibi.extrapolation.penalty_y"),
-        marks=train_mark,
-    ),
-    "penalty",
-)
-plot(
-    alibi_figures.head_lines(
-        curves.x,
-        curves.within,
-        t("alibi.extrapolation.within_title", L=L),
-        names=list(sec.head_names),
-        colors=colors,
-        dashed_ys=curves.within_bias_only,
-        dashed_suffix=t("alibi.extrapolation.bias_alone"),
-        marks={} if scaled else train_mark,
-        x_title=t("alibi.extrapolation.scaled_x") if scaled else t("alibi.extrapolation.distance_w", sign=sign),
-        y_title=t("alibi.extrapolation.within_y"),
-        log_x=log_x,
-    ),
-    "within",
-)
-st.dataframe(
-    {
-        t("alibi.extrapolation.col_head"): list(range(1, H + 1)),
-        t("alibi.extrapolation.col_slope"): list(sv.labels),
-        t("alibi.extrapolation.col_window"): [round(float(w), 2) for w in sv.windows],
-        t("alibi.extrapolation.col_half"): [int(v) for v in ex.half_distance],
-        t("alibi.extrapolation.col_half_bias"): [int(v) for v in ex.half_distance_bias_only],
-        t("alibi.extrapolation.col_beyond", last=train_len - 1): [f"{v:.1%}" for v in ex.beyond_train],
-    },
-    hide_index=True,
-    key="alibi_windows",
-)
-prose(KEY, "extrapolation-read")
+@st.fragment
+def extrapolation_section() -> None:
+    """Owns the two lengths and the axis checkboxes: they change only this section."""
+    activate()  # a fragment rerun skips app.py, which sets the language of a full run
+    st.header(t("alibi.extrapolation.subheader"))
+    prose(KEY, "extrapolation")
+    e1, e2 = st.columns(2)
+    train_len = e1.slider(
+        t("alibi.extrapolation.train_len"),
+        4,
+        512,
+        32,
+        key="alibi_train_len",
+        **URL,
+        help=t("alibi.extrapolation.train_len_help"),
+    )
+    test_len = e2.slider(
+        t("alibi.extrapolation.test_len"),
+        8,
+        ch.MAX_TEST_LEN,
+        512,
+        step=8,
+        key="alibi_test_len",
+        **URL,
+        help=t("alibi.extrapolation.test_len_help", max=ch.MAX_TEST_LEN),
+    )
+    with secondary(t("alibi.extrapolation.axis")):
+        o1, o2 = st.columns(2)
+    log_x = o1.checkbox(
+        t("alibi.extrapolation.log_x"), value=True, key="alibi_log_x", **URL, help=t("alibi.extrapolation.log_x_help")
+    )
+    scaled = o2.checkbox(
+        t("alibi.extrapolation.scaled"),
+        value=False,
+        key="alibi_scaled",
+        **URL,
+        help=t("alibi.extrapolation.scaled_help"),
+    )
+    ex = extrapolation(text, seed(), H, train_len, test_len)
+    curves = ex.curves(log_x, scaled)
+    L = ex.distances.size
+    if test_len < L:
+        st.caption(t("alibi.extrapolation.longer", L=L))
+    st.markdown(t("alibi.extrapolation.text", tokens=inline_tokens(ex.tokens[:24]) + (" …" if L > 24 else "")))
+    train_mark = {t("alibi.extrapolation.train_mark"): train_len}
+    plot(
+        alibi_figures.head_lines(
+            curves.penalty_x,
+            curves.penalty,
+            t("alibi.extrapolation.penalty_title", last=L - 1),
+            names=list(sec.head_names),
+            colors=colors,
+            x_title=t("alibi.extrapolation.distance", sign=sign),
+            y_title=t("alibi.extrapolation.penalty_y"),
+            marks=train_mark,
+        ),
+        "penalty",
+    )
+    plot(
+        alibi_figures.head_lines(
+            curves.x,
+            curves.within,
+            t("alibi.extrapolation.within_title", L=L),
+            names=list(sec.head_names),
+            colors=colors,
+            dashed_ys=curves.within_bias_only,
+            dashed_suffix=t("alibi.extrapolation.bias_alone"),
+            marks={} if scaled else train_mark,
+            x_title=t("alibi.extrapolation.scaled_x") if scaled else t("alibi.extrapolation.distance_w", sign=sign),
+            y_title=t("alibi.extrapolation.within_y"),
+            log_x=log_x,
+        ),
+        "within",
+    )
+    st.dataframe(
+        {
+            t("alibi.extrapolation.col_head"): list(range(1, H + 1)),
+            t("alibi.extrapolation.col_slope"): list(sv.labels),
+            t("alibi.extrapolation.col_window"): [round(float(w), 2) for w in sv.windows],
+            t("alibi.extrapolation.col_half"): [int(v) for v in ex.half_distance],
+            t("alibi.extrapolation.col_half_bias"): [int(v) for v in ex.half_distance_bias_only],
+            t("alibi.extrapolation.col_beyond", last=train_len - 1): [f"{v:.1%}" for v in ex.beyond_train],
+        },
+        hide_index=True,
+        key="alibi_windows",
+    )
+    prose(KEY, "extrapolation-read")
+
+
+extrapolation_section()
 
 # -------------------------------------------------------------------------------------- NoPE
 st.header(t("alibi.nope.header"))
 prose(KEY, "nope")
-st.subheader(t("alibi.nope.subheader"))
-st.session_state.setdefault("nope_shuffles", 1)
-b1, b2 = st.columns([1, 3])
-if b1.button(t("alibi.nope.shuffle"), key="nope_shuffle", disabled=len(tokens) < 2):
-    st.session_state.nope_shuffles += 1
-ns = nope_symmetry(text, seed(), st.session_state.nope_shuffles)
-shuffled, more = ns.shuffled(40)
-b2.markdown(t("alibi.nope.shuffled", tokens=inline_tokens(shuffled) + (" …" if more else "")))
-n1, n2 = st.columns(2)
-n1.metric(t("alibi.nope.metric_bidirectional"), f"{ns.diff_bidirectional:.1e}")
-n2.metric(t("alibi.nope.metric_causal"), f"{ns.diff_causal:.3f}")
-plot(
-    F.token_bars(
-        ns.tokens,
-        {t("alibi.nope.no_mask"): ns.per_token_bidirectional, t("alibi.nope.causal_mask"): ns.per_token_causal},
-        t("alibi.nope.bars_title"),
-        x_title=t("alibi.nope.bars_x"),
-        y_title=t("alibi.nope.bars_y"),
-    ),
-    "nope_shuffle_bars",
-)
-prose(KEY, "nope-shuffle")
 
-st.subheader(t("alibi.counting.subheader"))
-prose(KEY, "counting")
-count_n = st.slider(
-    t("alibi.counting.length"),
-    2,
-    ch.MAX_COUNT_LEN,
-    32,
-    key="nope_count_n",
-    **URL,
-    help=t("alibi.counting.length_help", max=ch.MAX_COUNT_LEN),
-)
-cv = counting(count_n, seed())
-FORMULA = "1/(i + 1)"  # a formula: the same in every language
-query_position = t("alibi.counting.query_position")
-g1, g2 = st.columns(2)
-with g1:
+
+@st.fragment
+def shuffle_section() -> None:
+    """Owns the Shuffle button: it changes only the shuffled sentence and its bars."""
+    activate()  # a fragment rerun skips app.py, which sets the language of a full run
+    st.subheader(t("alibi.nope.subheader"))
+    st.session_state.setdefault("nope_shuffles", 1)
+    b1, b2 = st.columns([1, 3])
+    if b1.button(t("alibi.nope.shuffle"), key="nope_shuffle", disabled=len(tokens) < 2):
+        st.session_state.nope_shuffles += 1
+    ns = nope_symmetry(text, seed(), st.session_state.nope_shuffles)
+    shuffled, more = ns.shuffled(40)
+    b2.markdown(t("alibi.nope.shuffled", tokens=inline_tokens(shuffled) + (" …" if more else "")))
+    n1, n2 = st.columns(2)
+    n1.metric(t("alibi.nope.metric_bidirectional"), f"{ns.diff_bidirectional:.1e}")
+    n2.metric(t("alibi.nope.metric_causal"), f"{ns.diff_causal:.3f}")
     plot(
-        F.lines(
-            cv.positions,
-            {
-                t("alibi.counting.same_causal"): cv.same_word_causal,
-                t("alibi.counting.same_bidirectional"): cv.same_word_bidirectional,
-                FORMULA: cv.formula,
-            },
-            t("alibi.counting.weights_title"),
-            x_title=query_position,
-            y_title=t("alibi.counting.weight_y"),
-            dashed=(FORMULA,),
+        F.token_bars(
+            ns.tokens,
+            {t("alibi.nope.no_mask"): ns.per_token_bidirectional, t("alibi.nope.causal_mask"): ns.per_token_causal},
+            t("alibi.nope.bars_title"),
+            x_title=t("alibi.nope.bars_x"),
+            y_title=t("alibi.nope.bars_y"),
         ),
-        "count_weights",
+        "nope_shuffle_bars",
     )
-with g2:
-    plot(
-        F.lines(
-            cv.positions,
-            {
-                t("alibi.counting.uniform_causal"): cv.share_uniform_causal,
-                t("alibi.counting.head_causal"): cv.share_head_causal,
-                t("alibi.counting.uniform_bidirectional"): cv.share_uniform_bidirectional,
-                FORMULA: cv.formula,
-            },
-            t("alibi.counting.share_title", bos=ch.BOS),
-            x_title=query_position,
-            y_title=t("alibi.counting.share_y", bos=ch.BOS),
-            dashed=(FORMULA,),
-        ),
-        "count_share",
+    prose(KEY, "nope-shuffle")
+
+
+shuffle_section()
+
+
+@st.fragment
+def counting_section() -> None:
+    """Owns the counting length: it changes only the counting charts."""
+    activate()  # a fragment rerun skips app.py, which sets the language of a full run
+    st.subheader(t("alibi.counting.subheader"))
+    prose(KEY, "counting")
+    count_n = st.slider(
+        t("alibi.counting.length"),
+        2,
+        ch.MAX_COUNT_LEN,
+        32,
+        key="nope_count_n",
+        **URL,
+        help=t("alibi.counting.length_help", max=ch.MAX_COUNT_LEN),
     )
-st.markdown(t("alibi.counting.recovery", last=count_n - 1, error=cv.max_recovery_error, n=count_n))
-prose(KEY, "finding")
+    cv = counting(count_n, seed())
+    FORMULA = "1/(i + 1)"  # a formula: the same in every language
+    query_position = t("alibi.counting.query_position")
+    g1, g2 = st.columns(2)
+    with g1:
+        plot(
+            F.lines(
+                cv.positions,
+                {
+                    t("alibi.counting.same_causal"): cv.same_word_causal,
+                    t("alibi.counting.same_bidirectional"): cv.same_word_bidirectional,
+                    FORMULA: cv.formula,
+                },
+                t("alibi.counting.weights_title"),
+                x_title=query_position,
+                y_title=t("alibi.counting.weight_y"),
+                dashed=(FORMULA,),
+            ),
+            "count_weights",
+        )
+    with g2:
+        plot(
+            F.lines(
+                cv.positions,
+                {
+                    t("alibi.counting.uniform_causal"): cv.share_uniform_causal,
+                    t("alibi.counting.head_causal"): cv.share_head_causal,
+                    t("alibi.counting.uniform_bidirectional"): cv.share_uniform_bidirectional,
+                    FORMULA: cv.formula,
+                },
+                t("alibi.counting.share_title", bos=ch.BOS),
+                x_title=query_position,
+                y_title=t("alibi.counting.share_y", bos=ch.BOS),
+                dashed=(FORMULA,),
+            ),
+            "count_share",
+        )
+    st.markdown(t("alibi.counting.recovery", last=count_n - 1, error=cv.max_recovery_error, n=count_n))
+    prose(KEY, "finding")
+
+
+counting_section()

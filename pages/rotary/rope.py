@@ -13,7 +13,7 @@ from explain.chapters import rope_figures
 from ui.cache import cached
 from ui.common import header, plot, prose, seed, sentence_tokens
 from ui.derivation import show_derivation
-from ui.i18n import current, option_names, t
+from ui.i18n import activate, current, option_names, t
 from ui.presenter import secondary
 from ui.question import ask
 from ui.url_state import URL, Param
@@ -74,66 +74,75 @@ d = w3.select_slider(
 base = w4.select_slider(
     t("rope.circles.base"), list(ch.BASES), value=10_000, key="rope_base", **URL, help=t("rope.circles.base_help")
 )
-p1, p2, p3 = st.columns([2, 2, 3])
-m = p1.slider(
-    t("rope.circles.query_pos"),
-    0,
-    ch.MAX_POS,
-    2,
-    key="rope_m",
-    **URL,
-    help=t("rope.circles.query_pos_help", max_pos=ch.MAX_POS),
-)
-n = p2.slider(
-    t("rope.circles.key_pos"),
-    0,
-    ch.MAX_POS,
-    6,
-    key="rope_n",
-    **URL,
-    help=t("rope.circles.key_pos_help", max_pos=ch.MAX_POS),
-)
-MOVE = Param.choice("rope_move", ("both", "query"), default="both")
-with p3, secondary(t("rope.circles.animation")):
-    move = MOVE.widget(
-        st.radio,
-        t("rope.circles.move"),
-        MOVE.options,
-        horizontal=True,
-        format_func=option_names(MOVE.options, lambda v: t(f"rope.circles.move_{v}")),
-        help=t("rope.circles.move_help", frames=ch.FRAMES),
-    )
-    # The keyboard's way through the animation: plotly's Play button and frame slider are SVG that
-    # Tab never reaches; a slider's thumb takes the arrow keys. Shown paused on that frame.
-    frame = st.slider(
-        t("rope.circles.step_control"),
-        0,
-        ch.FRAMES - 1,
-        0,
-        key="rope_frame",
-        help=t("rope.circles.step_control_help", frames=ch.FRAMES),
-    )
 
-cs = circles_section(toks, seed(), d, float(base), qi, ki, m, n, move, lang)
-plot(
-    rope_figures.rotation_circles(
-        cs.circles.q_xy,
-        cs.circles.k_xy,
-        t("rope.circles.title"),
-        panel_titles=cs.panel_titles,
-        notes=cs.notes,
-        frame_titles=cs.frame_titles,
-        frame_labels=cs.frame_labels,
-        slider_prefix=t("rope.circles.steps_played"),
-        q_name=t("rope.circles.query_name", word=toks[qi]),
-        k_name=t("rope.circles.key_name", word=toks[ki]),
-        cols=4,
-        start=frame,
-    ),
-    "rope_circles",
-)
-st.caption(t("rope.circles.caption"))
-st.markdown(t("rope.circles.gap", pairs=d // 2, frames=ch.FRAMES, gap=cs.gap))
+
+@st.fragment
+def circles_part() -> None:
+    """Owns the positions, what moves and the frame (the words, head size and base are shared)."""
+    activate()  # a fragment rerun skips app.py, which sets the language of a full run
+    p1, p2, p3 = st.columns([2, 2, 3])
+    m = p1.slider(
+        t("rope.circles.query_pos"),
+        0,
+        ch.MAX_POS,
+        2,
+        key="rope_m",
+        **URL,
+        help=t("rope.circles.query_pos_help", max_pos=ch.MAX_POS),
+    )
+    n = p2.slider(
+        t("rope.circles.key_pos"),
+        0,
+        ch.MAX_POS,
+        6,
+        key="rope_n",
+        **URL,
+        help=t("rope.circles.key_pos_help", max_pos=ch.MAX_POS),
+    )
+    MOVE = Param.choice("rope_move", ("both", "query"), default="both")
+    with p3, secondary(t("rope.circles.animation")):
+        move = MOVE.widget(
+            st.radio,
+            t("rope.circles.move"),
+            MOVE.options,
+            horizontal=True,
+            format_func=option_names(MOVE.options, lambda v: t(f"rope.circles.move_{v}")),
+            help=t("rope.circles.move_help", frames=ch.FRAMES),
+        )
+        # The keyboard's way through the animation: plotly's Play button and frame slider are SVG that
+        # Tab never reaches; a slider's thumb takes the arrow keys. Shown paused on that frame.
+        frame = st.slider(
+            t("rope.circles.step_control"),
+            0,
+            ch.FRAMES - 1,
+            0,
+            key="rope_frame",
+            help=t("rope.circles.step_control_help", frames=ch.FRAMES),
+        )
+
+    cs = circles_section(toks, seed(), d, float(base), qi, ki, m, n, move, lang)
+    plot(
+        rope_figures.rotation_circles(
+            cs.circles.q_xy,
+            cs.circles.k_xy,
+            t("rope.circles.title"),
+            panel_titles=cs.panel_titles,
+            notes=cs.notes,
+            frame_titles=cs.frame_titles,
+            frame_labels=cs.frame_labels,
+            slider_prefix=t("rope.circles.steps_played"),
+            q_name=t("rope.circles.query_name", word=toks[qi]),
+            k_name=t("rope.circles.key_name", word=toks[ki]),
+            cols=4,
+            start=frame,
+        ),
+        "rope_circles",
+    )
+    st.caption(t("rope.circles.caption"))
+    st.markdown(t("rope.circles.gap", pairs=d // 2, frames=ch.FRAMES, gap=cs.gap))
+
+
+circles_part()
 
 # -- 2. the relative identity, in numbers -------------------------------------------------------
 st.header(t("rope.identity.subheader"))
@@ -144,232 +153,267 @@ with st.expander(t("rope.identity.proof_d")):
     show_derivation("rope-relative-block", key_prefix="rope_proofd", compact=True)
 with st.expander(t("rope.identity.proof_complex")):
     show_derivation("rope-complex-2d", key_prefix="rope_proofc", compact=True)
-r1, r2 = st.columns(2)
-size = r1.slider(t("rope.identity.size"), 4, 64, 24, key="rope_size", **URL, help=t("rope.identity.size_help"))
-# Integer number inputs are linked by hand: Streamlit's own binding crashes on ?rope_shift=inf.
-shift = Param.integer("rope_shift", -ch.MAX_SHIFT, ch.MAX_SHIFT, default=1000).widget(
-    r2.number_input,
-    t("rope.identity.shift"),
-    -ch.MAX_SHIFT,
-    ch.MAX_SHIFT,
-    1000,
-    step=100,
-    help=t("rope.identity.shift_help"),
-)
-ids = identity_section(toks, seed(), d, float(base), qi, ki, size, int(shift), lang)
-ask(ids.question)
-h1, h2 = st.columns(2)
-with h1:
-    plot(
-        F.matrix_heatmap(
-            ids.view.logits,
-            t("rope.identity.map_title", query=toks[qi], key=toks[ki]),
-            x_title=t("rope.identity.key_position"),
-            y_title=t("rope.identity.query_position"),
-            value_label="q′·k′/√d",
-            height=440,
-        ),
-        "rope_identity",
+
+
+@st.fragment
+def identity_part() -> None:
+    """Owns the size, the shift and the question: they change only this map and its rows."""
+    activate()  # a fragment rerun skips app.py, which sets the language of a full run
+    r1, r2 = st.columns(2)
+    size = r1.slider(t("rope.identity.size"), 4, 64, 24, key="rope_size", **URL, help=t("rope.identity.size_help"))
+    # Integer number inputs are linked by hand: Streamlit's own binding crashes on ?rope_shift=inf.
+    shift = Param.integer("rope_shift", -ch.MAX_SHIFT, ch.MAX_SHIFT, default=1000).widget(
+        r2.number_input,
+        t("rope.identity.shift"),
+        -ch.MAX_SHIFT,
+        ch.MAX_SHIFT,
+        1000,
+        step=100,
+        help=t("rope.identity.shift_help"),
     )
-with h2:
-    plot(
-        F.lines(
-            ids.view.offsets,
-            ids.rows,
-            t("rope.identity.rows_title"),
-            x_title=t("rope.identity.offset_axis"),
-            y_title=t("rope.identity.logit_axis"),
-            markers=True,
-            dashed=ids.dashed,
-            height=400,
-        ),
-        "rope_identity_rows",
+    ids = identity_section(toks, seed(), d, float(base), qi, ki, size, int(shift), lang)
+    ask(ids.question)
+    h1, h2 = st.columns(2)
+    with h1:
+        plot(
+            F.matrix_heatmap(
+                ids.view.logits,
+                t("rope.identity.map_title", query=toks[qi], key=toks[ki]),
+                x_title=t("rope.identity.key_position"),
+                y_title=t("rope.identity.query_position"),
+                value_label="q′·k′/√d",
+                height=440,
+            ),
+            "rope_identity",
+        )
+    with h2:
+        plot(
+            F.lines(
+                ids.view.offsets,
+                ids.rows,
+                t("rope.identity.rows_title"),
+                x_title=t("rope.identity.offset_axis"),
+                y_title=t("rope.identity.logit_axis"),
+                markers=True,
+                dashed=ids.dashed,
+                height=400,
+            ),
+            "rope_identity_rows",
+        )
+    st.markdown(
+        t("rope.identity.summary", spread=ids.view.diagonal_spread, shift=int(shift), change=ids.view.max_change)
     )
-st.markdown(t("rope.identity.summary", spread=ids.view.diagonal_spread, shift=int(shift), change=ids.view.max_change))
+
+
+identity_part()
+
 
 # -- 3. long-term decay ---------------------------------------------------------------------------
-st.header(t("rope.decay.subheader"))
-prose(KEY, "decay")
-e1, e2 = st.columns(2)
-d_decay = e1.select_slider(
-    t("rope.decay.head_size"),
-    [16, 32, 64, 128, 256],
-    value=128,
-    key="rope_decay_d",
-    **URL,
-    help=t("rope.decay.head_size_help"),
-)
-max_dist = e2.slider(
-    t("rope.decay.distance"), 16, 4096, 512, key="rope_decay_dist", **URL, help=t("rope.decay.distance_help")
-)
-dec = decay_curves(d_decay, ch.DECAY_BASES, max_dist)
-plot(
-    F.lines(
-        dec.distances,
-        {t("rope.decay.base_name", base=b): v for b, v in dec.curves.items()},
-        t("rope.decay.title", d=d_decay),
-        x_title=t("rope.decay.x_axis"),
-        y_title=t("rope.decay.y_axis"),
-        height=400,
-    ),
-    "rope_decay",
-)
+@st.fragment
+def decay_section() -> None:
+    """Owns the decay head size and distance: they change only this chart."""
+    activate()  # a fragment rerun skips app.py, which sets the language of a full run
+    st.header(t("rope.decay.subheader"))
+    prose(KEY, "decay")
+    e1, e2 = st.columns(2)
+    d_decay = e1.select_slider(
+        t("rope.decay.head_size"),
+        [16, 32, 64, 128, 256],
+        value=128,
+        key="rope_decay_d",
+        **URL,
+        help=t("rope.decay.head_size_help"),
+    )
+    max_dist = e2.slider(
+        t("rope.decay.distance"), 16, 4096, 512, key="rope_decay_dist", **URL, help=t("rope.decay.distance_help")
+    )
+    dec = decay_curves(d_decay, ch.DECAY_BASES, max_dist)
+    plot(
+        F.lines(
+            dec.distances,
+            {t("rope.decay.base_name", base=b): v for b, v in dec.curves.items()},
+            t("rope.decay.title", d=d_decay),
+            x_title=t("rope.decay.x_axis"),
+            y_title=t("rope.decay.y_axis"),
+            height=400,
+        ),
+        "rope_decay",
+    )
+
+
+decay_section()
+
 
 # -- 4. the rotation matrix, and its two layouts ---------------------------------------------------
-st.header(t("rope.matrix.subheader"))
-prose(KEY, "matrix")
-x1, x2 = st.columns(2)
-d_small = x1.select_slider(
-    t("rope.matrix.head_size"),
-    list(range(2, 17, 2)),
-    value=8,
-    key="rope_matrix_d",
-    **URL,
-    help=t("rope.matrix.head_size_help"),
-)
-m_mat = x2.slider(
-    t("rope.matrix.position"),
-    0,
-    ch.MAX_POS,
-    3,
-    key="rope_matrix_m",
-    **URL,
-    help=t("rope.matrix.position_help", max_pos=ch.MAX_POS),
-)
-lay = layouts(toks, seed(), d_small, float(base), qi, ki, 16, m_mat)
-y1, y2 = st.columns(2)
-with y1:
-    plot(
-        F.matrix_heatmap(
-            lay.R_interleaved,
-            t("rope.matrix.title_interleaved", m=m_mat),
-            x_title=t("rope.matrix.input_channel"),
-            y_title=t("rope.matrix.output_channel"),
-            value_label="R",
-            zmax=1.0,
-            height=420,
-        ),
-        "rope_R_interleaved",
+@st.fragment
+def matrix_section() -> None:
+    """Owns the matrix head size and position and the why-block panel (the layouts summary reads them)."""
+    activate()  # a fragment rerun skips app.py, which sets the language of a full run
+    st.header(t("rope.matrix.subheader"))
+    prose(KEY, "matrix")
+    x1, x2 = st.columns(2)
+    d_small = x1.select_slider(
+        t("rope.matrix.head_size"),
+        list(range(2, 17, 2)),
+        value=8,
+        key="rope_matrix_d",
+        **URL,
+        help=t("rope.matrix.head_size_help"),
     )
-with y2:
-    plot(
-        F.matrix_heatmap(
-            lay.R_half,
-            t("rope.matrix.title_half", m=m_mat),
-            x_title=t("rope.matrix.input_channel"),
-            y_title=t("rope.matrix.output_channel"),
-            value_label="R",
-            zmax=1.0,
-            height=420,
-        ),
-        "rope_R_half",
+    m_mat = x2.slider(
+        t("rope.matrix.position"),
+        0,
+        ch.MAX_POS,
+        3,
+        key="rope_matrix_m",
+        **URL,
+        help=t("rope.matrix.position_help", max_pos=ch.MAX_POS),
     )
-
-# Why block-diagonal? Lazy: the 4×4 exponential takes sympy ~2 s the first time a server proves it,
-# so the panel is drawn only while it is open.
-why = st.expander(t("rope.block.expander"), key="rope_why_block", on_change="rerun", icon=":material/help:")
-if why.open:
-    with why:
-        prose(KEY, "why-block")
-        show_derivation("rope-skew-generator", key_prefix="rope_why1", compact=True)
-        prose(KEY, "why-block-2d")
-        show_derivation("rope-skew-exponential-2d", key_prefix="rope_why2", compact=True)
-        prose(KEY, "why-block-theorem")
-        sk = skew_view(seed())
-        b1, b2 = st.columns(2)
-        with b1:
-            plot(
-                F.matrix_heatmap(
-                    sk.generator,
-                    t("rope.block.generator_title", d=ch.SKEW_D),
-                    x_title=t("rope.matrix.input_channel"),
-                    y_title=t("rope.matrix.output_channel"),
-                    value_label="A",
-                    height=360,
-                ),
-                "rope_skew_generator",
-            )
-        with b2:
-            plot(
-                F.matrix_heatmap(
-                    sk.blocks,
-                    t("rope.block.blocks_title"),
-                    x_title=t("rope.block.basis_axis"),
-                    y_title=t("rope.block.basis_axis"),
-                    value_label="QᵀAQ",
-                    height=360,
-                ),
-                "rope_skew_blocks",
-            )
-        st.markdown(
-            t(
-                "rope.block.numbers",
-                thetas=sk.frequencies_text,
-                off_block=sk.off_block,
-                orthogonality=sk.orthogonality_gap,
-                m=sk.m,
-                exponential=sk.exponential_gap,
-                relative=sk.relative_gap,
-            )
+    lay = layouts(toks, seed(), d_small, float(base), qi, ki, 16, m_mat)
+    y1, y2 = st.columns(2)
+    with y1:
+        plot(
+            F.matrix_heatmap(
+                lay.R_interleaved,
+                t("rope.matrix.title_interleaved", m=m_mat),
+                x_title=t("rope.matrix.input_channel"),
+                y_title=t("rope.matrix.output_channel"),
+                value_label="R",
+                zmax=1.0,
+                height=420,
+            ),
+            "rope_R_interleaved",
         )
-        show_derivation("rope-block-exponential", key_prefix="rope_why3", compact=True)
-        prose(KEY, "why-block-absorb")
-        show_derivation("rope-absorb-basis", key_prefix="rope_why4", compact=True)
-        prose(KEY, "why-block-end")
+    with y2:
+        plot(
+            F.matrix_heatmap(
+                lay.R_half,
+                t("rope.matrix.title_half", m=m_mat),
+                x_title=t("rope.matrix.input_channel"),
+                y_title=t("rope.matrix.output_channel"),
+                value_label="R",
+                zmax=1.0,
+                height=420,
+            ),
+            "rope_R_half",
+        )
 
-st.header(t("rope.layouts.subheader"))
-prose(KEY, "layouts")
-st.markdown(
-    t(
-        "rope.layouts.summary",
-        perm=lay.permutation_text,
-        layout_gap=lay.layout_gap,
-        logit_gap=lay.logit_gap,
-        same_weights_gap=lay.same_weights_gap,
+    # Why block-diagonal? Lazy: the 4×4 exponential takes sympy ~2 s the first time a server proves it,
+    # so the panel is drawn only while it is open.
+    why = st.expander(t("rope.block.expander"), key="rope_why_block", on_change="rerun", icon=":material/help:")
+    if why.open:
+        with why:
+            prose(KEY, "why-block")
+            show_derivation("rope-skew-generator", key_prefix="rope_why1", compact=True)
+            prose(KEY, "why-block-2d")
+            show_derivation("rope-skew-exponential-2d", key_prefix="rope_why2", compact=True)
+            prose(KEY, "why-block-theorem")
+            sk = skew_view(seed())
+            b1, b2 = st.columns(2)
+            with b1:
+                plot(
+                    F.matrix_heatmap(
+                        sk.generator,
+                        t("rope.block.generator_title", d=ch.SKEW_D),
+                        x_title=t("rope.matrix.input_channel"),
+                        y_title=t("rope.matrix.output_channel"),
+                        value_label="A",
+                        height=360,
+                    ),
+                    "rope_skew_generator",
+                )
+            with b2:
+                plot(
+                    F.matrix_heatmap(
+                        sk.blocks,
+                        t("rope.block.blocks_title"),
+                        x_title=t("rope.block.basis_axis"),
+                        y_title=t("rope.block.basis_axis"),
+                        value_label="QᵀAQ",
+                        height=360,
+                    ),
+                    "rope_skew_blocks",
+                )
+            st.markdown(
+                t(
+                    "rope.block.numbers",
+                    thetas=sk.frequencies_text,
+                    off_block=sk.off_block,
+                    orthogonality=sk.orthogonality_gap,
+                    m=sk.m,
+                    exponential=sk.exponential_gap,
+                    relative=sk.relative_gap,
+                )
+            )
+            show_derivation("rope-block-exponential", key_prefix="rope_why3", compact=True)
+            prose(KEY, "why-block-absorb")
+            show_derivation("rope-absorb-basis", key_prefix="rope_why4", compact=True)
+            prose(KEY, "why-block-end")
+
+    st.header(t("rope.layouts.subheader"))
+    prose(KEY, "layouts")
+    st.markdown(
+        t(
+            "rope.layouts.summary",
+            perm=lay.permutation_text,
+            layout_gap=lay.layout_gap,
+            logit_gap=lay.logit_gap,
+            same_weights_gap=lay.same_weights_gap,
+        )
     )
-)
+
+
+matrix_section()
+
 
 # -- 5. on your sentence ---------------------------------------------------------------------------
-st.header(t("rope.sentence.subheader"))
-prose(KEY, "sentence")
-s1, s2 = st.columns(2)
-causal = s1.toggle(
-    t("rope.sentence.causal"), value=False, key="rope_causal", **URL, help=t("rope.sentence.causal_help")
-)
-offset = Param.integer("rope_offset", 0, ch.MAX_OFFSET, default=0).widget(
-    s2.number_input, t("rope.sentence.offset"), 0, ch.MAX_OFFSET, 0, step=10, help=t("rope.sentence.offset_help")
-)
-sv = sentence_view(toks, seed(), causal, int(offset))
-plot(
-    F.token_heatmap_grid(
-        sv.panels,
-        toks,
-        t("rope.sentence.title"),
-        panel_titles=[t("rope.sentence.without"), t("rope.sentence.with_rope", offset=sv.offset)],
-        kind="weights",
-        value_label=t("rope.sentence.weight"),
-        cols=2,
-        panel_height=460,
-    ),
-    "rope_attention",
-)
-if sv.offset:
-    st.markdown(t("rope.sentence.change", offset=sv.offset, change=sv.change))
-else:
-    st.caption(t("rope.sentence.hint"))
-
-prose(KEY, "terms")
-if st.toggle(t("rope.sentence.terms_toggle"), value=True, key="rope_terms", **URL):
+@st.fragment
+def sentence_section() -> None:
+    """Owns the causal toggle, the offset and the terms toggle: they change only this section."""
+    activate()  # a fragment rerun skips app.py, which sets the language of a full run
+    st.header(t("rope.sentence.subheader"))
+    prose(KEY, "sentence")
+    s1, s2 = st.columns(2)
+    causal = s1.toggle(
+        t("rope.sentence.causal"), value=False, key="rope_causal", **URL, help=t("rope.sentence.causal_help")
+    )
+    offset = Param.integer("rope_offset", 0, ch.MAX_OFFSET, default=0).widget(
+        s2.number_input, t("rope.sentence.offset"), 0, ch.MAX_OFFSET, 0, step=10, help=t("rope.sentence.offset_help")
+    )
+    sv = sentence_view(toks, seed(), causal, int(offset))
     plot(
         F.token_heatmap_grid(
-            sv.terms,
+            sv.panels,
             toks,
-            t("rope.sentence.terms_title"),
-            panel_titles=[t("rope.sentence.content"), t("rope.sentence.position"), t("rope.sentence.sum")],
-            kind="signed",
-            value_label=t("rope.sentence.logit"),
-            cols=3,
-            panel_height=380,
+            t("rope.sentence.title"),
+            panel_titles=[t("rope.sentence.without"), t("rope.sentence.with_rope", offset=sv.offset)],
+            kind="weights",
+            value_label=t("rope.sentence.weight"),
+            cols=2,
+            panel_height=460,
         ),
-        "rope_terms_grid",
+        "rope_attention",
     )
+    if sv.offset:
+        st.markdown(t("rope.sentence.change", offset=sv.offset, change=sv.change))
+    else:
+        st.caption(t("rope.sentence.hint"))
+
+    prose(KEY, "terms")
+    if st.toggle(t("rope.sentence.terms_toggle"), value=True, key="rope_terms", **URL):
+        plot(
+            F.token_heatmap_grid(
+                sv.terms,
+                toks,
+                t("rope.sentence.terms_title"),
+                panel_titles=[t("rope.sentence.content"), t("rope.sentence.position"), t("rope.sentence.sum")],
+                kind="signed",
+                value_label=t("rope.sentence.logit"),
+                cols=3,
+                panel_height=380,
+            ),
+            "rope_terms_grid",
+        )
+
+
+sentence_section()

@@ -14,7 +14,7 @@ from explain import figures as F
 from explain.chapters import rope_scaling as ch
 from ui.cache import cached
 from ui.common import header, plot, prose, seed, sentence_tokens
-from ui.i18n import current, t
+from ui.i18n import activate, current, t
 from ui.question import ask
 from ui.url_state import URL
 
@@ -108,78 +108,102 @@ st.markdown(t("rope_scaling.settings.summary", L=L, new_len=new_len, s=s))
 fs = frequency_section(d, float(base), float(s), L, float(beta_fast), float(beta_slow), lang)
 names = {k: ch.label(k, lang) for k in ch.ALL_SCHEMES}
 
+
 # -- 1. frequencies ---------------------------------------------------------------------------------
-st.header(t("rope_scaling.frequencies.subheader"))
-prose(KEY, "frequencies")
-ask(fs.question)
-f1, f2 = st.columns(2)
-with f1:
-    plot(
-        F.lines(
+@st.fragment
+def frequencies_part() -> None:
+    """Owns the question and its charts' Numbers panels: reads the shared settings above."""
+    activate()  # a fragment rerun skips app.py, which sets the language of a full run
+    st.header(t("rope_scaling.frequencies.subheader"))
+    prose(KEY, "frequencies")
+    ask(fs.question)
+    f1, f2 = st.columns(2)
+    with f1:
+        plot(
+            F.lines(
+                fs.view.pairs,
+                fs.ratios,
+                t("rope_scaling.frequencies.ratio_title"),
+                x_title=t("rope_scaling.frequencies.pair_axis"),
+                y_title=t("rope_scaling.frequencies.ratio_axis"),
+                dashed=(fs.ramp_name,),
+                height=400,
+            ),
+            "rs_ratio",
+        )
+    with f2:
+        fig = F.lines(
             fs.view.pairs,
-            fs.ratios,
-            t("rope_scaling.frequencies.ratio_title"),
+            fs.wavelengths,
+            t("rope_scaling.frequencies.wavelength_title"),
             x_title=t("rope_scaling.frequencies.pair_axis"),
-            y_title=t("rope_scaling.frequencies.ratio_axis"),
-            dashed=(fs.ramp_name,),
+            y_title=t("rope_scaling.frequencies.wavelength_axis"),
+            log_y=True,
             height=400,
-        ),
-        "rs_ratio",
-    )
-with f2:
-    fig = F.lines(
-        fs.view.pairs,
-        fs.wavelengths,
-        t("rope_scaling.frequencies.wavelength_title"),
-        x_title=t("rope_scaling.frequencies.pair_axis"),
-        y_title=t("rope_scaling.frequencies.wavelength_axis"),
-        log_y=True,
-        height=400,
-    )
-    plot(
-        F.mark_lines(
-            fig,
-            y={
-                t("rope_scaling.frequencies.trained_length", L=L): L,
-                t("rope_scaling.frequencies.new_length", new_len=new_len): new_len,
-            },
-        ),
-        "rs_wavelength",
-    )
-st.caption(fs.caption)
-prose(KEY, "wavelengths")
+        )
+        plot(
+            F.mark_lines(
+                fig,
+                y={
+                    t("rope_scaling.frequencies.trained_length", L=L): L,
+                    t("rope_scaling.frequencies.new_length", new_len=new_len): new_len,
+                },
+            ),
+            "rs_wavelength",
+        )
+    st.caption(fs.caption)
+    prose(KEY, "wavelengths")
+
+
+frequencies_part()
+
 
 # -- 2. angles --------------------------------------------------------------------------------------
-st.header(t("rope_scaling.angles.subheader"))
-prose(KEY, "angles")
-fig = F.lines(
-    fs.view.pairs,
-    fs.angles,
-    t("rope_scaling.angles.title"),
-    x_title=t("rope_scaling.frequencies.pair_axis"),
-    y_title=t("rope_scaling.angles.y_axis"),
-    log_y=True,
-    dashed=(fs.trained_name,),
-    height=420,
-)
-plot(F.mark_lines(fig, y={t("rope_scaling.angles.full_turn"): 2 * math.pi}), "rs_angles")
-st.table(list(fs.rows))
+@st.fragment
+def angles_section() -> None:
+    """Owns only its chart's Numbers panel: reads the shared settings above."""
+    activate()  # a fragment rerun skips app.py, which sets the language of a full run
+    st.header(t("rope_scaling.angles.subheader"))
+    prose(KEY, "angles")
+    fig = F.lines(
+        fs.view.pairs,
+        fs.angles,
+        t("rope_scaling.angles.title"),
+        x_title=t("rope_scaling.frequencies.pair_axis"),
+        y_title=t("rope_scaling.angles.y_axis"),
+        log_y=True,
+        dashed=(fs.trained_name,),
+        height=420,
+    )
+    plot(F.mark_lines(fig, y={t("rope_scaling.angles.full_turn"): 2 * math.pi}), "rs_angles")
+    st.table(list(fs.rows))
+
+
+angles_section()
+
 
 # -- 3. logit against distance -------------------------------------------------------------------------
-st.header(t("rope_scaling.distance.subheader"))
-prose(KEY, "distance")
-lv = logit_vs_distance(d, float(base), float(s), L, float(gamma), float(beta_fast), float(beta_slow))
-fig = F.lines(
-    lv.distances,
-    {names[k]: v for k, v in lv.curves.items()},
-    t("rope_scaling.distance.title", d=d),
-    x_title=t("rope_scaling.distance.x_axis"),
-    y_title=t("rope_scaling.distance.y_axis"),
-    log_x=True,
-    height=420,
-)
-plot(F.mark_lines(fig, x={f"L = {L:,}": L}), "rs_distance")
-st.caption(t("rope_scaling.distance.caption", last=new_len - 1, windows=lv.distances.size))
+@st.fragment
+def distance_section() -> None:
+    """Owns only its chart's Numbers panel: reads the shared settings above."""
+    activate()  # a fragment rerun skips app.py, which sets the language of a full run
+    st.header(t("rope_scaling.distance.subheader"))
+    prose(KEY, "distance")
+    lv = logit_vs_distance(d, float(base), float(s), L, float(gamma), float(beta_fast), float(beta_slow))
+    fig = F.lines(
+        lv.distances,
+        {names[k]: v for k, v in lv.curves.items()},
+        t("rope_scaling.distance.title", d=d),
+        x_title=t("rope_scaling.distance.x_axis"),
+        y_title=t("rope_scaling.distance.y_axis"),
+        log_x=True,
+        height=420,
+    )
+    plot(F.mark_lines(fig, x={f"L = {L:,}": L}), "rs_distance")
+    st.caption(t("rope_scaling.distance.caption", last=new_len - 1, windows=lv.distances.size))
+
+
+distance_section()
 
 # -- 4. on your sentence --------------------------------------------------------------------------------
 st.header(t("rope_scaling.sentence.subheader"))
@@ -187,59 +211,72 @@ prose(KEY, "sentence")
 tokens = sentence_tokens()
 toks = tokens.tokens
 n = len(toks)
-g1, g2 = st.columns(2)
-L_sent = g1.slider(
-    t("rope_scaling.sentence.length"),
-    2,
-    ch.MAX_SENTENCE_LENGTH,
-    min(8, max(2, n // 2)),
-    key="rs_L_sentence",
-    **URL,
-    help=t("rope_scaling.sentence.length_help"),
-)
-causal = g2.toggle(
-    t("rope_scaling.sentence.causal"), value=True, key="rs_causal", **URL, help=t("rope_scaling.sentence.causal_help")
-)
-run = sentence_attention(toks, seed(), L_sent, causal, float(base), float(gamma))
-if n <= L_sent:
-    st.info(t("rope_scaling.sentence.no_stretch", n=n, L=L_sent))
-st.markdown(t("rope_scaling.sentence.summary", n=n, L=L_sent, s=run.scale))
-plot(
-    F.token_heatmap_grid(
-        run.weights,
-        toks,
-        t("rope_scaling.sentence.grid_title"),
-        panel_titles=[names[k] for k in run.schemes],
-        kind="weights",
-        value_label=t("rope_scaling.sentence.weight"),
-        cols=3,
-        panel_height=360,
-    ),
-    "rs_attention",
-)
-h1, h2 = st.columns([3, 2])
-with h1:
-    x_title = t("rope_scaling.sentence.back_axis" if causal else "rope_scaling.sentence.offset_axis")
-    fig = F.lines(
-        run.offsets,
-        {names[k]: v for k, v in run.by_distance.items()},
-        t("rope_scaling.sentence.by_distance_title"),
-        x_title=x_title,
-        y_title=t("rope_scaling.sentence.by_distance_axis"),
-        height=380,
+
+
+@st.fragment
+def sentence_part() -> None:
+    """Owns the sentence's trained length and the causal toggle: they change only this section."""
+    activate()  # a fragment rerun skips app.py, which sets the language of a full run
+    g1, g2 = st.columns(2)
+    L_sent = g1.slider(
+        t("rope_scaling.sentence.length"),
+        2,
+        ch.MAX_SENTENCE_LENGTH,
+        min(8, max(2, n // 2)),
+        key="rs_L_sentence",
+        **URL,
+        help=t("rope_scaling.sentence.length_help"),
     )
-    mark = run.trained_mark
-    plot(F.mark_lines(fig, x={f"L − 1 = {mark}": mark} if mark is not None else {}), "rs_by_distance")
-with h2:
-    st.table(
-        [
-            {
-                t("rope_scaling.sentence.col_scheme"): names[k],
-                t("rope_scaling.sentence.col_mean"): f"{run.mean_distance[k]:.2f}",
-                t("rope_scaling.sentence.col_beyond", L=L_sent): f"{run.beyond[k]:.3f}",
-            }
-            for k in run.schemes
-        ]
+    causal = g2.toggle(
+        t("rope_scaling.sentence.causal"),
+        value=True,
+        key="rs_causal",
+        **URL,
+        help=t("rope_scaling.sentence.causal_help"),
     )
-with st.expander(t("rope_scaling.sentence.xpos_note")):
-    prose(KEY, "xpos-note")
+    run = sentence_attention(toks, seed(), L_sent, causal, float(base), float(gamma))
+    if n <= L_sent:
+        st.info(t("rope_scaling.sentence.no_stretch", n=n, L=L_sent))
+    st.markdown(t("rope_scaling.sentence.summary", n=n, L=L_sent, s=run.scale))
+    plot(
+        F.token_heatmap_grid(
+            run.weights,
+            toks,
+            t("rope_scaling.sentence.grid_title"),
+            panel_titles=[names[k] for k in run.schemes],
+            kind="weights",
+            value_label=t("rope_scaling.sentence.weight"),
+            cols=3,
+            panel_height=360,
+        ),
+        "rs_attention",
+    )
+    h1, h2 = st.columns([3, 2])
+    with h1:
+        x_title = t("rope_scaling.sentence.back_axis" if causal else "rope_scaling.sentence.offset_axis")
+        fig = F.lines(
+            run.offsets,
+            {names[k]: v for k, v in run.by_distance.items()},
+            t("rope_scaling.sentence.by_distance_title"),
+            x_title=x_title,
+            y_title=t("rope_scaling.sentence.by_distance_axis"),
+            height=380,
+        )
+        mark = run.trained_mark
+        plot(F.mark_lines(fig, x={f"L − 1 = {mark}": mark} if mark is not None else {}), "rs_by_distance")
+    with h2:
+        st.table(
+            [
+                {
+                    t("rope_scaling.sentence.col_scheme"): names[k],
+                    t("rope_scaling.sentence.col_mean"): f"{run.mean_distance[k]:.2f}",
+                    t("rope_scaling.sentence.col_beyond", L=L_sent): f"{run.beyond[k]:.3f}",
+                }
+                for k in run.schemes
+            ]
+        )
+    with st.expander(t("rope_scaling.sentence.xpos_note")):
+        prose(KEY, "xpos-note")
+
+
+sentence_part()
