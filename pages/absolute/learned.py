@@ -15,7 +15,7 @@ from explain.chapters import learned_real as real
 from models import minilm
 from ui.cache import cached
 from ui.common import header, inline_tokens, plot, prose, seed, sentence_tokens
-from ui.i18n import current, t
+from ui.i18n import activate, current, t
 from ui.presenter import secondary
 from ui.question import ask
 from ui.url_state import URL
@@ -47,6 +47,7 @@ norms_section = cached(real.norms_section, max_entries=1)
 
 @st.fragment
 def toy_section() -> None:
+    activate()  # a fragment rerun skips app.py, which sets the language of a full run
     c1, c2, c3 = st.columns([2, 1, 1])
     max_len = c1.slider(
         t("learned.toy.max_len"),
@@ -140,6 +141,7 @@ def toy_section() -> None:
 
 @st.fragment
 def real_part() -> None:
+    activate()  # a fragment rerun skips app.py, which sets the language of a full run
     missing = real_available()
     if missing is not None:  # the model package is an optional dependency
         st.info(t("learned.real.missing_package", error=missing))

@@ -21,7 +21,7 @@ from lab.service import SEED_RANGE, STEP_RANGE, BadSettings, QueueFull
 from lab.train import answer_loss
 from ui.cache import cached, resource
 from ui.common import header, inline_tokens, plot, prose
-from ui.i18n import current, option_names, t
+from ui.i18n import activate, current, option_names, t
 from ui.question import ask
 from ui.url_state import Param
 
@@ -230,6 +230,7 @@ polling = job0 is not None and not job0.finished
 
 @st.fragment(run_every=1.0 if polling else None)
 def live_panel() -> None:
+    activate()  # a fragment rerun (every poll) skips app.py, which sets the language of a full run
     job, ahead = svc.status(st.session_state.get("toy_job", 0))
     if job is None:
         st.caption(
