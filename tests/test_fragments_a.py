@@ -46,6 +46,18 @@ FRAGMENTS: dict[str, dict[str, Frag]] = {
         "layouts_section": Frag(charts=("interleaved", "concatenated", "t2t_frequencies")),
         "sentence_section": Frag(charts=("sentence_pe", "att_nope", "att_sin")),
     },
+    "pages/absolute/trouble.py": {
+        "shift_question_section": Frag(),
+        "shift_views_section": Frag(
+            charts=("shift_pe", "shift_before", "shift_after", "shift_diff", "shift_before_after")
+        ),
+        "length_section": Frag(
+            charts=("length_sin", "length_learned", "length_angles", "length_gap", "length_nearest"),
+            keys=("trouble_l_train", "trouble_l_test"),
+        ),
+        # and the three Toeplitz maps, keyed by the chapter (T.map_charts)
+        "terms_section": Frag(charts=("four_terms", "tupe_terms", "toeplitz_spread")),
+    },
 }
 
 # Moves per page, applied in order on one session: (fragment, widget kind, key, value). "numbers"
@@ -66,6 +78,13 @@ MOVES: dict[str, list[tuple[str, str, str, object]]] = {
         ("dot_section", "numbers", "similarity", True),
         ("layouts_section", "numbers", "t2t_frequencies", True),
         ("sentence_section", "numbers", "att_sin", True),
+    ],
+    "pages/absolute/trouble.py": [
+        ("shift_question_section", "question", "", None),
+        ("length_section", "slider", "trouble_l_train", 16),
+        ("length_section", "slider", "trouble_l_test", 64),
+        ("shift_views_section", "numbers", "shift_pe", True),
+        ("terms_section", "numbers", "four_terms", True),
     ],
 }
 
