@@ -58,6 +58,13 @@ FRAGMENTS: dict[str, dict[str, Frag]] = {
         # and the three Toeplitz maps, keyed by the chapter (T.map_charts)
         "terms_section": Frag(charts=("four_terms", "tupe_terms", "toeplitz_spread")),
     },
+    "pages/relative/shaw.py": {
+        "index_map_section": Frag(charts=("shaw_index",)),
+        "tables_section": Frag(charts=("shaw_ak", "shaw_av")),
+        "logits_section": Frag(charts=("shaw_terms",)),
+        "attention_section": Frag(charts=("shaw_attention",)),
+        "value_section": Frag(charts=("shaw_mass", "shaw_value_norms", "shaw_value_term")),
+    },
 }
 
 # Moves per page, applied in order on one session: (fragment, widget kind, key, value). "numbers"
@@ -85,6 +92,13 @@ MOVES: dict[str, list[tuple[str, str, str, object]]] = {
         ("length_section", "slider", "trouble_l_test", 64),
         ("shift_views_section", "numbers", "shift_pe", True),
         ("terms_section", "numbers", "four_terms", True),
+    ],
+    "pages/relative/shaw.py": [
+        ("index_map_section", "question", "", None),
+        ("tables_section", "numbers", "shaw_ak", True),
+        ("logits_section", "numbers", "shaw_terms", True),
+        ("attention_section", "numbers", "shaw_attention", True),
+        ("value_section", "numbers", "shaw_mass", True),
     ],
 }
 
