@@ -65,6 +65,11 @@ FRAGMENTS: dict[str, dict[str, Frag]] = {
         "attention_section": Frag(charts=("shaw_attention",)),
         "value_section": Frag(charts=("shaw_mass", "shaw_value_norms", "shaw_value_term")),
     },
+    "pages/relative/transformer_xl.py": {
+        # the terms and the distance curve: the curve marks the causal side, so both are one fragment
+        "terms_section": Frag(charts=("xl_terms", "xl_sum", "xl_weights", "xl_d_curve"), keys=("xl_head", "xl_causal")),
+        "relshift_section": Frag(charts=("xl_step_grid", "xl_gather"), keys=("xl_qlen", "xl_mlen", "xl_step")),
+    },
 }
 
 # Moves per page, applied in order on one session: (fragment, widget kind, key, value). "numbers"
@@ -99,6 +104,15 @@ MOVES: dict[str, list[tuple[str, str, str, object]]] = {
         ("logits_section", "numbers", "shaw_terms", True),
         ("attention_section", "numbers", "shaw_attention", True),
         ("value_section", "numbers", "shaw_mass", True),
+    ],
+    "pages/relative/transformer_xl.py": [
+        ("terms_section", "toggle", "xl_causal", False),
+        ("terms_section", "selectbox", "xl_head", 2),
+        ("terms_section", "toggle", "xl_on_d", False),
+        ("terms_section", "question", "", None),
+        ("relshift_section", "slider", "xl_qlen", 5),
+        ("relshift_section", "slider", "xl_mlen", 2),
+        ("relshift_section", "select_slider", "xl_step", "result"),
     ],
 }
 
