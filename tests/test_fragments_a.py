@@ -70,6 +70,13 @@ FRAGMENTS: dict[str, dict[str, Frag]] = {
         "terms_section": Frag(charts=("xl_terms", "xl_sum", "xl_weights", "xl_d_curve"), keys=("xl_head", "xl_causal")),
         "relshift_section": Frag(charts=("xl_step_grid", "xl_gather"), keys=("xl_qlen", "xl_mlen", "xl_step")),
     },
+    "pages/relative/t5.py": {
+        "staircase_section": Frag(charts=("t5_staircase_near", "t5_staircase")),
+        "matrix_section": Frag(charts=("t5_bucket_matrix",)),
+        "table_section": Frag(charts=("t5_table", "t5_bias_lines")),
+        "heads_section": Frag(charts=("t5_bias_heads",)),
+        "logits_section": Frag(charts=("t5_terms", "t5_attention"), keys=("t5_head",)),
+    },
 }
 
 # Moves per page, applied in order on one session: (fragment, widget kind, key, value). "numbers"
@@ -113,6 +120,13 @@ MOVES: dict[str, list[tuple[str, str, str, object]]] = {
         ("relshift_section", "slider", "xl_qlen", 5),
         ("relshift_section", "slider", "xl_mlen", 2),
         ("relshift_section", "select_slider", "xl_step", "result"),
+    ],
+    "pages/relative/t5.py": [
+        ("staircase_section", "question", "", None),
+        ("logits_section", "selectbox", "t5_head", 3),
+        ("matrix_section", "numbers", "t5_bucket_matrix", True),
+        ("table_section", "numbers", "t5_bias_lines", True),
+        ("heads_section", "numbers", "t5_bias_heads", True),
     ],
 }
 
