@@ -77,6 +77,11 @@ FRAGMENTS: dict[str, dict[str, Frag]] = {
         "heads_section": Frag(charts=("t5_bias_heads",)),
         "logits_section": Frag(charts=("t5_terms", "t5_attention"), keys=("t5_head",)),
     },
+    "pages/relative/deberta.py": {
+        "bucket_map_section": Frag(charts=("deb_bucket_map",)),
+        "sentence_section": Frag(charts=("deb_buckets",)),
+        "terms_section": Frag(charts=("deb_terms", "deb_sum", "deb_weights"), keys=("deb_head",)),
+    },
 }
 
 # Moves per page, applied in order on one session: (fragment, widget kind, key, value). "numbers"
@@ -127,6 +132,13 @@ MOVES: dict[str, list[tuple[str, str, str, object]]] = {
         ("matrix_section", "numbers", "t5_bucket_matrix", True),
         ("table_section", "numbers", "t5_bias_lines", True),
         ("heads_section", "numbers", "t5_bias_heads", True),
+    ],
+    "pages/relative/deberta.py": [
+        ("bucket_map_section", "question", "", None),
+        ("terms_section", "selectbox", "deb_head", 3),
+        ("terms_section", "toggle", "deb_on_c2p", False),
+        ("sentence_section", "numbers", "deb_buckets", True),
+        ("terms_section", "numbers", "deb_weights", True),
     ],
 }
 
