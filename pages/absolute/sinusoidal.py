@@ -12,7 +12,7 @@ from explain.chapters import sinusoidal as ch
 from ui.cache import cached
 from ui.common import header, plot, prose, seed, sentence_tokens
 from ui.derivation import show_derivation
-from ui.i18n import current, t
+from ui.i18n import activate, current, t
 from ui.presenter import secondary
 from ui.question import ask
 from ui.url_state import URL, Param
@@ -52,22 +52,33 @@ base = c3.select_slider(
 )
 d, base_f = int(d), float(base)
 
-st.header(t("sinusoidal.heading.matrix"))
-prose(KEY, "matrix")
-plot(
-    F.matrix_heatmap(
-        pe_matrix(n, d, base_f),
-        t("sinusoidal.matrix.title", n=n, d=d),
-        x_title=t("sinusoidal.axis.channel_sin_cos"),
-        y_title=t("sinusoidal.axis.position"),
-        value_label=t("sinusoidal.axis.pe"),
-        height=460,
-    ),
-    "pe_matrix",
-)
 
-left, right = st.columns(2)
-with left:
+@st.fragment
+def matrix_section(n: int, d: int, base_f: float) -> None:
+    """The PE matrix's Numbers panel: opening it reruns this section only."""
+    activate()  # a fragment rerun does not pass through app.py: set this run's language
+    st.header(t("sinusoidal.heading.matrix"))
+    prose(KEY, "matrix")
+    plot(
+        F.matrix_heatmap(
+            pe_matrix(n, d, base_f),
+            t("sinusoidal.matrix.title", n=n, d=d),
+            x_title=t("sinusoidal.axis.channel_sin_cos"),
+            y_title=t("sinusoidal.axis.position"),
+            value_label=t("sinusoidal.axis.pe"),
+            height=460,
+        ),
+        "pe_matrix",
+    )
+
+
+matrix_section(n, d, base_f)
+
+
+@st.fragment
+def waves_section(n: int, d: int, base_f: float) -> None:
+    """Owns the channel picker (nothing else reads it) and the waves chart's Numbers panel."""
+    activate()  # a fragment rerun does not pass through app.py: set this run's language
     st.header(t("sinusoidal.heading.waves"))
     prose(KEY, "waves")
     with secondary(t("sinusoidal.control.channels_box")):
@@ -94,7 +105,12 @@ with left:
         ),
         "waves",
     )
-with right:
+
+
+@st.fragment
+def wavelengths_section(n: int, d: int, base_f: float) -> None:
+    """Owns the question's radio and Reveal and the wavelengths chart's Numbers panel."""
+    activate()  # a fragment rerun does not pass through app.py: set this run's language
     st.header(t("sinusoidal.heading.wavelengths"))
     q = wavelength_question(d, base_f, lang)
     if q is not None:
@@ -115,222 +131,270 @@ with right:
         "wavelengths",
     )
 
-st.header(t("sinusoidal.heading.binary"))
-prose(KEY, "binary")
-bv = binary_view(n, base_f)
-b1, b2 = st.columns(2)
-with b1:
-    plot(
-        F.matrix_heatmap(
-            bv.digits,
-            t("sinusoidal.binary.title", last=bv.last),
-            x_title=t("sinusoidal.binary.x"),
-            y_title=t("sinusoidal.axis.position"),
-            value_label=t("sinusoidal.binary.value"),
-            kind="index",
-            height=420,
-        ),
-        "binary",
-    )
-with b2:
-    plot(
-        F.matrix_heatmap(
-            bv.pe,
-            t("sinusoidal.binary.pe_title", last=bv.last),
-            x_title=t("sinusoidal.axis.channel_sin_cos"),
-            y_title=t("sinusoidal.axis.position"),
-            value_label=t("sinusoidal.axis.pe"),
-            height=420,
-        ),
-        "binary_pe",
-    )
 
-st.header(t("sinusoidal.heading.dot"))
-prose(KEY, "dot")
-dp = dot_view(n, d, base_f)
-s1, s2 = st.columns(2)
-with s1:
-    plot(
-        F.matrix_heatmap(
-            dp.similarity,
-            t("sinusoidal.dot.similarity_title"),
-            x_title=t("sinusoidal.dot.x"),
-            y_title=t("sinusoidal.dot.y"),
-            value_label="PE(m)·PE(n)",
-            height=440,
-        ),
-        "similarity",
-    )
-with s2:
-    closed = t("sinusoidal.dot.closed_form")
-    curves = {t("sinusoidal.dot.measured", p=p): c for p, c in dp.from_rows.items()}
-    plot(
-        F.lines(
-            dp.offsets,
-            {**curves, closed: dp.closed_form},
-            t("sinusoidal.dot.title"),
-            x_title=t("sinusoidal.dot.offset"),
-            y_title=t("sinusoidal.dot.curve_y"),
-            dashed=(closed,),
-            height=440,
-        ),
-        "dot_vs_distance",
-    )
-st.markdown(t("sinusoidal.dot.gap", gap=dp.gap))
-with st.expander(t("sinusoidal.dot.proof")):
-    show_derivation("sinusoidal-dot-product", key_prefix="sin-dot", compact=True)
+left, right = st.columns(2)
+with left:
+    waves_section(n, d, base_f)
+with right:
+    wavelengths_section(n, d, base_f)
 
-st.header(t("sinusoidal.heading.shift"))
-prose(KEY, "shift")
-k1, k2 = st.columns(2)
-# Integer number inputs are linked by hand: Streamlit's own binding crashes on ?p=inf.
-p = Param.integer("p", 0, 100_000, default=5).widget(
-    k1.number_input, t("sinusoidal.control.p"), 0, 100_000, 5, help=t("sinusoidal.control.p_help")
-)
-delta = Param.integer("delta", -100_000, 100_000, default=3).widget(
-    k2.number_input, t("sinusoidal.control.delta"), -100_000, 100_000, 3, help=t("sinusoidal.control.delta_help")
-)
-chk = shift_check(int(p), int(delta), d, base_f)
-t1, t2 = st.columns(2)
-with t1:
-    rotated = t("sinusoidal.shift.rotated")
-    plot(
-        F.lines(
-            chk.channels,
-            {t("sinusoidal.shift.formula"): chk.pe_shifted_shown, rotated: chk.rotated_shown},
-            t("sinusoidal.shift.title", show=chk.channels.size),
-            x_title=t("sinusoidal.axis.channel"),
-            y_title=t("sinusoidal.shift.value"),
-            markers=True,
-            dashed=(rotated,),
-        ),
-        "shift_vectors",
-    )
-with t2:
-    plot(
-        F.matrix_heatmap(
-            chk.T_shown,
-            t("sinusoidal.shift.t_title", ts=chk.block),
-            x_title=t("sinusoidal.shift.input_channel"),
-            y_title=t("sinusoidal.shift.output_channel"),
-            value_label="T",
-            height=380,
-        ),
-        "T",
-    )
-st.markdown(t("sinusoidal.shift.difference", d=d, diff=chk.max_abs_diff))
-with st.expander(t("sinusoidal.shift.proof")):
-    show_derivation("sinusoidal-shift", key_prefix="sin-shift", compact=True)
 
-st.header(t("sinusoidal.heading.layouts"))
-prose(KEY, "layouts")
-lay = layouts_view(n, d, base_f)
-l1, l2 = st.columns(2)
-with l1:
-    plot(
-        F.matrix_heatmap(
-            lay.interleaved,
-            t("sinusoidal.layouts.interleaved"),
-            x_title=t("sinusoidal.axis.channel"),
-            y_title=t("sinusoidal.axis.position"),
-            value_label=t("sinusoidal.axis.pe"),
-            height=380,
-        ),
-        "interleaved",
+@st.fragment
+def binary_section(n: int, base_f: float) -> None:
+    """The binary and PE maps' Numbers panels: opening one reruns this section only."""
+    activate()  # a fragment rerun does not pass through app.py: set this run's language
+    st.header(t("sinusoidal.heading.binary"))
+    prose(KEY, "binary")
+    bv = binary_view(n, base_f)
+    b1, b2 = st.columns(2)
+    with b1:
+        plot(
+            F.matrix_heatmap(
+                bv.digits,
+                t("sinusoidal.binary.title", last=bv.last),
+                x_title=t("sinusoidal.binary.x"),
+                y_title=t("sinusoidal.axis.position"),
+                value_label=t("sinusoidal.binary.value"),
+                kind="index",
+                height=420,
+            ),
+            "binary",
+        )
+    with b2:
+        plot(
+            F.matrix_heatmap(
+                bv.pe,
+                t("sinusoidal.binary.pe_title", last=bv.last),
+                x_title=t("sinusoidal.axis.channel_sin_cos"),
+                y_title=t("sinusoidal.axis.position"),
+                value_label=t("sinusoidal.axis.pe"),
+                height=420,
+            ),
+            "binary_pe",
+        )
+
+
+binary_section(n, base_f)
+
+
+@st.fragment
+def dot_section(n: int, d: int, base_f: float) -> None:
+    """The dot-product charts' Numbers panels and the proof's panel: each reruns this section only."""
+    activate()  # a fragment rerun does not pass through app.py: set this run's language
+    st.header(t("sinusoidal.heading.dot"))
+    prose(KEY, "dot")
+    dp = dot_view(n, d, base_f)
+    s1, s2 = st.columns(2)
+    with s1:
+        plot(
+            F.matrix_heatmap(
+                dp.similarity,
+                t("sinusoidal.dot.similarity_title"),
+                x_title=t("sinusoidal.dot.x"),
+                y_title=t("sinusoidal.dot.y"),
+                value_label="PE(m)·PE(n)",
+                height=440,
+            ),
+            "similarity",
+        )
+    with s2:
+        closed = t("sinusoidal.dot.closed_form")
+        curves = {t("sinusoidal.dot.measured", p=p): c for p, c in dp.from_rows.items()}
+        plot(
+            F.lines(
+                dp.offsets,
+                {**curves, closed: dp.closed_form},
+                t("sinusoidal.dot.title"),
+                x_title=t("sinusoidal.dot.offset"),
+                y_title=t("sinusoidal.dot.curve_y"),
+                dashed=(closed,),
+                height=440,
+            ),
+            "dot_vs_distance",
+        )
+    st.markdown(t("sinusoidal.dot.gap", gap=dp.gap))
+    with st.expander(t("sinusoidal.dot.proof")):
+        show_derivation("sinusoidal-dot-product", key_prefix="sin-dot", compact=True)
+
+
+dot_section(n, d, base_f)
+
+
+@st.fragment
+def shift_section(d: int, base_f: float) -> None:
+    """Owns p and Δ (nothing else reads them), the shift charts' Numbers panels and the proof's panel."""
+    activate()  # a fragment rerun does not pass through app.py: set this run's language
+    st.header(t("sinusoidal.heading.shift"))
+    prose(KEY, "shift")
+    k1, k2 = st.columns(2)
+    # Integer number inputs are linked by hand: Streamlit's own binding crashes on ?p=inf.
+    p = Param.integer("p", 0, 100_000, default=5).widget(
+        k1.number_input, t("sinusoidal.control.p"), 0, 100_000, 5, help=t("sinusoidal.control.p_help")
     )
-with l2:
-    plot(
-        F.matrix_heatmap(
-            lay.concatenated,
-            t("sinusoidal.layouts.concatenated"),
-            x_title=t("sinusoidal.axis.channel"),
-            y_title=t("sinusoidal.axis.position"),
-            value_label=t("sinusoidal.axis.pe"),
-            height=380,
-        ),
-        "concatenated",
+    delta = Param.integer("delta", -100_000, 100_000, default=3).widget(
+        k2.number_input, t("sinusoidal.control.delta"), -100_000, 100_000, 3, help=t("sinusoidal.control.delta_help")
     )
-st.markdown(
-    t(
-        "sinusoidal.layouts.permutation",
-        perm=lay.permutation_text(),
-        permuted=lay.max_abs_diff,
-        unpermuted=lay.max_abs_diff_unpermuted,
-    )
-)
-prose(KEY, "t2t")
-tc = t2t_comparison(n, d, base_f)
-paper, t2t = t("sinusoidal.t2t.paper"), t("sinusoidal.t2t.t2t")
-plot(
-    F.lines(
-        tc.pairs,
-        {paper: tc.omega_paper, t2t: tc.omega_t2t},
-        t("sinusoidal.t2t.title", d=d, base=int(base)),
-        x_title=t("sinusoidal.wavelengths.x"),
-        y_title=t("sinusoidal.t2t.y"),
-        log_y=True,
-        markers=d <= 64,
-        dashed=(t2t,),
-    ),
-    "t2t_frequencies",
-)
-if tc.same:
-    st.markdown(t("sinusoidal.t2t.same", d=d))
-else:
+    chk = shift_check(int(p), int(delta), d, base_f)
+    t1, t2 = st.columns(2)
+    with t1:
+        rotated = t("sinusoidal.shift.rotated")
+        plot(
+            F.lines(
+                chk.channels,
+                {t("sinusoidal.shift.formula"): chk.pe_shifted_shown, rotated: chk.rotated_shown},
+                t("sinusoidal.shift.title", show=chk.channels.size),
+                x_title=t("sinusoidal.axis.channel"),
+                y_title=t("sinusoidal.shift.value"),
+                markers=True,
+                dashed=(rotated,),
+            ),
+            "shift_vectors",
+        )
+    with t2:
+        plot(
+            F.matrix_heatmap(
+                chk.T_shown,
+                t("sinusoidal.shift.t_title", ts=chk.block),
+                x_title=t("sinusoidal.shift.input_channel"),
+                y_title=t("sinusoidal.shift.output_channel"),
+                value_label="T",
+                height=380,
+            ),
+            "T",
+        )
+    st.markdown(t("sinusoidal.shift.difference", d=d, diff=chk.max_abs_diff))
+    with st.expander(t("sinusoidal.shift.proof")):
+        show_derivation("sinusoidal-shift", key_prefix="sin-shift", compact=True)
+
+
+shift_section(d, base_f)
+
+
+@st.fragment
+def layouts_section(n: int, d: int, base: int, base_f: float) -> None:
+    """The layout and frequency charts' Numbers panels: opening one reruns this section only."""
+    activate()  # a fragment rerun does not pass through app.py: set this run's language
+    st.header(t("sinusoidal.heading.layouts"))
+    prose(KEY, "layouts")
+    lay = layouts_view(n, d, base_f)
+    l1, l2 = st.columns(2)
+    with l1:
+        plot(
+            F.matrix_heatmap(
+                lay.interleaved,
+                t("sinusoidal.layouts.interleaved"),
+                x_title=t("sinusoidal.axis.channel"),
+                y_title=t("sinusoidal.axis.position"),
+                value_label=t("sinusoidal.axis.pe"),
+                height=380,
+            ),
+            "interleaved",
+        )
+    with l2:
+        plot(
+            F.matrix_heatmap(
+                lay.concatenated,
+                t("sinusoidal.layouts.concatenated"),
+                x_title=t("sinusoidal.axis.channel"),
+                y_title=t("sinusoidal.axis.position"),
+                value_label=t("sinusoidal.axis.pe"),
+                height=380,
+            ),
+            "concatenated",
+        )
     st.markdown(
         t(
-            "sinusoidal.t2t.differ",
-            d=d,
-            base=int(base),
-            pair=tc.slowest_pair,
-            ratio=tc.max_ratio,
-            paper=float(tc.omega_paper[tc.slowest_pair]),
-            t2t=float(tc.omega_t2t[tc.slowest_pair]),
-            rows=tc.positions,
-            last=tc.positions - 1,
-            diff=tc.table_diff,
+            "sinusoidal.layouts.permutation",
+            perm=lay.permutation_text(),
+            permuted=lay.max_abs_diff,
+            unpermuted=lay.max_abs_diff_unpermuted,
         )
     )
+    prose(KEY, "t2t")
+    tc = t2t_comparison(n, d, base_f)
+    paper, t2t = t("sinusoidal.t2t.paper"), t("sinusoidal.t2t.t2t")
+    plot(
+        F.lines(
+            tc.pairs,
+            {paper: tc.omega_paper, t2t: tc.omega_t2t},
+            t("sinusoidal.t2t.title", d=d, base=int(base)),
+            x_title=t("sinusoidal.wavelengths.x"),
+            y_title=t("sinusoidal.t2t.y"),
+            log_y=True,
+            markers=d <= 64,
+            dashed=(t2t,),
+        ),
+        "t2t_frequencies",
+    )
+    if tc.same:
+        st.markdown(t("sinusoidal.t2t.same", d=d))
+    else:
+        st.markdown(
+            t(
+                "sinusoidal.t2t.differ",
+                d=d,
+                base=int(base),
+                pair=tc.slowest_pair,
+                ratio=tc.max_ratio,
+                paper=float(tc.omega_paper[tc.slowest_pair]),
+                t2t=float(tc.omega_t2t[tc.slowest_pair]),
+                rows=tc.positions,
+                last=tc.positions - 1,
+                diff=tc.table_diff,
+            )
+        )
+
+
+layouts_section(n, d, base, base_f)
 
 st.header(t("sinusoidal.heading.sentence"))
 prose(KEY, "sentence")
 sentence_tokens()  # stops the page with a note when there is no text
-sv = sentence_view(st.session_state.sentence, seed())
-plot(
-    F.token_heatmap(
-        sv.added,
-        sv.tokens,
-        None,
-        t("sinusoidal.sentence.added"),
-        row_title=t("sinusoidal.sentence.token"),
-        col_title=t("sinusoidal.axis.channel"),
-        value_label=t("sinusoidal.axis.pe"),
-        show_values=False,
-    ),
-    "sentence_pe",
-)
-a1, a2 = st.columns(2)
-with a1:
+
+
+@st.fragment
+def sentence_section() -> None:
+    """The sentence charts' Numbers panels: opening one reruns these three charts only."""
+    activate()  # a fragment rerun does not pass through app.py: set this run's language
+    sv = sentence_view(st.session_state.sentence, seed())
     plot(
         F.token_heatmap(
-            sv.weights_nope,
+            sv.added,
             sv.tokens,
-            sv.tokens,
-            t("sinusoidal.sentence.nope"),
-            kind="weights",
-            value_label=t("sinusoidal.axis.weight"),
+            None,
+            t("sinusoidal.sentence.added"),
+            row_title=t("sinusoidal.sentence.token"),
+            col_title=t("sinusoidal.axis.channel"),
+            value_label=t("sinusoidal.axis.pe"),
+            show_values=False,
         ),
-        "att_nope",
+        "sentence_pe",
     )
-with a2:
-    plot(
-        F.token_heatmap(
-            sv.weights_sinusoidal,
-            sv.tokens,
-            sv.tokens,
-            t("sinusoidal.sentence.sinusoidal"),
-            kind="weights",
-            value_label=t("sinusoidal.axis.weight"),
-        ),
-        "att_sin",
-    )
+    a1, a2 = st.columns(2)
+    with a1:
+        plot(
+            F.token_heatmap(
+                sv.weights_nope,
+                sv.tokens,
+                sv.tokens,
+                t("sinusoidal.sentence.nope"),
+                kind="weights",
+                value_label=t("sinusoidal.axis.weight"),
+            ),
+            "att_nope",
+        )
+    with a2:
+        plot(
+            F.token_heatmap(
+                sv.weights_sinusoidal,
+                sv.tokens,
+                sv.tokens,
+                t("sinusoidal.sentence.sinusoidal"),
+                kind="weights",
+                value_label=t("sinusoidal.axis.weight"),
+            ),
+            "att_sin",
+        )
+
+
+sentence_section()

@@ -9,9 +9,10 @@ import streamlit as st
 from encoders import attention
 from explain import figures as F
 from explain.chapters import why_order as ch
+from explain.question import Question
 from ui.cache import cached
 from ui.common import header, inline_tokens, plot, prose, seed, sentence_tokens
-from ui.i18n import current, t
+from ui.i18n import activate, current, t
 from ui.question import ask
 from ui.url_state import URL
 
@@ -40,8 +41,17 @@ def unshuffle() -> None:
 st.header(t("why_order.shuffle_heading"))
 st.session_state.setdefault("shuffles", 1)  # open on a shuffled copy: the point is visible at once
 q = shuffle_question(toks, seed(), st.session_state.shuffles, lang)
-if q is not None:
+
+
+@st.fragment
+def question_section(q: Question) -> None:
+    """The question's radio and Reveal: an answer changes nothing outside this box."""
+    activate()  # a fragment rerun does not pass through app.py: set this run's language
     ask(q)
+
+
+if q is not None:
+    question_section(q)
 prose(KEY, "shuffle")
 b1, b2, b3 = st.columns([1, 1, 2])
 # Callbacks run before the script, so the question, the maps and the recurrent network below all see
@@ -71,77 +81,85 @@ if not with_pe:
 else:
     st.warning(t("why_order.order_matters"))
 
-token_axis, channel_axis = t("why_order.fig.token"), t("why_order.fig.channel")
-o1, o2, o3 = st.columns(3)
-with o1:
-    plot(
-        F.token_heatmap(
-            r.outputs_shown,
-            toks,
-            None,
-            t("why_order.fig.out_original"),
-            row_title=token_axis,
-            col_title=channel_axis,
-            value_label=t("why_order.fig.output"),
-            show_values=False,
-        ),
-        "out_original",
-    )
-with o2:
-    plot(
-        F.token_heatmap(
-            r.unshuffled_shown,
-            toks,
-            None,
-            t("why_order.fig.out_back"),
-            row_title=token_axis,
-            col_title=channel_axis,
-            value_label=t("why_order.fig.output"),
-            show_values=False,
-        ),
-        "out_back",
-    )
-with o3:
-    plot(
-        F.token_heatmap(
-            r.difference_shown,
-            toks,
-            None,
-            t("why_order.fig.out_diff"),
-            row_title=token_axis,
-            col_title=channel_axis,
-            value_label=t("why_order.fig.difference"),
-            zmax=1.0,
-            show_values=False,
-        ),
-        "out_diff",
-    )
 
-w1, w2 = st.columns(2)
-with w1:
-    plot(
-        F.token_heatmap(
-            r.original.weights[0],
-            toks,
-            toks,
-            t("why_order.fig.att_original"),
-            kind="weights",
-            value_label=t("why_order.fig.weight"),
-        ),
-        "att_original",
-    )
-with w2:
-    plot(
-        F.token_heatmap(
-            r.shuffled.weights[0],
-            r.shuffled_tokens,
-            r.shuffled_tokens,
-            t("why_order.fig.att_shuffled"),
-            kind="weights",
-            value_label=t("why_order.fig.weight"),
-        ),
-        "att_shuffled",
-    )
+@st.fragment
+def maps_section(toks: tuple[str, ...], r: ch.PermutationResult) -> None:
+    """The output and weight maps' Numbers panels: opening one reruns these five charts only."""
+    activate()
+    token_axis, channel_axis = t("why_order.fig.token"), t("why_order.fig.channel")
+    o1, o2, o3 = st.columns(3)
+    with o1:
+        plot(
+            F.token_heatmap(
+                r.outputs_shown,
+                toks,
+                None,
+                t("why_order.fig.out_original"),
+                row_title=token_axis,
+                col_title=channel_axis,
+                value_label=t("why_order.fig.output"),
+                show_values=False,
+            ),
+            "out_original",
+        )
+    with o2:
+        plot(
+            F.token_heatmap(
+                r.unshuffled_shown,
+                toks,
+                None,
+                t("why_order.fig.out_back"),
+                row_title=token_axis,
+                col_title=channel_axis,
+                value_label=t("why_order.fig.output"),
+                show_values=False,
+            ),
+            "out_back",
+        )
+    with o3:
+        plot(
+            F.token_heatmap(
+                r.difference_shown,
+                toks,
+                None,
+                t("why_order.fig.out_diff"),
+                row_title=token_axis,
+                col_title=channel_axis,
+                value_label=t("why_order.fig.difference"),
+                zmax=1.0,
+                show_values=False,
+            ),
+            "out_diff",
+        )
+
+    w1, w2 = st.columns(2)
+    with w1:
+        plot(
+            F.token_heatmap(
+                r.original.weights[0],
+                toks,
+                toks,
+                t("why_order.fig.att_original"),
+                kind="weights",
+                value_label=t("why_order.fig.weight"),
+            ),
+            "att_original",
+        )
+    with w2:
+        plot(
+            F.token_heatmap(
+                r.shuffled.weights[0],
+                r.shuffled_tokens,
+                r.shuffled_tokens,
+                t("why_order.fig.att_shuffled"),
+                kind="weights",
+                value_label=t("why_order.fig.weight"),
+            ),
+            "att_shuffled",
+        )
+
+
+maps_section(toks, r)
 
 rv = recurrence_view(toks, seed(), shuffles)
 st.header(t("why_order.repeats_heading"))
@@ -160,32 +178,41 @@ else:
 
 prose(KEY, "with-pe")
 
-st.header(t("why_order.rnn.heading"))
-prose(KEY, "rnn")
-if n < 2:
-    st.info(t("why_order.single_token"))
-elif shuffles == 0:
-    st.info(t("why_order.rnn.unshuffled"))
-else:
-    plot(
-        F.token_bars(
-            toks,
-            {t("why_order.rnn.attention"): rv.attention_change, t("why_order.rnn.recurrent"): rv.recurrent_change},
-            t("why_order.rnn.title"),
-            x_title=t("why_order.rnn.x"),
-            y_title=t("why_order.rnn.y"),
-        ),
-        "rnn_change",
-    )
-    st.markdown(
-        t(
-            "why_order.rnn.measured",
-            attention=rv.attention_max,
-            rnn=rv.recurrent_max,
-            unchanged=rv.unchanged_words,
-            n=n,
+
+@st.fragment
+def rnn_section(toks: tuple[str, ...], shuffles: int, rv: ch.RecurrenceView) -> None:
+    """The recurrent contrast's Numbers panel: opening it reruns this section only."""
+    activate()
+    n = len(toks)
+    st.header(t("why_order.rnn.heading"))
+    prose(KEY, "rnn")
+    if n < 2:
+        st.info(t("why_order.single_token"))
+    elif shuffles == 0:
+        st.info(t("why_order.rnn.unshuffled"))
+    else:
+        plot(
+            F.token_bars(
+                toks,
+                {t("why_order.rnn.attention"): rv.attention_change, t("why_order.rnn.recurrent"): rv.recurrent_change},
+                t("why_order.rnn.title"),
+                x_title=t("why_order.rnn.x"),
+                y_title=t("why_order.rnn.y"),
+            ),
+            "rnn_change",
         )
-    )
+        st.markdown(
+            t(
+                "why_order.rnn.measured",
+                attention=rv.attention_max,
+                rnn=rv.recurrent_max,
+                unchanged=rv.unchanged_words,
+                n=n,
+            )
+        )
+
+
+rnn_section(toks, shuffles, rv)
 
 with st.expander(t("why_order.causal_expander")):
     prose(KEY, "causal")

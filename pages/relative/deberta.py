@@ -15,7 +15,7 @@ from ui import panels
 from ui.cache import cached
 from ui.common import header, plot, prose, seed, sentence_tokens
 from ui.derivation import show_derivation
-from ui.i18n import current, option_names, t
+from ui.i18n import activate, current, option_names, t
 from ui.question import ask
 from ui.url_state import URL, Param
 
@@ -75,104 +75,131 @@ if log_buckets and max_position - 1 <= bucket_size // 2:
     st.warning(t("deberta.buckets.too_small", b=bucket_size, need=bucket_size // 2 + 1, fixed=fixed))
     max_position = fixed
 
-if log_buckets:
-    ask(rows_question(bucket_size, max_position, lang))
-    bm = bucket_map(bucket_size, max_position)
-    plot(
-        deberta_figures.bucket_staircase(
-            bm.distances,
-            bm.bucket,
-            bm.region,
-            t("deberta.buckets.title"),
-            regions=[
-                t("deberta.buckets.region_exact", half=bm.exact_until),
-                t("deberta.buckets.region_log"),
-                t("deberta.buckets.region_clamped", last=max_position - 1),
-            ],
-            x_title=t("deberta.buckets.x_title", sign=SIGN),
-            y_title=t("deberta.buckets.y_title"),
-            last_row=t("deberta.buckets.last_row", bucket=bucket_size - 1),
-            last_bucket=bucket_size - 1,
-        ),
-        "deb_bucket_map",
-    )
-    st.markdown(
-        t("deberta.buckets.rows", n=bm.n_within, last=max_position - 1, rows=bm.rows_within, table=2 * bucket_size)
-    )
-    if max_position < bucket_size:
-        st.caption(t("deberta.buckets.stretch", last=max_position - 1, bucket=bucket_size - 1))
-    with st.expander(t("deberta.buckets.clamp")):
-        prose(KEY, "clamp")
-else:
-    st.info(t("deberta.buckets.plain", m=max_position, last=max_position - 1, rows=2 * max_position))
+
+@st.fragment
+def bucket_map_section(log_buckets: bool, bucket_size: int, max_position: int) -> None:
+    """Owns the question's radio and Reveal and the bucket map's Numbers panel (the three controls above
+    are the page's: the sentence and the terms read them too)."""
+    activate()  # a fragment rerun does not pass through app.py: set this run's language
+    if log_buckets:
+        ask(rows_question(bucket_size, max_position, lang))
+        bm = bucket_map(bucket_size, max_position)
+        plot(
+            deberta_figures.bucket_staircase(
+                bm.distances,
+                bm.bucket,
+                bm.region,
+                t("deberta.buckets.title"),
+                regions=[
+                    t("deberta.buckets.region_exact", half=bm.exact_until),
+                    t("deberta.buckets.region_log"),
+                    t("deberta.buckets.region_clamped", last=max_position - 1),
+                ],
+                x_title=t("deberta.buckets.x_title", sign=SIGN),
+                y_title=t("deberta.buckets.y_title"),
+                last_row=t("deberta.buckets.last_row", bucket=bucket_size - 1),
+                last_bucket=bucket_size - 1,
+            ),
+            "deb_bucket_map",
+        )
+        st.markdown(
+            t("deberta.buckets.rows", n=bm.n_within, last=max_position - 1, rows=bm.rows_within, table=2 * bucket_size)
+        )
+        if max_position < bucket_size:
+            st.caption(t("deberta.buckets.stretch", last=max_position - 1, bucket=bucket_size - 1))
+        with st.expander(t("deberta.buckets.clamp")):
+            prose(KEY, "clamp")
+    else:
+        st.info(t("deberta.buckets.plain", m=max_position, last=max_position - 1, rows=2 * max_position))
+
+
+bucket_map_section(log_buckets, bucket_size, max_position)
 
 st.header(t("deberta.sentence.subheader"))
 prose(KEY, "sentence")
 tokens = sentence_tokens()  # stops here, with a note, when there is no text: the map above needs none
 toks = list(tokens.tokens)
-n = len(toks)
-sb = sentence_buckets(n, log_buckets, bucket_size, max_position)
-panels.token_map(
-    sb.clamped_bucket,
-    toks,
-    t("deberta.sentence.title_log" if log_buckets else "deberta.sentence.title_plain"),
-    "signed",
-    t("deberta.sentence.value"),
-    "deb_buckets",
-)
 
-st.header(t("deberta.terms.subheader"))
-prose(KEY, "terms")
-c1, c2, c3, c4 = st.columns(4)
-HEAD = Param.integer("deb_head", 0, N_HEADS - 1, default=0)
-with c1:
-    head = HEAD.widget(
-        st.selectbox,
-        t("deberta.terms.head"),
-        list(range(N_HEADS)),
-        format_func=option_names(range(N_HEADS), lambda h: t("deberta.terms.head_option", h=h + 1)),
-        help=t("deberta.terms.head_help", n=N_HEADS),
-    )
-switches = tuple(
-    c.toggle(term, value=True, key=f"deb_on_{term}", help=term_title(term), **URL)
-    for c, term in zip((c2, c3, c4), ch.TERMS, strict=False)
-)
-m = term_maps(
-    st.session_state.sentence, seed(), head, log_buckets, bucket_size, max_position, switches, n_heads=N_HEADS
-)
-panel_titles = [
-    term_title(term) + ("" if on else t("deberta.terms.switched_off"))
-    for term, on in zip(ch.TERMS, switches, strict=False)
-]
-plot(
-    F.token_heatmap_grid(
-        m.stacked,
-        toks,
-        t("deberta.terms.grid_title", h=head + 1),
-        panel_titles=panel_titles,
-        value_label=t("deberta.terms.grid_value"),
-        cols=3,
-        panel_height=320 if n <= 40 else 420,
-    ),
-    "deb_terms",
-)
-if not any(switches):
-    st.info(t("deberta.terms.all_off"))
-s1, s2 = st.columns(2)
-with s1:
-    on = [term for term, o in zip(ch.TERMS, switches, strict=False) if o]
+
+@st.fragment
+def sentence_section(toks: list[str], log_buckets: bool, bucket_size: int, max_position: int) -> None:
+    """The sentence's bucket map's Numbers panel: opening it reruns this section only."""
+    activate()  # a fragment rerun does not pass through app.py: set this run's language
+    n = len(toks)
+    sb = sentence_buckets(n, log_buckets, bucket_size, max_position)
     panels.token_map(
-        m.total,
+        sb.clamped_bucket,
         toks,
-        t("deberta.terms.logits_title", terms=" + ".join(on) if on else t("deberta.terms.nothing")),
+        t("deberta.sentence.title_log" if log_buckets else "deberta.sentence.title_plain"),
         "signed",
-        t("deberta.terms.logit"),
-        "deb_sum",
-    )
-with s2:
-    panels.token_map(
-        m.weights, toks, t("deberta.terms.weights_title"), "weights", t("deberta.terms.weight"), "deb_weights"
+        t("deberta.sentence.value"),
+        "deb_buckets",
     )
 
-prose(KEY, "p2c")
-prose(KEY, "projections")
+
+sentence_section(toks, log_buckets, bucket_size, max_position)
+
+
+@st.fragment
+def terms_section(toks: list[str], log_buckets: bool, bucket_size: int, max_position: int) -> None:
+    """Owns the head picker and the three term switches (nothing else reads them) and the Numbers panels."""
+    activate()  # a fragment rerun does not pass through app.py: set this run's language
+    n = len(toks)
+    st.header(t("deberta.terms.subheader"))
+    prose(KEY, "terms")
+    c1, c2, c3, c4 = st.columns(4)
+    HEAD = Param.integer("deb_head", 0, N_HEADS - 1, default=0)
+    with c1:
+        head = HEAD.widget(
+            st.selectbox,
+            t("deberta.terms.head"),
+            list(range(N_HEADS)),
+            format_func=option_names(range(N_HEADS), lambda h: t("deberta.terms.head_option", h=h + 1)),
+            help=t("deberta.terms.head_help", n=N_HEADS),
+        )
+    switches = tuple(
+        c.toggle(term, value=True, key=f"deb_on_{term}", help=term_title(term), **URL)
+        for c, term in zip((c2, c3, c4), ch.TERMS, strict=False)
+    )
+    m = term_maps(
+        st.session_state.sentence, seed(), head, log_buckets, bucket_size, max_position, switches, n_heads=N_HEADS
+    )
+    panel_titles = [
+        term_title(term) + ("" if on else t("deberta.terms.switched_off"))
+        for term, on in zip(ch.TERMS, switches, strict=False)
+    ]
+    plot(
+        F.token_heatmap_grid(
+            m.stacked,
+            toks,
+            t("deberta.terms.grid_title", h=head + 1),
+            panel_titles=panel_titles,
+            value_label=t("deberta.terms.grid_value"),
+            cols=3,
+            panel_height=320 if n <= 40 else 420,
+        ),
+        "deb_terms",
+    )
+    if not any(switches):
+        st.info(t("deberta.terms.all_off"))
+    s1, s2 = st.columns(2)
+    with s1:
+        on = [term for term, o in zip(ch.TERMS, switches, strict=False) if o]
+        panels.token_map(
+            m.total,
+            toks,
+            t("deberta.terms.logits_title", terms=" + ".join(on) if on else t("deberta.terms.nothing")),
+            "signed",
+            t("deberta.terms.logit"),
+            "deb_sum",
+        )
+    with s2:
+        panels.token_map(
+            m.weights, toks, t("deberta.terms.weights_title"), "weights", t("deberta.terms.weight"), "deb_weights"
+        )
+
+    prose(KEY, "p2c")
+    prose(KEY, "projections")
+
+
+terms_section(toks, log_buckets, bucket_size, max_position)

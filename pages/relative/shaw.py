@@ -14,7 +14,7 @@ from explain.chapters.common import sign_text
 from ui import panels
 from ui.cache import cached
 from ui.common import header, plot, prose, seed, sentence_tokens
-from ui.i18n import current, t
+from ui.i18n import activate, current, t
 from ui.question import ask
 from ui.url_state import URL
 
@@ -55,133 +55,180 @@ head = c2.selectbox(
 )
 v = shaw_view(tuple(toks), seed(), k)
 sec = index_section(n, k, lang)
+labels = ch.distance_labels(k)  # rows of the tables and columns of the mass map
+panel_h = 320 if n <= 24 else 430  # the logit and attention pairs
 
-st.header(t("shaw.index.subheader"))
-prose(KEY, "index")
-if sec.question is not None:
-    ask(sec.question)
-plot(
-    shaw_figures.token_heatmap_marked(
-        v.clipped,
-        toks,
-        toks,
-        t("shaw.index.title", k=k),
-        mark=v.is_clipped,
-        kind="signed",
-        zmax=float(k),
-        row_title=QUERY_I,
-        col_title=KEY_J,
-        value_label=t("shaw.index.value"),
-    ),
-    "shaw_index",
-)
-st.markdown(sec.share)
 
-st.header(t("shaw.tables.subheader"))
-prose(KEY, "tables")
-labels = ch.distance_labels(k)
-t1, t2 = st.columns(2)
-table_h = int(min(640, max(320, 120 + 18 * (2 * k + 1))))
-with t1:
+@st.fragment
+def index_map_section(toks: list[str], k: int, v: ch.ShawView, sec: ch.IndexSection) -> None:
+    """Owns the question's radio and Reveal and the index map's Numbers panel."""
+    activate()  # a fragment rerun does not pass through app.py: set this run's language
+    st.header(t("shaw.index.subheader"))
+    prose(KEY, "index")
+    if sec.question is not None:
+        ask(sec.question)
     plot(
-        F.matrix_heatmap(
-            v.a_k,
-            t("shaw.tables.key_title", rows=2 * k + 1, d=v.a_k.shape[1]),
-            x_title=CHANNEL,
-            y_title=CLIPPED,
-            y=labels,
-            value_label="wᴷ",
-            height=table_h,
+        shaw_figures.token_heatmap_marked(
+            v.clipped,
+            toks,
+            toks,
+            t("shaw.index.title", k=k),
+            mark=v.is_clipped,
+            kind="signed",
+            zmax=float(k),
+            row_title=QUERY_I,
+            col_title=KEY_J,
+            value_label=t("shaw.index.value"),
         ),
-        "shaw_ak",
+        "shaw_index",
     )
-with t2:
-    plot(
-        F.matrix_heatmap(
-            v.a_v,
-            t("shaw.tables.value_title", rows=2 * k + 1, d=v.a_v.shape[1]),
-            x_title=CHANNEL,
-            y_title=CLIPPED,
-            y=labels,
-            value_label="wⱽ",
-            height=table_h,
-        ),
-        "shaw_av",
+    st.markdown(sec.share)
+
+
+index_map_section(toks, k, v, sec)
+
+
+@st.fragment
+def tables_section(k: int, v: ch.ShawView, labels: list[str]) -> None:
+    """The aᴷ and aⱽ tables' Numbers panels: opening one reruns this section only."""
+    activate()  # a fragment rerun does not pass through app.py: set this run's language
+    st.header(t("shaw.tables.subheader"))
+    prose(KEY, "tables")
+    t1, t2 = st.columns(2)
+    table_h = int(min(640, max(320, 120 + 18 * (2 * k + 1))))
+    with t1:
+        plot(
+            F.matrix_heatmap(
+                v.a_k,
+                t("shaw.tables.key_title", rows=2 * k + 1, d=v.a_k.shape[1]),
+                x_title=CHANNEL,
+                y_title=CLIPPED,
+                y=labels,
+                value_label="wᴷ",
+                height=table_h,
+            ),
+            "shaw_ak",
+        )
+    with t2:
+        plot(
+            F.matrix_heatmap(
+                v.a_v,
+                t("shaw.tables.value_title", rows=2 * k + 1, d=v.a_v.shape[1]),
+                x_title=CHANNEL,
+                y_title=CLIPPED,
+                y=labels,
+                value_label="wⱽ",
+                height=table_h,
+            ),
+            "shaw_av",
+        )
+
+
+tables_section(k, v, labels)
+
+
+@st.fragment
+def logits_section(toks: list[str], head: int, v: ch.ShawView, panel_h: int) -> None:
+    """The logit pair's Numbers panel: opening it reruns this section only."""
+    activate()  # a fragment rerun does not pass through app.py: set this run's language
+    st.header(t("shaw.logits.subheader"))
+    prose(KEY, "logits")
+    panels.pair(
+        v.terms_pair(head),
+        toks,
+        t("shaw.logits.title", head=head),
+        [t("shaw.logits.content"), t("shaw.logits.position")],
+        t("shaw.logits.value"),
+        "shaw_terms",
+        panel_height=panel_h,
     )
+    prose(KEY, "query-side")
 
-st.header(t("shaw.logits.subheader"))
-prose(KEY, "logits")
-panel_h = 320 if n <= 24 else 430
-panels.pair(
-    v.terms_pair(head),
-    toks,
-    t("shaw.logits.title", head=head),
-    [t("shaw.logits.content"), t("shaw.logits.position")],
-    t("shaw.logits.value"),
-    "shaw_terms",
-    panel_height=panel_h,
-)
-prose(KEY, "query-side")
 
-st.header(t("shaw.attention.subheader"))
-prose(KEY, "attention")
-top = v.attention_top(head)
-panels.pair(
-    v.attention_pair(head),
-    toks,
-    t("shaw.attention.title", head=head),
-    [t("shaw.attention.off"), t("shaw.attention.on")],
-    t("shaw.attention.value"),
-    "shaw_attention",
-    weights=True,
-    zmax=top,
-    panel_height=panel_h,
-)
-if n > 24:
-    st.caption(t("shaw.attention.scale", top=top, n=n))
+logits_section(toks, head, v, panel_h)
 
-st.header(t("shaw.value.subheader"))
-prose(KEY, "value")
-b1, b2 = st.columns(2)
-with b1:
+
+@st.fragment
+def attention_section(toks: list[str], head: int, v: ch.ShawView, panel_h: int) -> None:
+    """The attention pair's Numbers panel: opening it reruns this section only."""
+    activate()  # a fragment rerun does not pass through app.py: set this run's language
+    n = len(toks)
+    st.header(t("shaw.attention.subheader"))
+    prose(KEY, "attention")
+    top = v.attention_top(head)
+    panels.pair(
+        v.attention_pair(head),
+        toks,
+        t("shaw.attention.title", head=head),
+        [t("shaw.attention.off"), t("shaw.attention.on")],
+        t("shaw.attention.value"),
+        "shaw_attention",
+        weights=True,
+        zmax=top,
+        panel_height=panel_h,
+    )
+    if n > 24:
+        st.caption(t("shaw.attention.scale", top=top, n=n))
+
+
+attention_section(toks, head, v, panel_h)
+
+
+@st.fragment
+def value_section(toks: list[str], head: int, v: ch.ShawView, labels: list[str]) -> None:
+    """The value-side charts' Numbers panels: opening one reruns this section only."""
+    activate()  # a fragment rerun does not pass through app.py: set this run's language
+    n = len(toks)
+    st.header(t("shaw.value.subheader"))
+    prose(KEY, "value")
+    b1, b2 = st.columns(2)
+    with b1:
+        plot(
+            F.token_heatmap(
+                v.mass_per_distance[head],
+                toks,
+                labels,
+                t("shaw.value.mass_title", head=head),
+                kind="weights",
+                row_title=QUERY_I,
+                col_title=CLIPPED,
+                value_label=t("shaw.value.mass"),
+            ),
+            "shaw_mass",
+        )
+    with b2:
+        norm_content, norm_position = v.value_norms(head)
+        sizes = {t("shaw.value.content"): norm_content, t("shaw.value.position"): norm_position}
+        size_title = t("shaw.value.size_title", head=head)
+        if n <= 40:
+            plot(
+                F.token_bars(toks, sizes, size_title, x_title=QUERY_I, y_title=t("shaw.value.length")),
+                "shaw_value_norms",
+            )
+        else:  # hundreds of grouped bars are unreadable: one line per part over the query position
+            plot(
+                F.lines(
+                    v.positions, sizes, size_title, x_title=t("shaw.query_position"), y_title=t("shaw.value.length")
+                ),
+                "shaw_value_norms",
+            )
     plot(
         F.token_heatmap(
-            v.mass_per_distance[head],
+            v.value_position[head],
             toks,
-            labels,
-            t("shaw.value.mass_title", head=head),
-            kind="weights",
+            None,
+            t("shaw.value.term_title", head=head),
             row_title=QUERY_I,
-            col_title=CLIPPED,
-            value_label=t("shaw.value.mass"),
+            col_title=CHANNEL,
+            value_label=t("shaw.value.term"),
+            show_values=False,
+            height=int(min(720, max(340, 110 + 18 * n))),
         ),
-        "shaw_mass",
+        "shaw_value_term",
     )
-with b2:
-    norm_content, norm_position = v.value_norms(head)
-    sizes = {t("shaw.value.content"): norm_content, t("shaw.value.position"): norm_position}
-    size_title = t("shaw.value.size_title", head=head)
-    if n <= 40:
-        plot(F.token_bars(toks, sizes, size_title, x_title=QUERY_I, y_title=t("shaw.value.length")), "shaw_value_norms")
-    else:  # hundreds of grouped bars are unreadable: one line per part over the query position
-        plot(
-            F.lines(v.positions, sizes, size_title, x_title=t("shaw.query_position"), y_title=t("shaw.value.length")),
-            "shaw_value_norms",
-        )
-plot(
-    F.token_heatmap(
-        v.value_position[head],
-        toks,
-        None,
-        t("shaw.value.term_title", head=head),
-        row_title=QUERY_I,
-        col_title=CHANNEL,
-        value_label=t("shaw.value.term"),
-        show_values=False,
-        height=int(min(720, max(340, 110 + 18 * n))),
-    ),
-    "shaw_value_term",
-)
+
+
+value_section(toks, head, v, labels)
 
 st.header(t("shaw.shift.subheader"))
 prose(KEY, "shift")

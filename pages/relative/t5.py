@@ -15,7 +15,7 @@ from ui import panels
 from ui.cache import cached
 from ui.common import header, plot, prose, seed, sentence_tokens
 from ui.derivation import show_derivation
-from ui.i18n import current, t
+from ui.i18n import activate, current, t
 from ui.question import ask
 from ui.url_state import URL
 
@@ -86,45 +86,57 @@ if max_distance < lowest:
     max_distance = lowest
 
 bm = bucket_map(num_buckets, max_distance, causal)
+x_title = t("t5.staircase.x_title", sign=SIGN)  # the staircases' and the bias lines' x axis
 
-ask(bucket_question(num_buckets, max_distance, causal, lang))
-prose(KEY, "staircase")
-regions = [t(f"t5.region.{name}") for name in ("exact", "log", "beyond", "future")]  # ch.EXACT … ch.FUTURE
-x_title = t("t5.staircase.x_title", sign=SIGN)
-reach = n - 1
-band = (-reach - 0.5, 0.5 if causal else reach + 0.5)
-close, near_r, near_buckets, near_region = bm.close_up()
-s1, s2 = st.columns(2)
-with s1:
-    plot(
-        F.staircase(
-            near_r,
-            near_buckets,
-            near_region,
-            t(f"t5.staircase.close_{mode}", close=close, exact=bm.exact),
-            regions=regions,
-            x_title=x_title,
-            y_title=t("t5.staircase.y_title"),
-            band=band if reach <= close else None,
-            band_label=t("t5.staircase.band"),
-        ),
-        "t5_staircase_near",
-    )
-with s2:
-    plot(
-        F.staircase(
-            bm.distances,
-            bm.buckets,
-            bm.region,
-            t("t5.staircase.full", n=num_buckets, d=max_distance, mode=t(f"t5.mode.{mode}")),
-            regions=regions,
-            x_title=x_title,
-            y_title=t("t5.staircase.y_title"),
-            band=band,
-            band_label=t("t5.staircase.band"),
-        ),
-        "t5_staircase",
-    )
+
+@st.fragment
+def staircase_section(
+    n: int, num_buckets: int, max_distance: int, causal: bool, bm: ch.BucketMap, x_title: str
+) -> None:
+    """Owns the question's radio and Reveal and the staircases' Numbers panels (the controls above are
+    the page's: every later section reads them)."""
+    activate()  # a fragment rerun does not pass through app.py: set this run's language
+    mode = "causal" if causal else "bidirectional"  # a catalogue key, not a word: t5.mode.*
+    ask(bucket_question(num_buckets, max_distance, causal, lang))
+    prose(KEY, "staircase")
+    regions = [t(f"t5.region.{name}") for name in ("exact", "log", "beyond", "future")]  # ch.EXACT … ch.FUTURE
+    reach = n - 1
+    band = (-reach - 0.5, 0.5 if causal else reach + 0.5)
+    close, near_r, near_buckets, near_region = bm.close_up()
+    s1, s2 = st.columns(2)
+    with s1:
+        plot(
+            F.staircase(
+                near_r,
+                near_buckets,
+                near_region,
+                t(f"t5.staircase.close_{mode}", close=close, exact=bm.exact),
+                regions=regions,
+                x_title=x_title,
+                y_title=t("t5.staircase.y_title"),
+                band=band if reach <= close else None,
+                band_label=t("t5.staircase.band"),
+            ),
+            "t5_staircase_near",
+        )
+    with s2:
+        plot(
+            F.staircase(
+                bm.distances,
+                bm.buckets,
+                bm.region,
+                t("t5.staircase.full", n=num_buckets, d=max_distance, mode=t(f"t5.mode.{mode}")),
+                regions=regions,
+                x_title=x_title,
+                y_title=t("t5.staircase.y_title"),
+                band=band,
+                band_label=t("t5.staircase.band"),
+            ),
+            "t5_staircase",
+        )
+
+
+staircase_section(n, num_buckets, max_distance, causal, bm, x_title)
 
 st.header(t("t5.unused.subheader"))
 prose(KEY, "unused")
@@ -147,109 +159,144 @@ with st.expander(t("t5.unused.share")):
     )
 
 v = t5_view(tuple(toks), seed(), num_buckets, max_distance, causal)
+panel_h = 320 if n <= 24 else 430  # the head grid and the logit pairs
 
-st.header(t("t5.matrix.subheader"))
-prose(KEY, "matrix")
-plot(
-    F.token_heatmap(
-        v.buckets,
-        toks,
-        toks,
-        t("t5.matrix.title", sign=SIGN),
-        kind="index",
-        zmin=0,
-        zmax=num_buckets - 1,
-        value_label=t("t5.matrix.value"),
-    ),
-    "t5_bucket_matrix",
-)
-used = v.used_in_sentence
-st.markdown(
-    t(
-        "t5.matrix.used_causal" if causal else "t5.matrix.used",
-        n=n,
-        reach=max(n - 1, 0),
-        used=len(used),
-        total=num_buckets,
-    )
-)
 
-st.header(t("t5.table.subheader"))
-prose(KEY, "table")
-H = v.table.shape[1]
-r, by_r = v.bias_by_distance(ch.table_span(bm, n))
-labels = [t("t5.table.never_used", b=b) if b in bm.unused else str(b) for b in range(num_buckets)]
-t1, t2 = st.columns([1, 2])
-with t1:
+@st.fragment
+def matrix_section(toks: list[str], num_buckets: int, causal: bool, v: ch.T5View) -> None:
+    """The bucket matrix's Numbers panel: opening it reruns this section only."""
+    activate()  # a fragment rerun does not pass through app.py: set this run's language
+    n = len(toks)
+    st.header(t("t5.matrix.subheader"))
+    prose(KEY, "matrix")
     plot(
-        F.matrix_heatmap(
-            v.table,
-            t("t5.table.title", n=num_buckets, h=H),
-            x_title=t("t5.table.x_title"),
-            y_title=t("t5.table.y_title"),
-            y=labels,
-            value_label="β",
-            height=int(min(720, max(380, 120 + 12 * num_buckets))),
+        F.token_heatmap(
+            v.buckets,
+            toks,
+            toks,
+            t("t5.matrix.title", sign=SIGN),
+            kind="index",
+            zmin=0,
+            zmax=num_buckets - 1,
+            value_label=t("t5.matrix.value"),
         ),
-        "t5_table",
+        "t5_bucket_matrix",
     )
-with t2:
-    plot(
-        t5_figures.step_lines(
-            r,
-            {t("t5.head", h=h): by_r[h] for h in range(H)},
-            t("t5.table.lines_title"),
-            x_title=x_title,
-            y_title=t("t5.table.lines_y"),
-            height=400,
-        ),
-        "t5_bias_lines",
+    used = v.used_in_sentence
+    st.markdown(
+        t(
+            "t5.matrix.used_causal" if causal else "t5.matrix.used",
+            n=n,
+            reach=max(n - 1, 0),
+            used=len(used),
+            total=num_buckets,
+        )
     )
 
-st.header(t("t5.heads.subheader"))
-prose(KEY, "heads")
-panel_h = 320 if n <= 24 else 430
-plot(
-    F.token_heatmap_grid(
-        v.position,
+
+matrix_section(toks, num_buckets, causal, v)
+
+
+@st.fragment
+def table_section(n: int, num_buckets: int, bm: ch.BucketMap, v: ch.T5View, x_title: str) -> None:
+    """The bias table's and the bias lines' Numbers panels: opening one reruns this section only."""
+    activate()  # a fragment rerun does not pass through app.py: set this run's language
+    st.header(t("t5.table.subheader"))
+    prose(KEY, "table")
+    H = v.table.shape[1]
+    r, by_r = v.bias_by_distance(ch.table_span(bm, n))
+    labels = [t("t5.table.never_used", b=b) if b in bm.unused else str(b) for b in range(num_buckets)]
+    t1, t2 = st.columns([1, 2])
+    with t1:
+        plot(
+            F.matrix_heatmap(
+                v.table,
+                t("t5.table.title", n=num_buckets, h=H),
+                x_title=t("t5.table.x_title"),
+                y_title=t("t5.table.y_title"),
+                y=labels,
+                value_label="β",
+                height=int(min(720, max(380, 120 + 12 * num_buckets))),
+            ),
+            "t5_table",
+        )
+    with t2:
+        plot(
+            t5_figures.step_lines(
+                r,
+                {t("t5.head", h=h): by_r[h] for h in range(H)},
+                t("t5.table.lines_title"),
+                x_title=x_title,
+                y_title=t("t5.table.lines_y"),
+                height=400,
+            ),
+            "t5_bias_lines",
+        )
+
+
+table_section(n, num_buckets, bm, v, x_title)
+
+
+@st.fragment
+def heads_section(toks: list[str], v: ch.T5View, panel_h: int) -> None:
+    """The head grid's Numbers panel: opening it reruns this section only."""
+    activate()  # a fragment rerun does not pass through app.py: set this run's language
+    H = v.table.shape[1]
+    st.header(t("t5.heads.subheader"))
+    prose(KEY, "heads")
+    plot(
+        F.token_heatmap_grid(
+            v.position,
+            toks,
+            t("t5.heads.title"),
+            panel_titles=[t("t5.head", h=h) for h in range(H)],
+            value_label=t("t5.heads.value"),
+            cols=2,
+            zmax=v.bias_scale,
+            panel_height=panel_h,
+        ),
+        "t5_bias_heads",
+    )
+
+
+heads_section(toks, v, panel_h)
+
+
+@st.fragment
+def logits_section(toks: list[str], causal: bool, v: ch.T5View, panel_h: int) -> None:
+    """Owns the head picker (nothing else reads it) and the two pairs' Numbers panels."""
+    activate()  # a fragment rerun does not pass through app.py: set this run's language
+    H = v.table.shape[1]
+    st.header(t("t5.logits.subheader"))
+    prose(KEY, "logits")
+    head = st.columns([1, 3])[0].selectbox(
+        t("t5.logits.head"), list(range(H)), key="t5_head", **URL, help=t("t5.logits.head_help", h=H, last=H - 1)
+    )
+    panels.pair(
+        v.terms_pair(head),
         toks,
-        t("t5.heads.title"),
-        panel_titles=[t("t5.head", h=h) for h in range(H)],
-        value_label=t("t5.heads.value"),
-        cols=2,
-        zmax=v.bias_scale,
+        t("t5.logits.title", head=head),
+        [t("t5.logits.content"), t("t5.logits.position")],
+        t("t5.logits.value"),
+        "t5_terms",
         panel_height=panel_h,
-    ),
-    "t5_bias_heads",
-)
+    )
+    panels.pair(
+        v.attention_pair(head),
+        toks,
+        t("t5.logits.weights_title", head=head),
+        [t("t5.logits.bias_off"), t("t5.logits.bias_on")],
+        t("t5.logits.weight"),
+        "t5_attention",
+        weights=True,
+        zmax=v.attention_top(head),
+        panel_height=panel_h,
+    )
+    if causal:
+        st.caption(t("t5.logits.causal_note"))
 
-st.header(t("t5.logits.subheader"))
-prose(KEY, "logits")
-head = st.columns([1, 3])[0].selectbox(
-    t("t5.logits.head"), list(range(H)), key="t5_head", **URL, help=t("t5.logits.head_help", h=H, last=H - 1)
-)
-panels.pair(
-    v.terms_pair(head),
-    toks,
-    t("t5.logits.title", head=head),
-    [t("t5.logits.content"), t("t5.logits.position")],
-    t("t5.logits.value"),
-    "t5_terms",
-    panel_height=panel_h,
-)
-panels.pair(
-    v.attention_pair(head),
-    toks,
-    t("t5.logits.weights_title", head=head),
-    [t("t5.logits.bias_off"), t("t5.logits.bias_on")],
-    t("t5.logits.weight"),
-    "t5_attention",
-    weights=True,
-    zmax=v.attention_top(head),
-    panel_height=panel_h,
-)
-if causal:
-    st.caption(t("t5.logits.causal_note"))
+
+logits_section(toks, causal, v, panel_h)
 
 st.header(t("t5.shift.subheader"))
 prose(KEY, "shift")
