@@ -52,10 +52,14 @@ def settings(kind: str, p: Any) -> list[WidgetState]:
     """The values one control is moved through (each a different value from the one before)."""
     wid = p.id
     out = []
-    if kind == "slider":
+    if kind == "slider" and p.type == p.SELECT_SLIDER:  # a select-slider sends its options' labels
+        first, last = p.options[0], p.options[-1]
+        for v in (last, first):
+            s = WidgetState(id=wid)
+            s.string_array_value.data.extend([first, v] if len(p.default) == 2 else [v])
+            out.append(s)
+    elif kind == "slider":
         lo, hi = p.min, p.max
-        if p.type == p.SELECT_SLIDER:  # select-sliders send option indices
-            lo, hi = 0, len(p.options) - 1
         for v in (hi, lo):
             s = WidgetState(id=wid)
             s.double_array_value.data.extend([lo, v] if len(p.default) == 2 else [v])
@@ -107,6 +111,7 @@ async def bench_page(s: Bench, ws, path: str, repeats: int) -> dict:
         in_fragment += bool(fragment)
         name = f"{kind}:{wid.rsplit('-', 1)[-1]}"
         samples = []
+        seen_errors = len(s.errors)
         for _ in range(repeats):
             for state in settings(kind, p):
                 s.widgets[wid] = state
@@ -115,6 +120,7 @@ async def bench_page(s: Bench, ws, path: str, repeats: int) -> dict:
                     s.widgets.pop(wid, None)
             if not samples:
                 break
+        s.errors[seen_errors:] = [f"{name}: {e}" for e in s.errors[seen_errors:]]  # say which control
         if samples:
             times[name] = samples
         # back to the page's defaults before the next control, so each is timed on the default page
