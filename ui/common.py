@@ -81,7 +81,7 @@ def plot(fig, key: str) -> None:
     config = {**PLOT_CONFIG, "toImageButtonOptions": {"scale": 2, "filename": f"pe-atlas-{name}"}}
     # theme=None: Streamlit's chart theme draws tick labels and axis titles in #808495, 3.8:1 on
     # white (WCAG AA asks 4.5:1) and overrides any colour a figure sets for them; the atlas's own
-    # template (plotly_white's layout) draws them at 10.8:1.
+    # template (plotly_white's layout) draws them at 10.6:1.
     st.plotly_chart(fig, key=key, width="stretch", config=config, theme=None)
     box = st.expander(
         t("common.numbers.expander"), key=f"{key}__numbers", on_change="rerun", icon=":material/table:", type="compact"
