@@ -118,7 +118,13 @@ else:
     tables = encoder_tables(task_name, "t5", DIR)
     if tables is not None and tables.tables:
         _, shape = tables.tables[0]
-        kind = "toy_tasks.t5_tables_per_layer" if tables.per_layer else "toy_tasks.t5_tables_other"
+        kind = (
+            "toy_tasks.t5_tables_per_layer"
+            if tables.per_layer
+            else "toy_tasks.t5_tables_shared"
+            if len(tables.tables) == 1 and tables.layers > 1
+            else "toy_tasks.t5_tables_other"
+        )
         st.caption(t(kind, tables=len(tables.tables), layers=tables.layers, buckets=shape[0], heads=shape[-1]))
 
     st.markdown(t("toy_tasks.ordering_header"))
