@@ -130,8 +130,13 @@ def sample(task: str, config: Any, answers: str, k: int, purpose: str, n: int = 
         return _take(_concat(rows), n)
     b = t.sample_fn(config, rng, n)
     if answers == "hard":
-        b = replace(b, answer=b.answer & (distractors(task, b) >= 1))
+        b = hard(task, b)
     return b
+
+
+def hard(task: str, b: T.Batch) -> T.Batch:
+    """Only the answers with one or more distractors stay scored (the same strings)."""
+    return replace(b, answer=b.answer & (distractors(task, b) >= 1))
 
 
 def _rows(b: T.Batch, idx: np.ndarray) -> T.Batch:
@@ -197,7 +202,14 @@ def write_probes(directory: Path, index: dict) -> dict:
         if not cells:
             continue
         t0 = time.perf_counter()
-        batches = {p.name: sample(task, p.config, p.answers, k, p.name) for p in probes(task, k)}
+        # A hard probe scores a subset of its base probe's strings: one forward pass serves both.
+        strings: dict[str, T.Batch] = {}
+        batches: dict[str, tuple[str, T.Batch]] = {}
+        for p in probes(task, k):
+            base = p.name.removesuffix("_hard")
+            if base not in strings:
+                strings[base] = sample(task, p.config, "all" if p.answers == "hard" else p.answers, k, base)
+            batches[p.name] = (base, hard(task, strings[base]) if p.answers == "hard" else strings[base])
         ladder = []
         for f in LENGTH_FACTORS:
             cfg = length_config(task, f)
@@ -210,8 +222,9 @@ def write_probes(directory: Path, index: dict) -> dict:
             errs, answers = [], []
             for s in r["seeds"]:
                 model, _cfg = load(directory / f"{s['file']}.safetensors")
-                for name, b in batches.items():
-                    wrong = (predict(model, b) != b.tokens) & b.answer
+                preds = {base: predict(model, b) for base, b in strings.items()}
+                for name, (base, b) in batches.items():
+                    wrong = (preds[base] != b.tokens) & b.answer
                     fac[name].setdefault(enc, []).append(score(task, wrong, b))
                 row_e: list[int | None] = []
                 row_a: list[int | None] = []

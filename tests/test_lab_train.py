@@ -16,7 +16,7 @@ import torch
 
 from lab import tasks as T
 from lab.model import ModelConfig, TinyTransformer
-from lab.regenerate import ENCODINGS, TOY_DIR
+from lab.regenerate import ENCODINGS, SEEDS, TOY_DIR, run_stem
 from lab.regenerate import SHIPPED as SHIPPED_SETTINGS
 from lab.service import SEED_RANGE, STEP_RANGE, QueueFull, TrainingService
 from lab.train import TrainConfig, answer_loss, evaluate, fixed_test_set, load, train
@@ -104,7 +104,12 @@ def test_evaluate_counts_only_answer_positions():
 
 # Every (task, encoding) the regeneration ships must be in the repository: a missing file fails here
 # rather than being skipped.
-SHIPPED = [TOY_DIR / f"{task}-{enc}.safetensors" for task in SHIPPED_SETTINGS for enc in ENCODINGS]
+SHIPPED = [
+    TOY_DIR / f"{run_stem(task, enc, seed)}.safetensors"
+    for task in SHIPPED_SETTINGS
+    for enc in ENCODINGS
+    for seed in SEEDS
+]
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)

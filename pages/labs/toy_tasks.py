@@ -138,8 +138,7 @@ else:
     st.caption(t("toy_tasks.scale_note"))
     if task_name == "counting":
         st.caption(t("toy_tasks.counting_mix_note"))
-    if "cope" in encs:
-        st.caption(t("toy_tasks.cope_note"))
+    st.caption(t("toy_tasks.cope_note"))
     prose(KEY, "honest")
 
     st.markdown(t("toy_tasks.seeds_header"))
