@@ -184,9 +184,10 @@ def score(task: str, wrong: np.ndarray, batch: T.Batch) -> dict:
     }
 
 
-def write_probes(directory: Path, index: dict) -> dict:
+def write_probes(directory: Path, index: dict, tasks: tuple[str, ...] | None = None) -> dict:
     """Evaluate every shipped seed of every (task, encoding) in `index` on the probes and the length
-    ladder; write <directory>/probes.json and return it."""
+    ladder; write <directory>/probes.json and return it. With `tasks`, only those tasks are
+    re-evaluated and the others kept from an existing probes.json (same probe settings)."""
     k = counting_k()
     out: dict[str, Any] = {
         "n": N_PROBE,
@@ -195,13 +196,21 @@ def write_probes(directory: Path, index: dict) -> dict:
         "length_factors": list(LENGTH_FACTORS),
         "factors": {},
         "lengths": {},
+        "cpu_seconds": {},
     }
+    path = directory / "probes.json"
+    if tasks is not None and path.exists():
+        old = json.loads(path.read_text())
+        if all(old.get(key) == out[key] for key in ("n", "probe_seed", "K", "length_factors")):
+            for key in ("factors", "lengths", "cpu_seconds"):
+                out[key] = {task: v for task, v in old.get(key, {}).items() if task not in tasks}
     runs = index.get("runs", {})
-    for task in T.TASKS:
+    for task in tasks or tuple(T.TASKS):
         cells = {key: r for key, r in runs.items() if r["task"] == task}
         if not cells:
             continue
         t0 = time.perf_counter()
+        c0 = time.thread_time()
         # A hard probe scores a subset of its base probe's strings: one forward pass serves both.
         strings: dict[str, T.Batch] = {}
         batches: dict[str, tuple[str, T.Batch]] = {}
@@ -243,6 +252,7 @@ def write_probes(directory: Path, index: dict) -> dict:
             lengths["answers"][enc] = answers
         out["factors"][task] = {"probes": [p.name for p in probes(task, k)], "results": fac}
         out["lengths"][task] = lengths
-        print(f"[probe] {task}: {time.perf_counter() - t0:.0f} s", flush=True)
-    (directory / "probes.json").write_text(json.dumps(out, indent=None, separators=(",", ":")) + "\n")
+        out["cpu_seconds"][task] = round(time.thread_time() - c0, 1)
+        print(f"[probe] {task}: {time.perf_counter() - t0:.0f} s wall, {out['cpu_seconds'][task]} s CPU", flush=True)
+    path.write_text(json.dumps(out, indent=None, separators=(",", ":")) + "\n")
     return out

@@ -6,11 +6,16 @@
     python -m lab.regenerate toy --tasks flipflop --encodings cope rope
 
 Each entry of REGENERATORS is (name, function(args) → None) and owns one folder of assets/;
-another shipped result is added by appending its function. The toy-task lab trains one model per
-(task, encoding) with the settings in SHIPPED and writes, per run, <task>-<encoding>.safetensors
-(float16 weights) and <task>-<encoding>.json (settings, seeds, torch version, wall time, learning
-curve, error per split, error against distance), and index.json (the summary the page reads).
-Nothing is tuned per encoding: every encoding of a task gets exactly the same settings and seed.
+another shipped result is added by appending its function. The toy-task lab, per (task, encoding):
+a learning-rate sweep on seed 0 (LEARNING_RATES; the rate with the lowest in-distribution
+*validation* error wins, validation strings being none of the test strings), then every seed of
+SEEDS at that rate. Per shipped seed it writes <task>-<encoding>[-seed<k>].safetensors (float16
+weights) and .json (settings, seeds, torch version, wall time, learning curve, error per split, error
+against distance); index.json (the summary the page reads, the sweep included); and, after training,
+probes.json: every shipped checkpoint evaluated on one-factor test sets and a length ladder
+(lab/probe.py). Apart from the learning rate every encoding of a task gets the same settings and seeds.
+
+    python -m lab.regenerate toy --probe-only [--tasks …]   # re-evaluate the shipped checkpoints only
 """
 
 from __future__ import annotations
@@ -20,8 +25,8 @@ import json
 import platform
 import time
 from dataclasses import asdict
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -170,9 +175,8 @@ def regenerate_toy(args) -> None:
     if not args.no_probe:
         from lab import probe  # the evaluation-only splits and length curves of the shipped checkpoints
 
-        c0 = time.thread_time()
-        probe.write_probes(TOY_DIR, index)
-        index["probe_cpu_seconds"] = round(time.thread_time() - c0, 1)
+        done = probe.write_probes(TOY_DIR, index, tuple(args.tasks) if args.probe_only else None)
+        index["probe_cpu_seconds"] = round(sum(done["cpu_seconds"].values()), 1)
     index_path.write_text(json.dumps(index, indent=1) + "\n")
     write_toy_readme()
     print(f"[toy] done in {time.perf_counter() - t_all:.0f} s ({time.thread_time() - c_all:.0f} s CPU)", flush=True)

@@ -87,7 +87,7 @@ def test_shipped_table_shows_the_recorded_numbers(lab):
     assert df[df["encoding"] == "ALiBi"].iloc[0]["OOD % (paper, full-scale)"] == "not in paper"
     # The learning curves are the recorded ones.
     loss = chart(at, "toy_curve_loss")
-    assert loss["layout"]["title"]["text"] == "Training loss (answer tokens)"
+    assert loss["layout"]["title"]["text"] == "Training loss (answer tokens, seed 0)"
     first = _metrics("flipflop", shipped[0])
     assert fig_array(loss["data"][0]["y"]).tolist() == pytest.approx([p["loss"] for p in first["curve"]])
 
