@@ -199,11 +199,6 @@ def write_probes(directory: Path, index: dict, tasks: tuple[str, ...] | None = N
         "cpu_seconds": {},
     }
     path = directory / "probes.json"
-    if tasks is not None and path.exists():
-        old = json.loads(path.read_text())
-        if all(old.get(key) == out[key] for key in ("n", "probe_seed", "K", "length_factors")):
-            for key in ("factors", "lengths", "cpu_seconds"):
-                out[key] = {task: v for task, v in old.get(key, {}).items() if task not in tasks}
     runs = index.get("runs", {})
     for task in tasks or tuple(T.TASKS):
         cells = {key: r for key, r in runs.items() if r["task"] == task}
@@ -254,5 +249,11 @@ def write_probes(directory: Path, index: dict, tasks: tuple[str, ...] | None = N
         out["lengths"][task] = lengths
         out["cpu_seconds"][task] = round(time.thread_time() - c0, 1)
         print(f"[probe] {task}: {time.perf_counter() - t0:.0f} s wall, {out['cpu_seconds'][task]} s CPU", flush=True)
+    if tasks is not None and path.exists():
+        # Read only now, so that probes of other tasks written meanwhile are kept.
+        old = json.loads(path.read_text())
+        if all(old.get(key) == out[key] for key in ("n", "probe_seed", "K", "length_factors")):
+            for key in ("factors", "lengths", "cpu_seconds"):
+                out[key] = {**{t: v for t, v in old.get(key, {}).items() if t not in tasks}, **out[key]}
     path.write_text(json.dumps(out, indent=None, separators=(",", ":")) + "\n")
     return out

@@ -14,6 +14,7 @@ from explain import figures as F
 from explain.chapters import toy_tasks as ch
 from explain.chapters import toy_tasks_figures
 from explain.chapters import toy_tasks_models as models
+from explain.chapters import toy_tasks_probes as probes
 from lab import tasks as T
 from lab.model import TinyTransformer
 from lab.regenerate import ENCODINGS, TOY_DIR, shipped_config
@@ -37,10 +38,10 @@ verdict_lines = cached(ch.verdict_lines, max_entries=8)
 curves = cached(ch.curves, max_entries=64)
 distance_errors = cached(ch.distance_errors, max_entries=64)
 encoder_tables = cached(models.encoder_tables, max_entries=4)
-seed_series = cached(ch.seed_series, max_entries=64)
-factor_series = cached(ch.factor_series, max_entries=64)
-probe_bins = cached(ch.probe_bins, max_entries=64)
-length_series = cached(ch.length_series, max_entries=64)
+seed_series = cached(probes.seed_series, max_entries=64)
+factor_series = cached(probes.factor_series, max_entries=64)
+probe_bins = cached(probes.probe_bins, max_entries=64)
+length_series = cached(probes.length_series, max_entries=64)
 # Read-only objects the same for everyone: the 18 shipped models (~100,000 weights each) and the one
 # trainer of this server.
 load_model = resource(models.load_model, max_entries=len(T.TASKS) * len(ENCODINGS))
@@ -107,7 +108,7 @@ else:
             "toy_tasks.run_caption",
             steps=cfg.steps,
             batch=cfg.batch_size,
-            seeds=", ".join(str(x) for x in ch.shipped_seeds(DIR)),
+            seeds=", ".join(str(x) for x in probes.shipped_seeds(DIR)),
             layers=cfg.n_layers,
             d=cfg.d_model,
             heads=cfg.n_heads,
@@ -118,7 +119,7 @@ else:
             not_in_paper=t("toy_tasks.not_in_paper"),
         )
     )
-    st.caption(ch.lr_text(task_name, encs, DIR, lang))
+    st.caption(probes.lr_text(task_name, encs, DIR, lang))
     prose(KEY, "stand-ins")
     tables = encoder_tables(task_name, "t5", DIR)
     if tables is not None and tables.tables:
@@ -227,10 +228,10 @@ else:
             ),
             "toy_factors",
         )
-        st.caption(t("toy_tasks.factors_caption", n=ch.probe_strings(DIR)))
+        st.caption(t("toy_tasks.factors_caption", n=probes.probe_strings(DIR)))
         st.markdown(
             " · ".join(
-                f"*{fs.categories[k]}* — {ch.probe_label(task_name, p, DIR, lang)}" for k, p in enumerate(fs.ids)
+                f"*{fs.categories[k]}* — {probes.probe_label(task_name, p, DIR, lang)}" for k, p in enumerate(fs.ids)
             )
         )
         PROBE = Param.choice("toy_probe", tuple(fs.ids), default=fs.ids[0])
@@ -239,11 +240,11 @@ else:
             st.radio,
             t("toy_tasks.probe_label"),
             list(fs.ids),
-            format_func=option_names(tuple(fs.ids), lambda p: ch.probe_short(task_name, p, lang)),
+            format_func=option_names(tuple(fs.ids), lambda p: probes.probe_short(task_name, p, lang)),
             horizontal=True,
             help=t("toy_tasks.probe_help"),
         )
-        name = ch.probe_short(task_name, probe, lang)
+        name = probes.probe_short(task_name, probe, lang)
         left, right = st.columns(2)
         for col, kind, fig_key, title, axis in (
             (left, "by_distance", "toy_probe_distance", "toy_tasks.fig2.distance", f"toy_tasks.distance.{task_name}"),
