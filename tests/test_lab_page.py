@@ -162,6 +162,7 @@ def test_live_training_runs_and_reports():
     assert not errors(at)
     live = table(at, "wrong answers")
     assert live["split"].tolist() == ["ID", "OOD"] and live["error %"].between(0, 100).all()
+    assert live["shipped seeds: mean [95% interval]"].str.match(r"^\d+\.\d \[").all()  # beside the spread
     assert chart(at, "toy_live_curve")["layout"]["title"]["text"] == "Live training loss (answer tokens)"
 
 

@@ -173,3 +173,34 @@ def test_shipped_probes_cover_every_seed_and_encoding():
     # Flip-Flop's "both" probe is the OOD split's recipe: the same sparsity and length.
     ood = T.get("flipflop").split("ood").config
     assert dict(P.probes("flipflop", 0)[2].config.__dict__) == dict(ood.__dict__)
+
+
+# --- the page -------------------------------------------------------------------------------------
+
+
+def test_page_draws_every_seed_the_probes_and_the_length_curves():
+    from explain.chapters import toy_tasks as ch
+    from tests.helpers import chart, errors, fig_array, open_page
+
+    at = open_page("pages/labs/toy_tasks.py")
+    assert not errors(at)
+    index = _index()
+    seeds = chart(at, "toy_seeds")
+    dots = [tr for tr in seeds["data"] if tr.get("showlegend") is False]
+    assert len(dots) == len(ENCODINGS)
+    for enc, tr in zip(ENCODINGS, dots, strict=True):
+        want = [s["errors"][split] for split in ("id", "ood") for s in index["runs"][f"flipflop/{enc}"]["seeds"]]
+        assert sorted(fig_array(tr["y"]).tolist()) == pytest.approx(sorted(want))
+    factors = chart(at, "toy_factors")
+    assert [tr["name"] for tr in factors["data"] if tr.get("showlegend") is not False] == [
+        ch.short_label(e) for e in ENCODINGS
+    ]
+    for key in ("toy_probe_distance", "toy_probe_distractors", "toy_lengths"):
+        assert chart(at, key)["data"], key
+    at.radio(key="toy_probe").set_value("both_hard").run()
+    assert not errors(at)
+    assert "both hard" in chart(at, "toy_probe_distractors")["layout"]["title"]["text"]
+    at.selectbox(key="toy_task").set_value("selective_copy").run()
+    assert not errors(at)
+    assert "toy_factors" not in {str(el.key) for el in at.get("plotly_chart")}  # its OOD splits are one factor
+    assert chart(at, "toy_lengths")["data"]
