@@ -157,8 +157,8 @@ class FactorTable:
 def factor_table(task: str, encodings: tuple[str, ...], directory: str = str(TOY_DIR)) -> FactorTable | None:
     """Error % on each one-factor probe of `task`, mean and interval over seeds, per encoding."""
     fac = probes(directory).get("factors", {}).get(task)
-    if not fac:
-        return None
+    if not fac or not fac["probes"]:
+        return None  # Selective Copy: its OOD splits already change one factor each
     names = list(fac["probes"])
     res = fac["results"]
     out: dict[str, list[Interval]] = {}
