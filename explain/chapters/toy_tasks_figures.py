@@ -175,6 +175,7 @@ def band_lines(
                     y=np.concatenate([hi[ok], lo[ok][::-1]]),
                     fill="toself",
                     fillcolor=_rgba(color, 0.15),
+                    mode="lines",  # no markers on the band's outline
                     line=dict(width=0),
                     hoverinfo="skip",
                     legendgroup=name,
