@@ -295,10 +295,10 @@ def test_predict_lowest_ood_error_matches_the_shipped_files(task, encs):
     cells = {e: _cell(task, e, split) for e in (encs or ENCODINGS)}  # read independently
     best = min(cells, key=lambda e: cells[e][0])
     lowest = all(cells[best][2] < v[1] for e, v in cells.items() if e != best)
-    want = ch.short_label(best) if lowest else ch.TIED
+    want = ch.short_label(best) if lowest else "none can be told apart"
     q = at.radio(key="toy_q__choice")
-    assert q.options == [ch.short_label(e) for e in (encs or ENCODINGS)] + [ch.TIED]
-    assert any(f"**{want if want != ch.TIED else 'None can be told apart'}**" in v for v in _reveal(at)), want
+    assert q.options == [ch.short_label(e) for e in (encs or ENCODINGS)] + ["none can be told apart"]
+    assert any(f"**{want}**" in v for v in _reveal(at)), want
 
 
 def test_lowest_error_needs_an_interval_below_every_other():
@@ -379,12 +379,12 @@ def test_lowest_question_over_every_task_and_selection():
             for chosen in itertools.combinations(ENCODINGS, size):
                 mine = {e: cells[e] for e in chosen if e in cells}
                 best = min(mine, key=lambda e: mine[e][0])
-                lowest = all(mine[best][2] < v[1] for e, v in mine.items() if e != best)
+                separated = all(mine[best][2] < v[1] for e, v in mine.items() if e != best)
                 for lang in ("en", "ko"):
                     q = ch.lowest_question(task, chosen, lang=lang)
                     assert q.options == (*mine, ch.TIED)
-                    assert q.answer == (best if lowest else ch.TIED)
-                    assert q.facts["errors"] == pytest.approx({e: v[0] for e, v in mine.items()})
+                    assert q.answer == (best if separated else ch.TIED)
+                    assert q.facts["errors"] == pytest.approx({e: v[0] for e, v in mine.items()}, abs=1e-3)
                     assert q.facts["split"] == split
                     for e, v in mine.items():
                         assert f"{ch.short_label(e, lang)} {_text(v)}%" in q.explanation
@@ -470,7 +470,7 @@ def test_t5_stand_in_shares_one_table_as_t5_does():
 @pytest.mark.parametrize("task", ["flipflop", "selective_copy", "counting"])
 def test_learned_rows_past_the_training_length_keep_their_initial_values(task):
     """The stand-ins prose: rows past the longest training string are never trained; weight decay
-    alone shrinks them by about 1% (the shipped table against the same seed's initial table)."""
+    alone shrinks them by 1–4% (the shipped table against the same seed's initial table)."""
     import torch
 
     from explain.chapters import toy_tasks_models as models
@@ -486,6 +486,6 @@ def test_learned_rows_past_the_training_length_keep_their_initial_values(task):
     ratio = w.norm(dim=1) / w0.norm(dim=1)
     cos = torch.nn.functional.cosine_similarity(w, w0, dim=1)
     assert w.shape[0] > trained
-    assert ((ratio[trained:] > 0.985) & (ratio[trained:] < 0.995)).all() and (cos[trained:] > 0.99999).all()
+    assert ((ratio[trained:] > 0.96) & (ratio[trained:] < 0.995)).all() and (cos[trained:] > 0.99999).all()
     assert (cos[:trained] < 0.9999).any()  # the rows in use did train
     assert models.load_model(task, "learned") is not None
