@@ -137,9 +137,10 @@ class TransformerBlock(nn.Module):
     The trainable models (the toy-task lab, the spline autoencoder) stack these. Each block owns its
     own encoder instance, so its tables (T5 buckets, CoPE's position embeddings, ALiBi slopes) are per
     layer. # Deviation from paper: T5 computes one bias table in layer 0 and reuses it in every layer,
-    and Transformer-XL shares u and v across layers; a model built from these blocks does not share
-    them. The input encoding (sinusoidal, learned) is *not* added here: a model adds it once, below its
-    first block, exactly as the papers do.
+    and Transformer-XL shares u and v across layers; a block does not share them by itself. A stack
+    ties what the encoder class lists in shared_across_layers (the toy lab's TinyTransformer ties
+    T5's table; Transformer-XL's u and v stay per layer). The input encoding (sinusoidal, learned)
+    is *not* added here: a model adds it once, below its first block, exactly as the papers do.
     """
 
     def __init__(self, encoder: PositionalEncoding, mlp_ratio: int = 4, generator: torch.Generator | None = None):

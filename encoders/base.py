@@ -156,6 +156,10 @@ class PositionalEncoding(nn.Module):
     # True when the logits depend on the positions only through their differences (or counts), so
     # adding the same offset to every position changes nothing (tests/test_properties.py checks it).
     shift_invariant: ClassVar[bool] = False
+    # Parameters (attribute names) that a stack of layers builds once and shares: the first layer
+    # owns them, every later layer reuses the same tensors (T5 computes its bias table in layer 0
+    # only). A single layer, as every chapter draws, is unaffected.
+    shared_across_layers: ClassVar[tuple[str, ...]] = ()
 
     config: object  # each subclass narrows this to its frozen config dataclass
 

@@ -10,7 +10,8 @@ Axis legend: b batch, h heads, i query, j key, d head dimension, N num_buckets.
 
 Reference: HF transformers `models/t5/modeling_t5.py`, `T5Attention._relative_position_bucket` and
 `compute_bias` (ported from Mesh TensorFlow). The tests compare `relative_position_bucket` with it.
-Only layer 0 of a T5 stack owns the (N, H) table; every later layer reuses the same bias.
+Only layer 0 of a T5 stack owns the (N, H) table; every later layer reuses the same bias
+(shared_across_layers: a stack such as lab/model.py's ties the later layers' tables to layer 0's).
 """
 
 from __future__ import annotations
@@ -86,6 +87,12 @@ class T5Config:
     # layer's *unscaled* q·k (unit-scale q and k entries), so the content and position terms start
     # equally visible. (HF draws it with std d_model^−½ and lets training set the size.)
     init_std: float | None = None
+    # False: q·k unscaled, as the T5 paper writes it (every chapter's picture). True: q·k/√d, which
+    # is what T5's own initialisation amounts to (Mesh TF draws W^Q with std (d_model·d_kv)^−½, i.e.
+    # the 1/√d of the other encodings folded into W^Q). The toy lab's projections are shared by
+    # every encoding, so a trained stand-in states the factor here; without it its content logits
+    # start √d = 4× larger than every other encoding's (issue 19).
+    scale_content: bool = False
 
 
 class T5Bias(PositionalEncoding):
@@ -98,6 +105,7 @@ class T5Bias(PositionalEncoding):
     relative_sign = Difference("key", "query")  # j − i
     term_names = ("content", "position")
     shift_invariant = True
+    shared_across_layers = ("table",)  # one (N, h) table for the whole stack, owned by layer 0
     config: T5Config
 
     def __init__(
@@ -115,8 +123,10 @@ class T5Bias(PositionalEncoding):
     def training_config(cls, max_len: int) -> T5Config:
         """The chapter's untrained table is drawn at the size of unscaled q·k so that it is visible;
         a model learns it, so it starts small (HF draws it with std d_model^-½). max_distance ≥ the
-        longest string, so every distance in play gets its own bucket range."""
-        return T5Config(num_buckets=32, max_distance=max(128, max_len), init_std=0.1)
+        longest string, so every distance in play gets its own bucket range. scale_content: the 1/√d
+        T5 folds into its initialisation, so its content logits start as large as every other
+        encoding's rather than √d times larger."""
+        return T5Config(num_buckets=32, max_distance=max(128, max_len), init_std=0.1, scale_content=True)
 
     def buckets(self, q_positions: Tensor, k_positions: Tensor, causal: bool) -> Tensor:
         """Bucket id per pair (i, j) from the positions, so a shifted sentence gets the same ids."""
@@ -138,7 +148,10 @@ class T5Bias(PositionalEncoding):
         buckets = self.buckets(q_positions, k_positions, causal).to(q.device)  # (i, j)
         # Deviation from the shared content_logits: T5 uses no 1/√d (the paper's choice; Mesh TF
         # folds that factor into the initialisation of W^Q instead). The toy layer's projections are
-        # shared with every chapter, so here the content term is √d times larger than elsewhere.
+        # shared with every chapter, so here the content term is √d times larger than elsewhere,
+        # unless the config restores the factor T5's initialisation supplies (scale_content).
         content = q @ k.transpose(-1, -2)  # (b, h, i, j)
+        if self.config.scale_content:
+            content = content / math.sqrt(self.d_head)
         position = self.bias(buckets).to(q.dtype).expand_as(content)  # (b, h, i, j)
         return AttentionTerms({"content": content, "position": position}, extras={"buckets": buckets})

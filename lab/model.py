@@ -58,7 +58,7 @@ class TinyTransformer(nn.Module):
             encoders.build(cfg.encoding, D, cfg.n_heads, derived_seed(seed, "input"), conf) if kind == "input" else None
         )
         block_name = "none" if kind == "input" else cfg.encoding
-        self.blocks = nn.ModuleList(
+        blocks = [
             TransformerBlock(
                 encoders.build(
                     block_name, D, cfg.n_heads, derived_seed(seed, f"layer{layer}"), None if kind == "input" else conf
@@ -67,7 +67,14 @@ class TinyTransformer(nn.Module):
                 generator=g,
             )
             for layer in range(cfg.n_layers)
-        )
+        ]
+        # Tables the encoder class says a stack shares (T5's bias: computed in layer 0, reused by
+        # every layer) are tied to the first block's: one parameter set, trained by every layer.
+        first = blocks[0].attn.encoder
+        for block in blocks[1:]:
+            for attr in type(block.attn.encoder).shared_across_layers:
+                setattr(block.attn.encoder, attr, getattr(first, attr))
+        self.blocks = nn.ModuleList(blocks)
         self.norm = nn.LayerNorm(D)
         self.unembed = nn.Parameter(torch.randn(D, cfg.vocab_size, generator=g) / math.sqrt(D))  # (D, V)
 

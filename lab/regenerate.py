@@ -6,11 +6,16 @@
     python -m lab.regenerate toy --tasks flipflop --encodings cope rope
 
 Each entry of REGENERATORS is (name, function(args) → None) and owns one folder of assets/;
-another shipped result is added by appending its function. The toy-task lab trains one model per
-(task, encoding) with the settings in SHIPPED and writes, per run, <task>-<encoding>.safetensors
-(float16 weights) and <task>-<encoding>.json (settings, seeds, torch version, wall time, learning
-curve, error per split, error against distance), and index.json (the summary the page reads).
-Nothing is tuned per encoding: every encoding of a task gets exactly the same settings and seed.
+another shipped result is added by appending its function. The toy-task lab, per (task, encoding):
+a learning-rate sweep on seed 0 (LEARNING_RATES; the rate with the lowest in-distribution
+*validation* error wins, validation strings being none of the test strings), then every seed of
+SEEDS at that rate. Per shipped seed it writes <task>-<encoding>[-seed<k>].safetensors (float16
+weights) and .json (settings, seeds, torch version, wall time, learning curve, error per split, error
+against distance); index.json (the summary the page reads, the sweep included); and, after training,
+probes.json: every shipped checkpoint evaluated on one-factor test sets and a length ladder
+(lab/probe.py). Apart from the learning rate every encoding of a task gets the same settings and seeds.
+
+    python -m lab.regenerate toy --probe-only [--tasks …]   # re-evaluate the shipped checkpoints only
 """
 
 from __future__ import annotations
@@ -21,11 +26,13 @@ import platform
 import time
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 import torch
 
+from encoders.base import derived_seed
 from lab import tasks as T
-from lab.train import TrainConfig, save, train
+from lab.train import TrainConfig, TrainResult, answer_loss, evaluate, fixed_test_set, save, train
 
 ROOT = Path(__file__).resolve().parents[1]
 TOY_DIR = ROOT / "assets" / "toy"
@@ -33,66 +40,150 @@ TOY_DIR = ROOT / "assets" / "toy"
 # The encodings the lab ships, in the order the page lists them (registry names).
 ENCODINGS = ("learned", "rope", "t5", "alibi", "none", "cope")
 
-# One training setting per task; identical for every encoding. Chosen (before seeing any result
-# table) to fit about a minute of one CPU core per run.
+# One training setting per task; identical for every encoding but the learning rate, which each
+# encoding gets from a small sweep (below). Chosen (before seeing any result table) to fit about a
+# minute of one CPU core per run.
 SHIPPED: dict[str, TrainConfig] = {
     "flipflop": TrainConfig("flipflop", "", steps=600, seed=0),
     "selective_copy": TrainConfig("selective_copy", "", steps=600, seed=0),
     "counting": TrainConfig("counting", "", steps=600, seed=0),
 }
 
+# The training seeds shipped per (task, encoding): every seed is a fresh model initialisation and a
+# fresh stream of training strings; the test sets stay fixed (TrainConfig.test_seed).
+SEEDS = (0, 1, 2)
+# The learning-rate sweep: each encoding trains once (seed SEEDS[0]) at each rate and keeps the
+# rate with the lowest error on an in-distribution *validation* set (its own seed, never a test
+# set); every seed then trains at that rate. The seed-0 run of the sweep at the chosen rate is the
+# shipped seed-0 run, so the sweep costs len(LEARNING_RATES) − 1 extra runs per (task, encoding).
+LEARNING_RATES = (1e-3, 3e-3, 1e-2)
+N_VALIDATION = 500  # validation strings (the same count as a test split)
 
-def shipped_config(task: str, encoding: str) -> TrainConfig:
+
+def run_stem(task: str, encoding: str, seed: int) -> str:
+    """File stem of a shipped run: seed 0 keeps the name the page's Inspect panel loads."""
+    return f"{task}-{encoding}" if seed == SEEDS[0] else f"{task}-{encoding}-seed{seed}"
+
+
+def chosen_lr(task: str, encoding: str) -> float:
+    """The learning rate the sweep chose for (task, encoding), read from the shipped index.json;
+    the task's default when nothing has been shipped (a fresh checkout before regeneration)."""
+    index_path = TOY_DIR / "index.json"
+    if index_path.exists():
+        run = json.loads(index_path.read_text()).get("runs", {}).get(f"{task}/{encoding}")
+        if run and "lr" in run:
+            return float(run["lr"])
+    return SHIPPED[task].lr
+
+
+def shipped_config(task: str, encoding: str, seed: int = SEEDS[0], lr: float | None = None) -> TrainConfig:
     base = SHIPPED[task]
-    return TrainConfig(**{**asdict(base), "encoding": encoding})
+    lr = chosen_lr(task, encoding) if lr is None else lr
+    return TrainConfig(**{**asdict(base), "encoding": encoding, "seed": seed, "lr": lr})
+
+
+@torch.no_grad()
+def validation(result: TrainResult) -> dict:
+    """In-distribution validation error % and loss of a trained model (the sweep's criterion)."""
+    cfg = result.config
+    task = T.get(cfg.task)
+    batch = fixed_test_set(task, "id", N_VALIDATION, derived_seed(cfg.test_seed, "validation"))
+    res = evaluate(result.model, batch)
+    loss = float(answer_loss(result.model.eval(), batch))
+    return {"error": round(res["error"], 3), "loss": round(loss, 5)}
+
+
+def _summary(r: TrainResult) -> dict:
+    res = r.metrics["results"]
+    return {
+        "seed": r.config.seed,
+        "file": run_stem(r.config.task, r.config.encoding, r.config.seed),
+        "train_seconds": r.metrics["train_seconds"],
+        "train_cpu_seconds": r.metrics["train_cpu_seconds"],
+        "errors": {split: round(v["error"], 3) for split, v in res.items()},
+        "answers": {split: v["answers"] for split, v in res.items()},
+    }
+
+
+def _log(r: TrainResult, extra: str = "") -> None:
+    res = r.metrics["results"]
+    print(
+        f"    lr {r.config.lr:g} seed {r.config.seed}:",
+        {k: round(v["error"], 2) for k, v in res.items()},
+        extra,
+        f"{r.metrics['train_seconds']} s wall, {r.metrics['train_cpu_seconds']} s CPU",
+        flush=True,
+    )
+
+
+def train_cell(task: str, enc: str) -> dict:
+    """The sweep and the seeds of one (task, encoding); writes its checkpoints, returns its index entry."""
+    sweep, best, best_key = [], None, None
+    for lr in LEARNING_RATES:
+        r = train(shipped_config(task, enc, SEEDS[0], lr))
+        val = validation(r)
+        _log(r, f"validation {val}")
+        sweep.append({"lr": lr, "val_error": val["error"], "val_loss": val["loss"], **_summary(r)})
+        key = (val["error"], val["loss"])  # ties in error (e.g. 0 %) go to the lower loss
+        if best_key is None or key < best_key:
+            best, best_key = r, key
+    assert best is not None
+    lr = best.config.lr
+    save(best, TOY_DIR, run_stem(task, enc, SEEDS[0]))
+    runs = [_summary(best)]
+    for seed in SEEDS[1:]:
+        r = train(shipped_config(task, enc, seed, lr))
+        _log(r)
+        save(r, TOY_DIR, run_stem(task, enc, seed))
+        runs.append(_summary(r))
+    cpu = sum(s["train_cpu_seconds"] for s in sweep) + sum(x["train_cpu_seconds"] for x in runs[1:])
+    return {"task": task, "encoding": enc, "lr": lr, "sweep": sweep, "seeds": runs, "cpu_seconds": round(cpu, 1)}
 
 
 def regenerate_toy(args) -> None:
     torch.set_num_threads(1)
     TOY_DIR.mkdir(parents=True, exist_ok=True)
     index_path = TOY_DIR / "index.json"
-    index = json.loads(index_path.read_text()) if index_path.exists() else {"runs": {}}
+    fresh: dict[str, Any] = {"runs": {}}
+    index = json.loads(index_path.read_text()) if index_path.exists() else fresh
+    if "seeds" not in index or args.fresh:
+        index = fresh  # an index from before the seeds and the sweep: start over
     t_all = time.perf_counter()
-    for task in args.tasks:
-        for enc in args.encodings:
-            cfg = shipped_config(task, enc)
-            print(f"[toy] {task} × {enc}: {cfg.steps} steps, seed {cfg.seed} …", flush=True)
-            r = train(cfg)
-            save(r, TOY_DIR)
-            res = r.metrics["results"]
-            index["runs"][f"{task}/{enc}"] = {
-                "task": task,
-                "encoding": enc,
-                "file": f"{task}-{enc}",
-                "train_seconds": r.metrics["train_seconds"],
-                "train_cpu_seconds": r.metrics["train_cpu_seconds"],
-                "errors": {split: round(v["error"], 3) for split, v in res.items()},
-            }
-            print(
-                "   ",
-                {k: round(v["error"], 2) for k, v in res.items()},
-                f"{r.metrics['train_seconds']} s wall, {r.metrics['train_cpu_seconds']} s CPU",
-                flush=True,
-            )
-            # Written after every run, so an interrupted regeneration keeps what it finished.
-            index.update(
-                torch=torch.__version__,
-                machine=platform.machine(),
-                threads=torch.get_num_threads(),
-                encodings=list(ENCODINGS),
-                tasks=list(SHIPPED),
-                settings={t: {k: v for k, v in asdict(c).items() if k != "encoding"} for t, c in SHIPPED.items()},
-            )
-            index_path.write_text(json.dumps(index, indent=1) + "\n")
-    if set(args.tasks) == set(SHIPPED) and set(args.encodings) == set(ENCODINGS):
-        index["total_wall_seconds"] = round(time.perf_counter() - t_all, 1)  # only a full regeneration
+    c_all = time.thread_time()
+    if not args.probe_only:
+        for task in args.tasks:
+            for enc in args.encodings:
+                print(f"[toy] {task} × {enc}: lr sweep {LEARNING_RATES}, seeds {SEEDS} …", flush=True)
+                index["runs"][f"{task}/{enc}"] = train_cell(task, enc)
+                # Written after every cell, so an interrupted regeneration keeps what it finished.
+                index.update(
+                    torch=torch.__version__,
+                    machine=platform.machine(),
+                    threads=torch.get_num_threads(),
+                    encodings=list(ENCODINGS),
+                    tasks=list(SHIPPED),
+                    seeds=list(SEEDS),
+                    learning_rates=list(LEARNING_RATES),
+                    settings={
+                        t: {k: v for k, v in asdict(c).items() if k not in ("encoding", "seed", "lr")}
+                        for t, c in SHIPPED.items()
+                    },
+                )
+                index_path.write_text(json.dumps(index, indent=1) + "\n")
+        if set(args.tasks) == set(SHIPPED) and set(args.encodings) == set(ENCODINGS):
+            index["train_wall_seconds"] = round(time.perf_counter() - t_all, 1)  # only a full regeneration
+    if not args.no_probe:
+        from lab import probe  # the evaluation-only splits and length curves of the shipped checkpoints
+
+        done = probe.write_probes(TOY_DIR, index, tuple(args.tasks) if args.probe_only else None)
+        index["probe_cpu_seconds"] = round(sum(done["cpu_seconds"].values()), 1)
     index_path.write_text(json.dumps(index, indent=1) + "\n")
     write_toy_readme()
-    print(f"[toy] done in {time.perf_counter() - t_all:.0f} s", flush=True)
+    print(f"[toy] done in {time.perf_counter() - t_all:.0f} s ({time.thread_time() - c_all:.0f} s CPU)", flush=True)
 
 
 def write_toy_readme() -> None:
-    """assets/toy/README.md: the command and the measured times and errors, from index.json."""
+    """assets/toy/README.md: the command, the sweep, the measured times and errors, from index.json."""
     index = json.loads((TOY_DIR / "index.json").read_text())
     runs = index["runs"]
     size = sum(p.stat().st_size for p in TOY_DIR.iterdir() if p.is_file() and p.name != "README.md")
@@ -103,30 +194,39 @@ def write_toy_readme() -> None:
         "",
         "    python -m lab.regenerate toy        # or: python -m lab.regenerate (every shipped result)",
         "",
-        "Per (task, encoding): `<task>-<encoding>.safetensors` (float16 weights; settings in its metadata)",
-        "and `<task>-<encoding>.json` (settings, seeds, torch version, wall and CPU time, learning curve,",
-        "error per test split, error against distance). `index.json` summarises them. Every encoding of a",
-        "task is trained with the same settings and seed (lab/regenerate.py, SHIPPED); nothing is tuned.",
+        f"Per (task, encoding): a learning-rate sweep over {tuple(index.get('learning_rates', ()))} (seed 0),",
+        "choosing the rate with the lowest in-distribution *validation* error (ties: lower validation",
+        "loss; the validation strings are none of the test strings), then seeds "
+        f"{tuple(index.get('seeds', ()))} at that rate.",
+        "Per seed: `<task>-<encoding>[-seed<k>].safetensors` (float16 weights; settings in its metadata)",
+        "and `.json` (settings, seeds, torch version, wall and CPU time, learning curve, error per test",
+        "split, error against distance). `index.json` summarises them (the sweep included);",
+        "`probes.json` holds the evaluation-only splits (one factor at a time) and the length curves",
+        "of every shipped checkpoint (lab/probe.py). Everything else is the same for every encoding of",
+        "a task (lab/regenerate.py, SHIPPED).",
         "",
         f"Measured on {index.get('machine', '?')}, torch {index.get('torch', '?')}, one torch thread, on a shared",
         "2-core machine: CPU time is the training thread's own time (what one idle core needs); wall",
         "time includes waiting for the CPU while other work ran.",
         "",
-        "| task | encoding | CPU s | wall s | " + " | ".join(["error % per split"]) + " |",
-        "|---|---|---|---|---|",
+        "| task | encoding | lr sweep: validation error % | chosen lr | test error % per split, seeds "
+        + ", ".join(str(s) for s in index.get("seeds", ()))
+        + " | CPU s (all its runs) |",
+        "|---|---|---|---|---|---|",
     ]
     for r in runs.values():
-        errs = ", ".join(f"{k} {v:.1f}" for k, v in r["errors"].items())
-        lines.append(
-            f"| {r['task']} | {r['encoding']} | {r.get('train_cpu_seconds', float('nan')):.1f} | "
-            f"{r['train_seconds']:.1f} | {errs} |"
-        )
-    cpu = sum(r.get("train_cpu_seconds", 0.0) for r in runs.values())
-    wall = index.get("total_wall_seconds")
+        sweep = ", ".join(f"{x['lr']:g}: {x['val_error']:.1f}" for x in r["sweep"])
+        splits = r["seeds"][0]["errors"]
+        errs = "; ".join(f"{k} " + "/".join(f"{x['errors'][k]:.1f}" for x in r["seeds"]) for k in splits)
+        lines.append(f"| {r['task']} | {r['encoding']} | {sweep} | {r['lr']:g} | {errs} | {r['cpu_seconds']:.0f} |")
+    cpu = sum(r["cpu_seconds"] for r in runs.values())
+    probe = index.get("probe_cpu_seconds", 0.0)
+    wall = index.get("train_wall_seconds")
     lines += [
         "",
-        f"Total training CPU time {cpu / 60:.1f} min"
-        + (f"; the whole regeneration took {wall / 60:.1f} min of wall time (evaluation included)." if wall else "."),
+        f"Total CPU time: training {cpu / 60:.1f} min (every run of the sweep and the seeds), evaluation-only"
+        f" probes {probe / 60:.1f} min; together {(cpu + probe) / 60:.1f} min."
+        + (f" The training took {wall / 60:.1f} min of wall time." if wall else ""),
         f"Size of assets/toy/ (without this file): {size / 1e6:.2f} MB.",
         "",
     ]
@@ -148,6 +248,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("only", nargs="*", help=f"regenerate only these ({', '.join(n for n, _ in REGENERATORS)})")
     ap.add_argument("--tasks", nargs="+", default=list(SHIPPED), choices=sorted(T.TASKS))
     ap.add_argument("--encodings", nargs="+", default=list(ENCODINGS))
+    ap.add_argument("--fresh", action="store_true", help="toy: start a new index.json")
+    ap.add_argument("--probe-only", action="store_true", help="toy: only re-evaluate the shipped checkpoints")
+    ap.add_argument("--no-probe", action="store_true", help="toy: train only, skip the evaluation-only probes")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     for name, fn in REGENERATORS:

@@ -40,25 +40,54 @@ def _metrics(task, enc):
     return json.loads(p.read_text()) if p.exists() else None
 
 
+def _seed_files(task, enc):
+    """Every shipped seed's metrics (read from the JSON files, not through explain/)."""
+    index = json.loads((TOY_DIR / "index.json").read_text())
+    run = index["runs"].get(f"{task}/{enc}")
+    return [json.loads((TOY_DIR / f"{s['file']}.json").read_text()) for s in run["seeds"]] if run else []
+
+
+def reference_interval(errors_pct, answers):
+    """The page's interval, by hand with scipy: t over seeds ⊕ the binomial error of the test set."""
+    from scipy import stats
+
+    v = np.asarray(errors_pct, dtype=float)
+    n, mean = len(v), float(v.mean())
+    seeds = stats.t.ppf(0.975, n - 1) * v.std(ddof=1) / np.sqrt(n)
+    p = mean / 100
+    test = stats.norm.ppf(0.975) * 100 * np.sqrt(p * (1 - p) / answers)
+    half = float(np.hypot(seeds, test))
+    return mean, max(0.0, mean - half), min(100.0, mean + half)
+
+
+def _cell(task, enc, split):
+    ms = _seed_files(task, enc)
+    return reference_interval([m["results"][split]["error"] for m in ms], ms[0]["results"][split]["answers"])
+
+
+def _text(iv):
+    return f"{iv[0]:.1f} [{iv[1]:.1f}, {iv[2]:.1f}]"
+
+
 @needs_assets
 def test_shipped_table_shows_the_recorded_numbers(lab):
     at = lab
     assert not errors(at)
-    df = table(at, "ID error % (this toy run)")
+    df = table(at, "ID error % (this toy run: mean [95% interval])")
     shipped = [e for e in ENCODINGS if _metrics("flipflop", e)]
     assert len(df) == len(ENCODINGS) and shipped
     for enc in shipped:
         row = df[df["encoding"] == ch.short_label(enc)].iloc[0]
-        m = _metrics("flipflop", enc)
-        assert row["ID error % (this toy run)"] == f"{m['results']['id']['error']:.1f}"
-        assert row["OOD error % (this toy run)"] == f"{m['results']['ood']['error']:.1f}"
+        assert len(_seed_files("flipflop", enc)) >= 3
+        assert row["ID error % (this toy run: mean [95% interval])"] == _text(_cell("flipflop", enc, "id"))
+        assert row["OOD error % (this toy run: mean [95% interval])"] == _text(_cell("flipflop", enc, "ood"))
     # Paper numbers sit beside them, labelled as the paper's, only for the paper's rows.
     cope = df[df["encoding"] == ch.short_label("cope")].iloc[0]
     assert cope["OOD % (paper, full-scale)"] == "4.9"
     assert df[df["encoding"] == "ALiBi"].iloc[0]["OOD % (paper, full-scale)"] == "not in paper"
     # The learning curves are the recorded ones.
     loss = chart(at, "toy_curve_loss")
-    assert loss["layout"]["title"]["text"] == "Training loss (answer tokens)"
+    assert loss["layout"]["title"]["text"] == "Training loss (answer tokens, seed 0)"
     first = _metrics("flipflop", shipped[0])
     assert fig_array(loss["data"][0]["y"]).tolist() == pytest.approx([p["loss"] for p in first["curve"]])
 
@@ -133,23 +162,58 @@ def test_live_training_runs_and_reports():
     assert not errors(at)
     live = table(at, "wrong answers")
     assert live["split"].tolist() == ["ID", "OOD"] and live["error %"].between(0, 100).all()
+    assert live["shipped seeds: mean [95% interval]"].str.match(r"^\d+\.\d \[").all()  # beside the spread
     assert chart(at, "toy_live_curve")["layout"]["title"]["text"] == "Live training loss (answer tokens)"
 
 
+def write_fake(tmp_path, enc, id_errs, ood_errs, answers=10**9):
+    """Fake shipped seeds of Flip-Flop for `enc`: per-seed errors %, an index.json entry for them.
+    A huge answer count makes the test-set term vanish, so the intervals are the seeds' alone."""
+    p = tmp_path / "index.json"
+    index = json.loads(p.read_text()) if p.exists() else {"runs": {}, "seeds": list(range(len(id_errs)))}
+    seeds = []
+    for k, (a, b) in enumerate(zip(id_errs, ood_errs, strict=True)):
+        res = {
+            s: {"error": e, "answers": answers, "by_distance": [], "by_group": {}} for s, e in (("id", a), ("ood", b))
+        }
+        stem = f"flipflop-{enc}" + (f"-seed{k}" if k else "")
+        (tmp_path / f"{stem}.json").write_text(json.dumps({"results": res, "curve": [], "train_seconds": 1}))
+        seeds.append(
+            {
+                "seed": k,
+                "file": stem,
+                "errors": {"id": a, "ood": b},
+                "answers": {"id": answers, "ood": answers},
+                "train_seconds": 1.0,
+                "train_cpu_seconds": 1.0,
+            }
+        )
+    index["runs"][f"flipflop/{enc}"] = {"task": "flipflop", "encoding": enc, "lr": 0.003, "seeds": seeds}
+    p.write_text(json.dumps(index))
+
+
+def drop_fake(tmp_path, enc):
+    p = tmp_path / "index.json"
+    index = json.loads(p.read_text())
+    del index["runs"][f"flipflop/{enc}"]
+    p.write_text(json.dumps(index))
+
+
 def test_ordering_verdict_is_computed_pairwise(tmp_path):
-    """Fake metrics: the verdict follows the numbers, including a reversal and a tie."""
-
-    def write(enc, id_err, ood_err):
-        res = {s: {"error": e, "by_distance": [], "by_group": {}} for s, e in (("id", id_err), ("ood", ood_err))}
-        (tmp_path / f"flipflop-{enc}.json").write_text(json.dumps({"results": res, "curve": [], "train_seconds": 1}))
-
+    """Fake seeds: a pair counts only when its intervals separate; a reversal and an overlap."""
     # The paper orders CoPE < RoPE < Absolute PE on both Flip-Flop columns.
-    write("learned", 5.0, 30.0)
-    write("rope", 1.0, 10.0)  # below learned on both: as in the paper
-    write("cope", 1.2, 40.0)  # in-dist: within 0.5 of RoPE (a tie); OOD: above both (two reversals)
+    write_fake(tmp_path, "learned", [5.0, 5.1, 4.9], [30.0, 30.5, 29.5])
+    write_fake(tmp_path, "rope", [1.0, 1.1, 0.9], [10.0, 10.2, 9.8])  # below learned on both: as in the paper
+    # in-dist: CoPE's seeds straddle RoPE's (overlap: not distinguishable); OOD: above both (two reversals)
+    write_fake(tmp_path, "cope", [0.2, 1.0, 2.0], [40.0, 40.1, 39.9])
     v = {x.column: x for x in ch.ordering_verdicts("flipflop", str(tmp_path))}
     assert (v["in-dist"].agree, v["in-dist"].disagree, v["in-dist"].ties) == (2, 0, 1)
+    assert v["in-dist"].outcome == "partly"
     assert (v["OOD"].agree, v["OOD"].disagree, v["OOD"].ties) == (1, 2, 0) and not v["OOD"].same
+    # The same means with more spread: every pair overlaps, so nothing is claimed.
+    write_fake(tmp_path, "rope", [0.0, 4.0, 8.0], [1.0, 25.0, 40.0])
+    v = {x.column: x for x in ch.ordering_verdicts("flipflop", str(tmp_path))}
+    assert v["OOD"].disagree == 1 and v["OOD"].ties == 2  # learned < CoPE still separates, reversed
 
 
 # --- classroom layer: shareable links, the predict question, the link from the CoPE chapter ------
@@ -190,7 +254,7 @@ def test_link_restores_task_encodings_split_and_model():
         assert [t["name"] for t in chart(at, "toy_distance")["data"]] == [
             ch.short_label(e, lang) for e in ("rope", "cope")
         ]
-    assert table(at, "OOD 오차율 % (이 토이 실행)")["인코딩"].tolist() == ["RoPE", "CoPE"]
+    assert table(at, "OOD 오차율 % (이 토이 실행: 평균 [95% 구간])")["인코딩"].tolist() == ["RoPE", "CoPE"]
     # Unknown values are dropped: the defaults apply.
     bad = open_link(
         {"toy_task": "<script>", "toy_encodings": "rope,gpt", "toy_dist_split": "sideways", "toy_inspect_enc": "GPT-5"}
@@ -228,23 +292,24 @@ def test_predict_lowest_ood_error_matches_the_shipped_files(task, encs):
         params["toy_encodings"] = ",".join(encs)
     at = open_link(params)
     split = T.get(task).split_names[1]  # the first OOD split
-    errs = {e: _metrics(task, e)["results"][split]["error"] for e in (encs or ENCODINGS)}  # read independently
-    low = min(round(v, 1) for v in errs.values())
-    best = [e for e, v in errs.items() if round(v, 1) == low]
-    want = ch.short_label(best[0]) if len(best) == 1 else ch.TIED
+    cells = {e: _cell(task, e, split) for e in (encs or ENCODINGS)}  # read independently
+    best = min(cells, key=lambda e: cells[e][0])
+    lowest = all(cells[best][2] < v[1] for e, v in cells.items() if e != best)
+    want = ch.short_label(best) if lowest else "none can be told apart"
     q = at.radio(key="toy_q__choice")
-    assert q.options == [ch.short_label(e) for e in (encs or ENCODINGS)] + [ch.TIED]
+    assert q.options == [ch.short_label(e) for e in (encs or ENCODINGS)] + ["none can be told apart"]
     assert any(f"**{want}**" in v for v in _reveal(at)), want
 
 
-def test_lowest_error_reports_a_tie_at_the_shown_precision():
-    tab = ch.ResultTable(
-        ["encoding", "OOD error % (this toy run)"], [["A", 3.04], ["B", 2.96], ["C", 7.0]], ["label", "toy"]
-    )
-    assert ch.lowest_error(tab, "ood").answer == ch.TIED  # both read "3.0" in the table
-    tab.rows[0][1] = 3.06
+def test_lowest_error_needs_an_interval_below_every_other():
+    from explain.chapters.toy_tasks_seeds import t_interval
+
+    a, b, c = t_interval([3.0, 3.1, 2.9]), t_interval([2.0, 4.0, 3.0]), t_interval([7.0, 7.1, 6.9])
+    tab = ch.ResultTable(["encoding", ch.toy_column("ood")], [["A", a], ["B", b], ["C", c]], ["label", "toy"])
+    assert ch.lowest_error(tab, "ood").answer == ch.TIED  # A's and B's intervals overlap
+    tab.rows[1][1] = t_interval([0.9, 1.0, 1.1])
     assert ch.lowest_error(tab, "ood").answer == "B"
-    tab.rows[:] = [["A", 1.0], ["B", np.nan]]
+    tab.rows[:] = [["A", a], ["B", ch.MISSING]]
     assert ch.lowest_error(tab, "ood") is None  # one shipped run: nothing to compare
 
 
@@ -271,11 +336,11 @@ def test_page_in_korean_and_switching_language_keeps_every_control():
     at.radio(key="toy_dist_split").set_value("ood_sparse").run()
     at.text_input(key="toy_inspect_text_selective_copy").input("AB??").run()
     assert not errors(at)
-    df = table(at, "OOD 희소 오차율 % (이 토이 실행)")
+    df = table(at, "OOD 희소 오차율 % (이 토이 실행: 평균 [95% 구간])")
     assert df["인코딩"].tolist() == ["RoPE", "CoPE"]
     assert chart(at, "toy_distance")["layout"]["title"]["text"] == "거리별 오차율 — OOD 희소"
     assert any("답할 자리가 아닙니다. `?`는 `|` 뒤에" in w.value for w in at.warning)  # a parse error, in Korean
-    assert at.radio(key="toy_q__choice").options[-1] == "동률"
+    assert at.radio(key="toy_q__choice").options[-1] == "구별할 수 없음"
     at.session_state["lang"] = "en"  # the sidebar switch
     at.run()
     assert not errors(at)
@@ -283,7 +348,7 @@ def test_page_in_korean_and_switching_language_keeps_every_control():
     assert at.multiselect(key="toy_encodings").value == ["rope", "cope"]
     assert at.radio(key="toy_dist_split").value == "ood_sparse"
     assert at.text_input(key="toy_inspect_text_selective_copy").value == "AB??"
-    assert table(at, "OOD sparse error % (this toy run)")["encoding"].tolist() == ["RoPE", "CoPE"]
+    assert table(at, "OOD sparse error % (this toy run: mean [95% interval])")["encoding"].tolist() == ["RoPE", "CoPE"]
     assert any("is not an answer position. A '?' goes after the '|'" in w.value for w in at.warning)
 
 
@@ -309,25 +374,27 @@ def test_lowest_question_over_every_task_and_selection():
 
     for task in T.TASKS:
         split = T.get(task).split_names[1]
-        errs = {e: _metrics(task, e)["results"][split]["error"] for e in ENCODINGS if _metrics(task, e)}
+        cells = {e: _cell(task, e, split) for e in ENCODINGS if _metrics(task, e)}
         for size in range(2, len(ENCODINGS) + 1):
             for chosen in itertools.combinations(ENCODINGS, size):
-                mine = {e: errs[e] for e in chosen if e in errs}
-                low = min(round(v, 1) for v in mine.values())
-                best = [e for e, v in mine.items() if round(v, 1) == low]
+                mine = {e: cells[e] for e in chosen if e in cells}
+                best = min(mine, key=lambda e: mine[e][0])
+                separated = all(mine[best][2] < v[1] for e, v in mine.items() if e != best)
                 for lang in ("en", "ko"):
                     q = ch.lowest_question(task, chosen, lang=lang)
                     assert q.options == (*mine, ch.TIED)
-                    assert q.answer == (best[0] if len(best) == 1 else ch.TIED)
-                    assert q.facts["errors"] == mine and q.facts["split"] == split
+                    assert q.answer == (best if separated else ch.TIED)
+                    assert q.facts["errors"] == pytest.approx({e: v[0] for e, v in mine.items()}, abs=1e-3)
+                    assert q.facts["split"] == split
                     for e, v in mine.items():
-                        assert f"{ch.short_label(e, lang)} {v:.1f}%" in q.explanation
+                        assert f"{ch.short_label(e, lang)} {_text(v)}%" in q.explanation
                     paper = PAPER_FOR_QUESTION[task]
                     if paper is None:
                         assert q.facts["paper_column"] is None and "paper_value" not in q.facts
                         assert ("Table 3" if lang == "en" else "표 3") in q.explanation  # the table named
-                        stated = {float(x) for x in re.findall(r"(?<![\d.])(\d+\.\d)%", q.explanation)}
-                        assert stated == {round(v, 1) for v in mine.values()}  # this run's errors, nothing else
+                        stated = {float(x) for x in re.findall(r"\b(\d+\.\d) \[", q.explanation)}
+                        assert stated == {round(v[0], 1) for v in mine.values()}  # this run's errors, nothing else
+                        assert not re.search(r"(?<![\d.])\d+\.\d%", q.explanation.replace("]%", ""))
                     else:
                         column, values = paper
                         lowest = min(values.values())
@@ -357,29 +424,32 @@ def test_no_paper_number_stands_beside_counting_ood():
 
 
 def test_verdict_lines_follow_the_verdicts(tmp_path):
-    def write(enc, id_err, ood_err):
-        res = {s: {"error": e, "by_distance": [], "by_group": {}} for s, e in (("id", id_err), ("ood", ood_err))}
-        (tmp_path / f"flipflop-{enc}.json").write_text(json.dumps({"results": res, "curve": [], "train_seconds": 1}))
-
-    write("learned", 5.0, 30.0)
-    write("rope", 1.0, 10.0)
-    write("cope", 1.2, 40.0)
+    write_fake(tmp_path, "learned", [5.0, 5.1, 4.9], [30.0, 30.5, 29.5])
+    write_fake(tmp_path, "rope", [1.0, 1.1, 0.9], [10.0, 10.2, 9.8])
+    write_fake(tmp_path, "cope", [0.2, 1.0, 2.0], [40.0, 40.1, 39.9])
     lines = ch.verdict_lines("flipflop", str(tmp_path), "en")
-    assert lines[0].startswith("- *in-dist* — The same ordering as the paper. 1 pair(s) the paper separates")
+    assert lines[0].startswith(
+        "- *in-dist* — The same ordering as the paper wherever the intervals separate. 1 pair(s) the paper separates"
+    )
     assert "paper: CoPE 0.0 < RoPE 1.8 < Learned (Absolute PE) 6.8" in lines[0]
-    assert lines[1].startswith("- *OOD* — **A different ordering from the paper** (2 pair(s) reversed).")
-    assert "this run: RoPE 10.0 < Learned (Absolute PE) 30.0 < CoPE 40.0" in lines[1]
-    write("rope", 5.2, 10.0)
-    (tmp_path / "flipflop-cope.json").unlink()
+    assert lines[1].startswith("- *OOD* — **A different ordering from the paper** (2 pair(s) reversed")
+    assert "this run: RoPE 10.0 [" in lines[1] and "< Learned (Absolute PE) 30.0 [" in lines[1]
+    write_fake(tmp_path, "learned", [1.0, 1.1, 0.9], [10.0, 10.2, 9.8])  # exactly RoPE's: not distinguishable
+    drop_fake(tmp_path, "cope")
     assert ch.verdict_lines("flipflop", str(tmp_path), "en")[0].startswith(
-        "- *in-dist* — No ordering to compare: the toy run ties where the paper separates."
+        "- *in-dist* — Not distinguishable at this scale"
+    )
+    write_fake(tmp_path, "learned", [5.0, 5.1, 4.9], [30.0, 30.5, 29.5])
+    assert ch.verdict_lines("flipflop", str(tmp_path), "en")[0].startswith(
+        "- *in-dist* — The same ordering as the paper: every pair"
     )
 
 
 @needs_assets
-def test_t5_stand_in_has_one_table_per_layer_and_t5_shares_one():
-    """Counted in the shipped checkpoints: the T5 stand-in learns a (buckets × heads) table in each of
-    its 2 layers; HF transformers' T5 (the reference) has one table, in block 0, for the whole stack."""
+def test_t5_stand_in_shares_one_table_as_t5_does():
+    """Counted in the shipped checkpoints: the T5 stand-in learns one (buckets × heads) table for its
+    2 layers, owned by layer 0, as HF transformers' T5 (the reference) has one table, in block 0, for
+    the whole stack; CoPE keeps one table per layer."""
     from transformers import T5Config
     from transformers.models.t5.modeling_t5 import T5Stack
 
@@ -387,8 +457,8 @@ def test_t5_stand_in_has_one_table_per_layer_and_t5_shares_one():
 
     for task in ("flipflop", "selective_copy", "counting"):
         tables = models.encoder_tables(task, "t5")
-        assert tables is not None and tables.layers == 2 and tables.per_layer
-        assert tables.tables == ((0, (32, 4)), (1, (32, 4)))
+        assert tables is not None and tables.layers == 2 and not tables.per_layer
+        assert tables.tables == ((0, (32, 4)),)
         cope = models.encoder_tables(task, "cope")
         assert cope is not None and cope.per_layer and len(cope.tables) == 2
     cfg = T5Config(num_layers=3, d_model=16, d_kv=4, num_heads=4, d_ff=32, vocab_size=10, is_decoder=False)
@@ -400,7 +470,7 @@ def test_t5_stand_in_has_one_table_per_layer_and_t5_shares_one():
 @pytest.mark.parametrize("task", ["flipflop", "selective_copy", "counting"])
 def test_learned_rows_past_the_training_length_keep_their_initial_values(task):
     """The stand-ins prose: rows past the longest training string are never trained; weight decay
-    alone shrinks them by about 1% (the shipped table against the same seed's initial table)."""
+    alone shrinks them by 1–4% (the shipped table against the same seed's initial table)."""
     import torch
 
     from explain.chapters import toy_tasks_models as models
@@ -416,6 +486,6 @@ def test_learned_rows_past_the_training_length_keep_their_initial_values(task):
     ratio = w.norm(dim=1) / w0.norm(dim=1)
     cos = torch.nn.functional.cosine_similarity(w, w0, dim=1)
     assert w.shape[0] > trained
-    assert ((ratio[trained:] > 0.985) & (ratio[trained:] < 0.995)).all() and (cos[trained:] > 0.99999).all()
+    assert ((ratio[trained:] > 0.96) & (ratio[trained:] < 0.995)).all() and (cos[trained:] > 0.99999).all()
     assert (cos[:trained] < 0.9999).any()  # the rows in use did train
     assert models.load_model(task, "learned") is not None

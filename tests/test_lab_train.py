@@ -16,7 +16,7 @@ import torch
 
 from lab import tasks as T
 from lab.model import ModelConfig, TinyTransformer
-from lab.regenerate import ENCODINGS, TOY_DIR
+from lab.regenerate import ENCODINGS, SEEDS, TOY_DIR, run_stem
 from lab.regenerate import SHIPPED as SHIPPED_SETTINGS
 from lab.service import SEED_RANGE, STEP_RANGE, QueueFull, TrainingService
 from lab.train import TrainConfig, answer_loss, evaluate, fixed_test_set, load, train
@@ -104,7 +104,12 @@ def test_evaluate_counts_only_answer_positions():
 
 # Every (task, encoding) the regeneration ships must be in the repository: a missing file fails here
 # rather than being skipped.
-SHIPPED = [TOY_DIR / f"{task}-{enc}.safetensors" for task in SHIPPED_SETTINGS for enc in ENCODINGS]
+SHIPPED = [
+    TOY_DIR / f"{run_stem(task, enc, seed)}.safetensors"
+    for task in SHIPPED_SETTINGS
+    for enc in ENCODINGS
+    for seed in SEEDS
+]
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
@@ -208,3 +213,71 @@ def test_service_runs_a_real_short_training():
     job = wait(svc, job, limit=60)
     assert job.state == "done" and job.progress.step == 20
     assert set(job.metrics["results"]) == {"id", "ood"}
+
+
+# --- a fair T5 stand-in (issue 19) -----------------------------------------------------------------
+
+
+def _content_std(enc: str) -> float:
+    m = TinyTransformer(ModelConfig(enc, len(FF.vocab), FF.max_length()), seed=0)
+    ids = torch.from_numpy(FF.sample("id", np.random.default_rng(3), 8).tokens)
+    with torch.no_grad():
+        _, results = m(ids, return_attention=True)
+    return float(torch.stack([r.terms["content"] for r in results]).std())
+
+
+def test_every_stand_in_starts_with_content_logits_of_the_same_size():
+    """T5's unscaled q·k met the lab's shared initialisation and started √d = 4× larger than every
+    other encoding's content logits; with the 1/√d T5 folds into its initialisation (scale_content)
+    every encoding's initial content logits are within a factor 1.25 of their median."""
+    spread = {enc: _content_std(enc) for enc in ENCODINGS}
+    ref = float(np.median(list(spread.values())))
+    assert all(ref / 1.25 < s < ref * 1.25 for s in spread.values()), spread
+
+
+def test_t5_scale_content_is_the_one_over_sqrt_d_and_the_chapters_stay_unscaled():
+    from encoders import build
+    from encoders.t5 import T5Bias, T5Config
+
+    q, k = torch.randn(1, 2, 5, 8), torch.randn(1, 2, 5, 8)
+    pos = torch.arange(5)
+    raw = q @ k.transpose(-1, -2)
+    chapter = build("t5", 16, 2, 0, T5Config())
+    lab = build("t5", 16, 2, 0, T5Bias.training_config(64))
+    assert torch.equal(chapter.logit_terms(q, k, pos, pos, True).terms["content"], raw)
+    assert torch.allclose(lab.logit_terms(q, k, pos, pos, True).terms["content"], raw / math.sqrt(8))
+
+
+@pytest.mark.parametrize("enc", ENCODINGS)
+def test_a_stack_shares_exactly_the_tables_its_encoder_class_lists(enc, tmp_path):
+    """T5 computes its bias in layer 0 and reuses it (HF's T5Stack has one relative_attention_bias);
+    the lab's T5 stand-in has one table too, trained by both layers, and keeps it tied when a
+    checkpoint is loaded. Every other encoding keeps one table per layer."""
+    import encoders
+
+    m = TinyTransformer(ModelConfig(enc, len(FF.vocab), FF.max_length(), n_layers=3), seed=0)
+    shared = encoders.REGISTRY[enc].shared_across_layers
+    names = [n for n, _ in m.named_parameters() if ".attn.encoder." in n]
+    for attr in shared:
+        assert [n for n in names if n.endswith("." + attr)] == [f"blocks.0.attn.encoder.{attr}"]
+        assert all(getattr(b.attn.encoder, attr) is getattr(m.blocks[0].attn.encoder, attr) for b in m.blocks)
+    per_layer = {n.split(".", 2)[2] for n in names if not any(n.endswith("." + a) for a in shared)}
+    for rest in per_layer:
+        assert sum(n.endswith(rest) for n in names) == 3  # one per layer
+    if shared:
+        # Both layers train the one table: its gradient is the sum of what each layer sends.
+        b = FF.sample("id", np.random.default_rng(0), 4)
+        answer_loss(m, b).backward()
+        table = getattr(m.blocks[0].attn.encoder, shared[0])
+        assert table.grad is not None and float(table.grad.abs().sum()) > 0
+        from lab.train import TrainResult, save
+
+        cfg = TrainConfig("flipflop", enc, steps=1)
+        wpath, _ = save(
+            TrainResult(cfg, TinyTransformer(ModelConfig(enc, len(FF.vocab), FF.max_length()), 0)), tmp_path
+        )
+        loaded, _ = load(wpath)
+        assert all(
+            getattr(b.attn.encoder, shared[0]) is getattr(loaded.blocks[0].attn.encoder, shared[0])
+            for b in loaded.blocks
+        )

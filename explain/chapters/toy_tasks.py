@@ -27,6 +27,8 @@ from explain.question import Question
 from lab import tasks as T
 from lab.regenerate import ENCODINGS, TOY_DIR
 
+from .toy_tasks_seeds import Interval, group_error, seed_errors, seed_metrics, split_answers, t_interval
+
 # The source of PAPER_RESULTS, as the page cites it: toy_tasks.paper_source in the catalogue
 # (Golovneva, Wang, Weston, Sukhbaatar 2024, arXiv 2405.18719v2, Tables 2 and 3).
 
@@ -131,69 +133,91 @@ def shipped_metrics(task: str, encoding: str, directory: str = str(TOY_DIR)) -> 
 @dataclass
 class ResultTable:
     columns: list[str]
-    rows: list[list[Any]]  # one per encoding: label, then numbers (NaN where there is none)
+    rows: list[list[Any]]  # one per encoding: label, then Intervals (toy) and numbers (NaN: none)
     kinds: list[str]  # per column: "label", "toy", "paper", "seconds"
+
+
+MISSING = t_interval([])  # a toy cell with no shipped run
+
+
+def toy_intervals(task: str, encoding: str, directory: str = str(TOY_DIR)) -> dict[str, Interval] | None:
+    """Column id → mean and 95% interval over the shipped seeds: every split of the task, and for
+    Counting the in-distribution error per number of variables ("var1", "var3"). None: not shipped."""
+    errs = seed_errors(task, encoding, directory)
+    if errs is None:
+        return None
+    answers = split_answers(task, encoding, directory)
+    out = {split: t_interval(v, answers.get(split, 0)) for split, v in errs.items()}
+    if task == "counting":
+        ms = seed_metrics(task, encoding, directory)
+        for g in ("1", "3"):
+            grp = ms[0]["results"]["id"]["by_group"].get(g, {}) if ms else {}
+            out[f"var{g}"] = t_interval([group_error(m, g) for m in ms], int(grp.get("n", 0)))
+    return out
+
+
+def _seconds(task: str, encoding: str, directory: str) -> tuple[float, float]:
+    """Mean CPU and wall seconds of one shipped training run (over the seeds)."""
+    runs = shipped_index(directory).get("runs", {}).get(f"{task}/{encoding}", {}).get("seeds", [])
+    if not runs:
+        return np.nan, np.nan
+    return float(np.mean([r["train_cpu_seconds"] for r in runs])), float(np.mean([r["train_seconds"] for r in runs]))
 
 
 def results_table(
     task: str, encodings: tuple[str, ...], directory: str = str(TOY_DIR), lang: str | None = None
 ) -> ResultTable:
-    """Error % per split of the shipped run, beside the paper's numbers for the same encoding."""
+    """Error % per split of the shipped seeds (mean [95% interval]), beside the paper's numbers."""
     splits = list(T.get(task).split_names)
     paper_cols, paper = PAPER_RESULTS[task]
     cols = [t("toy_tasks.col.encoding", lang)] + [toy_column(s, lang) for s in splits]
     kinds = ["label"] + ["toy"] * len(splits)
+    toy_keys = list(splits)
     if task == "counting":
         cols += [t("toy_tasks.col.group", lang, k=g) for g in (1, 3)]
         kinds += ["toy", "toy"]
+        toy_keys += ["var1", "var3"]
     cols += [t("toy_tasks.col.paper", lang, column=paper_column(c, lang)) for c in paper_cols]
     cols += [t("toy_tasks.col.cpu", lang), t("toy_tasks.col.wall", lang)]
     kinds += ["paper"] * len(paper_cols) + ["seconds", "seconds"]
     rows = []
     for enc in encodings:
-        m = shipped_metrics(task, enc, directory)
+        iv = toy_intervals(task, enc, directory)
         row: list[Any] = [short_label(enc, lang)]
-        n_toy = len(splits) + (2 if task == "counting" else 0)
-        if m is None:
-            row += [np.nan] * n_toy
-        else:
-            res = m["results"]
-            row += [res[s]["error"] for s in splits]
-            if task == "counting":
-                for g in ("1", "3"):
-                    grp = res["id"]["by_group"].get(g)
-                    row.append(100.0 * grp["errors"] / grp["n"] if grp and grp["n"] else np.nan)
+        row += [MISSING if iv is None else iv.get(k, MISSING) for k in toy_keys]
         prow = paper.get(PAPER_ROW.get(enc, ""))
         row += list(prow) if prow else [np.nan] * len(paper_cols)
-        if m is None:
-            row += [np.nan] * 2
-        else:
-            row += [m.get("train_cpu_seconds", np.nan), m["train_seconds"]]
+        row += list(_seconds(task, enc, directory))
         rows.append(row)
     return ResultTable(cols, rows, kinds)
 
 
-TIED = "a tie"  # lowest_error's answer when two or more encodings share the lowest error (as shown)
+TIED = "a tie"  # lowest_error's answer when no encoding is distinguishably lowest
 
 
 @dataclass
 class Lowest:
     split: str
-    errors: dict[str, float]  # shown label → error % (encodings with a shipped run only)
-    answer: str  # the label with the lowest error as shown (one decimal), or TIED
+    errors: dict[str, Interval]  # shown label → error % over seeds (encodings with a shipped run only)
+    answer: str  # the label whose interval lies below every other's, or TIED
+
+
+def lowest_of(errors: dict[str, Interval]) -> str:
+    """The key whose 95% interval lies wholly below every other's; TIED when there is none."""
+    best = min(errors, key=lambda k: errors[k].mean)
+    others = [v for k, v in errors.items() if k != best]
+    return best if all(errors[best].hi < v.lo for v in others) else TIED
 
 
 def lowest_error(table: ResultTable, split: str, lang: str | None = None) -> Lowest | None:
     """Which encoding of `table` (results_table's, the one the page shows) has the lowest error on
-    `split`, compared at the table's one-decimal precision; TIED if several share it. None when fewer
-    than two encodings have a shipped run. `lang`: the language the table was made in."""
+    `split` — only when its interval separates from every other's, else TIED. None when fewer than
+    two encodings have a shipped run. `lang`: the language the table was made in."""
     col = table.columns.index(toy_column(split, lang))
-    errors = {row[0]: float(row[col]) for row in table.rows if not np.isnan(row[col])}
+    errors = {row[0]: row[col] for row in table.rows if np.isfinite(row[col].mean)}
     if len(errors) < 2:
         return None
-    shown = {k: round(v, 1) for k, v in errors.items()}
-    best = [k for k, v in shown.items() if v == min(shown.values())]
-    return Lowest(split, errors, best[0] if len(best) == 1 else TIED)
+    return Lowest(split, errors, lowest_of(errors))
 
 
 @dataclass
@@ -226,25 +250,30 @@ class DistanceErrors:
 def distance_errors(
     task: str, encodings: tuple[str, ...], split: str, directory: str = str(TOY_DIR), lang: str | None = None
 ) -> DistanceErrors:
+    """Error % per distance bin of `split`, every shipped seed's answers pooled (the same strings)."""
     labels: list[str] = []
     table: dict[str, dict[str, tuple[int, int]]] = {}
+    seeds: dict[str, int] = {}
     for enc in encodings:
-        m = shipped_metrics(task, enc, directory)
-        if m is None:
+        ms = seed_metrics(task, enc, directory)
+        if not ms:
             continue
-        per = {}
-        for b in m["results"][split]["by_distance"]:
-            lab = f"{b['lo']}–{b['hi'] - 1}"
-            per[lab] = (b["errors"], b["n"])
-            if lab not in labels:
-                labels.append(lab)
+        per: dict[str, tuple[int, int]] = {}
+        for m in ms:
+            for b in m["results"][split]["by_distance"]:
+                lab = f"{b['lo']}–{b['hi'] - 1}"
+                e, n = per.get(lab, (0, 0))
+                per[lab] = (e + b["errors"], n + b["n"])
+                if lab not in labels:
+                    labels.append(lab)
         table[short_label(enc, lang)] = per
+        seeds[short_label(enc, lang)] = len(ms)
     labels.sort(key=lambda s: int(s.split("–")[0]))
     err = {
         name: np.array([100.0 * per[b][0] / per[b][1] if b in per and per[b][1] else np.nan for b in labels])
         for name, per in table.items()
     }
-    counts = [int(next((per[b][1] for per in table.values() if b in per), 0)) for b in labels]
+    counts = [int(next((per[b][1] // seeds[n] for n, per in table.items() if b in per), 0)) for b in labels]
     return DistanceErrors(labels, err, counts)
 
 
@@ -252,42 +281,49 @@ def distance_errors(
 class Verdict:
     column: str  # the paper's column, e.g. "OOD" (an id: paper_column() words it)
     paper: dict[str, float]  # our encoding label → the paper's number for its row
-    toy: dict[str, float]  # the same encodings → this toy run
-    agree: int  # pairs ordered as in the paper
-    disagree: int  # pairs ordered the other way
-    ties: int  # pairs the paper separates but the toy run measures within TIE of each other
+    toy: dict[str, Interval]  # the same encodings → this toy run's seeds (mean, 95% interval)
+    agree: int  # pairs ordered as in the paper, the intervals separated
+    disagree: int  # pairs ordered the other way, the intervals separated
+    ties: int  # pairs the paper separates whose toy intervals overlap: not distinguishable here
 
     @property
     def same(self) -> bool:
         return self.disagree == 0
 
+    @property
+    def outcome(self) -> str:
+        """ "different", "same" (every pair agrees), "partly" (agrees where distinguishable) or
+        "indistinct" (no pair the paper separates is distinguishable here)."""
+        if self.disagree:
+            return "different"
+        if self.agree and not self.ties:
+            return "same"
+        return "partly" if self.agree else "indistinct"
 
-TIE = 0.5  # percentage points: closer than this, two toy errors are called a tie
 
-
-def _toy_column(task: str, col: str, m: dict[str, Any]) -> float:
-    res = m["results"]
+def _toy_column(task: str, col: str, iv: dict[str, Interval]) -> Interval:
     if task == "counting":
-        grp = res["id"]["by_group"].get(col.split()[0])
-        return 100.0 * grp["errors"] / grp["n"] if grp and grp["n"] else float("nan")
+        return iv.get(f"var{col.split()[0]}", MISSING)
     split = {"in-dist": "id", "OOD": "ood", "OOD dense": "ood_dense", "OOD sparse": "ood_sparse"}[col]
-    return float(res[split]["error"])
+    return iv.get(split, MISSING)
 
 
 def ordering_verdicts(task: str, directory: str = str(TOY_DIR), lang: str | None = None) -> list[Verdict]:
     """For each paper column that this toy run also measures: does the run order the encodings
-    the paper reports (learned, RoPE or the T5 stand-in, CoPE) as the paper does? Pairwise."""
+    the paper reports (learned, RoPE or the T5 stand-in, CoPE) as the paper does? Pairwise, and a
+    pair counts only when its two 95% intervals over seeds separate."""
     cols, paper = PAPER_RESULTS[task]
     out = []
     for ci, col in enumerate(cols):
         if task == "counting" and col == "5 var":
             continue  # the toy run trains on 1–3 variables
-        p, toy = {}, {}
+        p: dict[str, float] = {}
+        toy: dict[str, Interval] = {}
         for enc, row in PAPER_ROW.items():
-            m = shipped_metrics(task, enc, directory)
-            if row in paper and m is not None:
-                v = _toy_column(task, col, m)
-                if np.isfinite(v):
+            iv = toy_intervals(task, enc, directory)
+            if row in paper and iv is not None:
+                v = _toy_column(task, col, iv)
+                if np.isfinite(v.mean):
                     p[short_label(enc, lang)], toy[short_label(enc, lang)] = paper[row][ci], v
         names = list(p)
         agree = disagree = ties = 0
@@ -297,9 +333,9 @@ def ordering_verdicts(task: str, directory: str = str(TOY_DIR), lang: str | None
                 if p[x] == p[y]:
                     continue
                 lo, hi = (x, y) if p[x] < p[y] else (y, x)
-                if abs(toy[lo] - toy[hi]) < TIE:
+                if not toy[lo].separated_from(toy[hi]):
                     ties += 1
-                elif toy[lo] < toy[hi]:
+                elif toy[lo].mean < toy[hi].mean:
                     agree += 1
                 else:
                     disagree += 1
@@ -312,13 +348,19 @@ def ordering_verdicts(task: str, directory: str = str(TOY_DIR), lang: str | None
 
 
 def table_columns(tab: ResultTable, lang: str | None = None) -> dict[str, list[str]]:
-    """The results table as the page shows it: column title → its cells as text. A missing number
-    reads "—" (no shipped run) or "not in paper", never "None"; numbers have one decimal."""
+    """The results table as the page shows it: column title → its cells as text. A toy cell reads
+    "mean [low, high]" (95% interval over seeds); a missing number reads "—" (no shipped run) or
+    "not in paper", never "None"; numbers have one decimal."""
     blank = {"toy": "—", "paper": t("toy_tasks.not_in_paper", lang), "seconds": "—"}
     out: dict[str, list[str]] = {c: [] for c in tab.columns}
     for row in tab.rows:
         for value, kind, column in zip(row, tab.kinds, tab.columns, strict=True):
-            out[column].append(value if kind == "label" else (blank[kind] if np.isnan(value) else f"{value:.1f}"))
+            if kind == "label":
+                out[column].append(value)
+            elif kind == "toy":
+                out[column].append(blank[kind] if not np.isfinite(value.mean) else value.text())
+            else:
+                out[column].append(blank[kind] if np.isnan(value) else f"{value:.1f}")
     return out
 
 
@@ -330,33 +372,33 @@ def lowest_question(
     than two of them have a shipped run. The explanation states every error it compares, and the
     paper's number for the same split only where the paper has one (PAPER_COLUMN_OF_SPLIT)."""
     split = T.get(task).split_names[1]
-    errors: dict[str, float] = {}
+    errors: dict[str, Interval] = {}
     for enc in encodings:
-        m = shipped_metrics(task, enc, directory)
-        if m is not None:
-            errors[enc] = float(m["results"][split]["error"])
+        iv = toy_intervals(task, enc, directory)
+        if iv is not None:
+            errors[enc] = iv[split]
     if len(errors) < 2:
         return None
-    shown = {k: round(v, 1) for k, v in errors.items()}
-    best = [k for k, v in shown.items() if v == min(shown.values())]
-    answer = best[0] if len(best) == 1 else TIED
+    answer = lowest_of(errors)
     cols, paper = PAPER_RESULTS[task]
     column = PAPER_COLUMN_OF_SPLIT[task].get(split)
     facts: dict[str, Any] = {
         "task": task,
         "split": split,
-        "errors": errors,
+        "errors": {k: v.mean for k, v in errors.items()},
+        "intervals": {k: (v.lo, v.hi) for k, v in errors.items()},
         "answer": answer,
         "paper_table": PAPER_TABLE[task],
         "paper_column": column,
     }
     answer_words = t("toy_tasks.a_tie_answer", lang) if answer == TIED else short_label(answer, lang)
-    ordered = sorted(errors.items(), key=lambda kv: kv[1])
+    ordered = sorted(errors.items(), key=lambda kv: kv[1].mean)
     text = t(
-        "toy_tasks.q_lowest_why",
+        "toy_tasks.q_lowest_why_tie" if answer == TIED else "toy_tasks.q_lowest_why",
         lang,
         answer=answer_words,
-        errors=", ".join(f"{short_label(k, lang)} {v:.1f}%" for k, v in ordered),
+        errors=", ".join(f"{short_label(k, lang)} {v.text()}%" for k, v in ordered),
+        seeds=len(ordered[0][1].values),
     )
     if column is None:
         scope = t(f"toy_tasks.paper_scope.{task}", lang)
@@ -390,11 +432,15 @@ def lowest_question(
 
 
 def verdict_lines(task: str, directory: str = str(TOY_DIR), lang: str | None = None) -> tuple[str, ...]:
-    """One Markdown line per paper column this toy run also measures: the same ordering as the paper,
-    a different one (how many pairs reversed), or only ties; with both orderings written out."""
+    """One Markdown line per paper column this toy run also measures, computed from the intervals:
+    the same ordering as the paper, a different one (how many pairs reversed), the same where the
+    intervals separate, or not distinguishable at this scale; with both orderings written out."""
 
     def order(d: dict[str, float]) -> str:
         return " < ".join(f"{k} {d[k]:.1f}" for k in sorted(d, key=lambda x: d[x]))
+
+    def toy_order(d: dict[str, Interval]) -> str:
+        return " < ".join(f"{k} {d[k].text()}" for k in sorted(d, key=lambda x: d[x].mean))
 
     lines = []
     for v in ordering_verdicts(task, directory, lang):
@@ -402,14 +448,18 @@ def verdict_lines(task: str, directory: str = str(TOY_DIR), lang: str | None = N
         if v.agree + v.disagree + v.ties == 0:
             lines.append(t("toy_tasks.verdict_single", lang, column=column))
             continue
-        if v.disagree:
-            word = t("toy_tasks.verdict_different", lang, n=v.disagree)
-        elif v.agree:
-            word = t("toy_tasks.verdict_same", lang)
-        else:
-            word = t("toy_tasks.verdict_all_ties", lang)
-        ties = t("toy_tasks.verdict_ties", lang, n=v.ties, tie=TIE) if v.ties and v.agree + v.disagree else ""
+        outcome = v.outcome
+        word = t(f"toy_tasks.verdict_{outcome}", lang, n=v.disagree)
+        ties = t("toy_tasks.verdict_ties", lang, n=v.ties) if v.ties and outcome in ("different", "partly") else ""
         lines.append(
-            t("toy_tasks.verdict", lang, column=column, word=word, ties=ties, paper=order(v.paper), toy=order(v.toy))
+            t(
+                "toy_tasks.verdict",
+                lang,
+                column=column,
+                word=word,
+                ties=ties,
+                paper=order(v.paper),
+                toy=toy_order(v.toy),
+            )
         )
     return tuple(lines)

@@ -21,7 +21,7 @@ from lab.regenerate import TOY_DIR, shipped_config
 from lab.service import TrainingService
 from lab.train import Progress, TrainConfig, load
 
-from .toy_tasks import split_short
+from .toy_tasks import split_short, toy_intervals
 
 LIVE_POINTS = 40  # about this many points on the live curve, whatever the number of steps
 
@@ -46,14 +46,18 @@ def live_curve(progress: Progress) -> tuple[np.ndarray, np.ndarray]:
     return np.array([s for s, _, _ in progress.curve]), np.array([loss for _, loss, _ in progress.curve])
 
 
-def live_table(metrics: dict[str, Any], lang: str | None = None) -> dict[str, list[Any]]:
-    """A finished live run's errors per split: column title → values."""
+def live_table(metrics: dict[str, Any], lang: str | None = None, directory: str = str(TOY_DIR)) -> dict[str, list[Any]]:
+    """A finished live run's errors per split, beside the shipped seeds' mean and 95% interval for
+    the same task and encoding (one more seed is one more dot against that spread)."""
     res = metrics["results"]
+    settings = metrics.get("settings", {})
+    shipped = toy_intervals(settings.get("task", ""), settings.get("encoding", ""), directory) if settings else None
     return {
         t("toy_tasks.live.split", lang): [split_short(s, lang) for s in res],
         t("toy_tasks.live.error", lang): [res[s]["error"] for s in res],
         t("toy_tasks.live.wrong", lang): [res[s]["errors"] for s in res],
         t("toy_tasks.live.answers", lang): [res[s]["answers"] for s in res],
+        t("toy_tasks.live2.shipped", lang): [shipped[s].text() if shipped and s in shipped else "—" for s in res],
     }
 
 

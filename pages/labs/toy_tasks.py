@@ -14,6 +14,7 @@ from explain import figures as F
 from explain.chapters import toy_tasks as ch
 from explain.chapters import toy_tasks_figures
 from explain.chapters import toy_tasks_models as models
+from explain.chapters import toy_tasks_probes as probes
 from lab import tasks as T
 from lab.model import TinyTransformer
 from lab.regenerate import ENCODINGS, TOY_DIR, shipped_config
@@ -37,6 +38,10 @@ verdict_lines = cached(ch.verdict_lines, max_entries=8)
 curves = cached(ch.curves, max_entries=64)
 distance_errors = cached(ch.distance_errors, max_entries=64)
 encoder_tables = cached(models.encoder_tables, max_entries=4)
+seed_series = cached(probes.seed_series, max_entries=64)
+factor_series = cached(probes.factor_series, max_entries=64)
+probe_bins = cached(probes.probe_bins, max_entries=64)
+length_series = cached(probes.length_series, max_entries=64)
 # Read-only objects the same for everyone: the 18 shipped models (~100,000 weights each) and the one
 # trainer of this server.
 load_model = resource(models.load_model, max_entries=len(T.TASKS) * len(ENCODINGS))
@@ -103,7 +108,7 @@ else:
             "toy_tasks.run_caption",
             steps=cfg.steps,
             batch=cfg.batch_size,
-            seed=cfg.seed,
+            seeds=", ".join(str(x) for x in probes.shipped_seeds(DIR)),
             layers=cfg.n_layers,
             d=cfg.d_model,
             heads=cfg.n_heads,
@@ -114,17 +119,45 @@ else:
             not_in_paper=t("toy_tasks.not_in_paper"),
         )
     )
+    st.caption(probes.lr_text(task_name, encs, DIR, lang))
     prose(KEY, "stand-ins")
     tables = encoder_tables(task_name, "t5", DIR)
     if tables is not None and tables.tables:
         _, shape = tables.tables[0]
-        kind = "toy_tasks.t5_tables_per_layer" if tables.per_layer else "toy_tasks.t5_tables_other"
+        kind = (
+            "toy_tasks.t5_tables_per_layer"
+            if tables.per_layer
+            else "toy_tasks.t5_tables_shared"
+            if len(tables.tables) == 1 and tables.layers > 1
+            else "toy_tasks.t5_tables_other"
+        )
         st.caption(t(kind, tables=len(tables.tables), layers=tables.layers, buckets=shape[0], heads=shape[-1]))
 
     st.markdown(t("toy_tasks.ordering_header"))
     for line in verdict_lines(task_name, DIR, lang):
         st.markdown(line)
+    st.caption(t("toy_tasks.scale_note"))
+    if task_name == "counting":
+        st.caption(t("toy_tasks.counting_mix_note"))
+    st.caption(t("toy_tasks.cope_note"))
     prose(KEY, "honest")
+
+    st.markdown(t("toy_tasks.seeds_header"))
+    prose(KEY, "seeds")
+    ss = seed_series(task_name, encs, DIR, lang)
+    plot(
+        toy_tasks_figures.seed_strips(
+            ss.categories,
+            ss.series,
+            t("toy_tasks.fig2.seeds", split=" · ".join(ss.categories)),
+            x_title=t("toy_tasks.split_label"),
+            y_title=t("toy_tasks.fig2.error"),
+            seed_label=t("toy_tasks.fig2.seed"),
+            mean_label=t("toy_tasks.fig2.mean"),
+        ),
+        "toy_seeds",
+    )
+    st.caption(t("toy_tasks.seeds_caption"))
 
     cv = curves(task_name, encs, DIR, lang)
     left, right = st.columns(2)
@@ -177,6 +210,84 @@ else:
         "toy_distance",
     )
     st.caption(t("toy_tasks.distance_caption"))
+
+    # --- one factor at a time (evaluation-only probes of the shipped checkpoints) ----------------
+    st.markdown(t("toy_tasks.factors_header"))
+    prose(KEY, f"factors-{task_name}")
+    fs = factor_series(task_name, encs, DIR, lang)
+    if fs is not None and fs.series:
+        plot(
+            toy_tasks_figures.seed_strips(
+                fs.categories,
+                fs.series,
+                t("toy_tasks.fig2.factors"),
+                x_title=t("toy_tasks.probe_label"),
+                y_title=t("toy_tasks.fig2.error"),
+                seed_label=t("toy_tasks.fig2.seed"),
+                mean_label=t("toy_tasks.fig2.mean"),
+            ),
+            "toy_factors",
+        )
+        st.caption(t("toy_tasks.factors_caption", n=probes.probe_strings(DIR)))
+        st.markdown(
+            " · ".join(
+                f"*{fs.categories[k]}* — {probes.probe_label(task_name, p, DIR, lang)}" for k, p in enumerate(fs.ids)
+            )
+        )
+        PROBE = Param.choice("toy_probe", tuple(fs.ids), default=fs.ids[0])
+        PROBE.settle(tuple(fs.ids))  # a probe of the task chosen before is gone
+        probe = PROBE.widget(
+            st.radio,
+            t("toy_tasks.probe_label"),
+            list(fs.ids),
+            format_func=option_names(tuple(fs.ids), lambda p: probes.probe_short(task_name, p, lang)),
+            horizontal=True,
+            help=t("toy_tasks.probe_help"),
+        )
+        name = probes.probe_short(task_name, probe, lang)
+        left, right = st.columns(2)
+        for col, kind, fig_key, title, axis in (
+            (left, "by_distance", "toy_probe_distance", "toy_tasks.fig2.distance", f"toy_tasks.distance.{task_name}"),
+            (
+                right,
+                "by_distractors",
+                "toy_probe_distractors",
+                "toy_tasks.fig2.distractors",
+                f"toy_tasks.distractors.{task_name}",
+            ),
+        ):
+            pb = probe_bins(task_name, probe, kind, encs, DIR, lang)
+            if pb is not None:
+                with col:
+                    plot(
+                        toy_tasks_figures.grouped_bars(
+                            pb.bins,
+                            pb.error,
+                            t(title, probe=name),
+                            x_title=t(axis),
+                            y_title=t("toy_tasks.fig2.error"),
+                            counts=pb.counts,
+                        ),
+                        fig_key,
+                    )
+        st.caption(t("toy_tasks.distance_caption"))
+
+    # --- train short, test long --------------------------------------------------------------------
+    st.markdown(t("toy_tasks.lengths_header"))
+    prose(KEY, "lengths")
+    ls = length_series(task_name, encs, DIR, lang)
+    if ls is not None and ls.series:
+        plot(
+            toy_tasks_figures.band_lines(
+                ls.factors,
+                ls.series,
+                t("toy_tasks.fig2.lengths"),
+                x_title=t("toy_tasks.fig2.length_x"),
+                y_title=t("toy_tasks.fig2.error"),
+            ),
+            "toy_lengths",
+        )
+        st.caption(t("toy_tasks.lengths_caption", rows=ls.rows))
 
 # --- train it yourself -------------------------------------------------------------------------
 st.header(t("toy_tasks.train_header"))

@@ -1,0 +1,259 @@
+"""Evaluation-only probes of the shipped checkpoints (issue 19): one factor at a time, and length.
+
+Nothing here trains. Every shipped seed of every (task, encoding) is evaluated on fixed test sets
+that change one thing at a time against the training distribution, and on test strings that grow
+from the training length to 4×; the result is assets/toy/probes.json, which the page reads.
+
+    Flip-Flop (trained on FFL(0.8), 32 instructions):
+      sparser   FFL(0.98), 32 instructions   sparser, same length
+      longer    FFL(0.8),  64 instructions   same sparsity, longer
+      both      FFL(0.98), 64 instructions   both (the "OOD" split of the results table)
+      …_hard    the reads of a split that have two or more earlier writes (one or more
+                *distractors*: writes other than the one to recall)
+    Counting (trained on 3–48 statements; answers are whatever the programs count to):
+      longer    49–96 statements, answers ≤ K    longer programs, answers as in training
+      larger    3–48 statements,  answers > K    larger answers, training lengths
+      both      49–96 statements, answers > K
+    where K is the 95th percentile of the answers of in-distribution programs (probes.json "K").
+
+Distance is the task's own (Batch.distance); distractors are, per answer, the earlier writes other
+than the latest (Flip-Flop) or the other variables of the program (Counting).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from encoders.base import PositionOutOfRange, derived_seed
+from lab import tasks as T
+from lab.train import DISTANCE_EDGES, load, predict
+
+N_PROBE = 500  # strings per probe (a test split's size)
+PROBE_SEED = 4048  # the probes' own fixed test sets: none is a training or test string of regenerate
+LENGTH_FACTORS = (1.0, 1.5, 2.0, 3.0, 4.0)  # test length ÷ training length
+DISTRACTOR_BINS = (0, 1, 2, 3)  # 3 stands for "3 or more"
+ANSWER_QUANTILE = 95  # Counting's K: this percentile of the in-distribution answers
+
+
+@dataclass(frozen=True)
+class Probe:
+    name: str
+    config: Any  # the task's sampler config
+    answers: str = "all"  # "all", "small" (≤ K), "large" (> K), "hard" (≥ 1 distractor)
+
+
+def distractors(task: str, batch: T.Batch) -> np.ndarray:
+    """(b, n) per answer position: Flip-Flop, earlier writes other than the latest; Counting, the
+    program's other variables; Selective Copy, 0. −1 elsewhere."""
+    out = np.full(batch.tokens.shape, -1, dtype=np.int64)
+    if task == "flipflop":
+        ops = batch.tokens[:, 0::2]  # (b, m) instruction ids: 0 w, 1 r, 2 i
+        writes_before = np.cumsum(ops == 0, axis=1)  # (b, m) writes up to and including m
+        out[:, 1::2] = np.where(ops == 1, writes_before - 1, -1)  # the read's bit sits at 2m + 1
+    elif task == "counting":
+        out = np.where(batch.answer, (batch.group - 1)[:, None], -1)
+    else:
+        out = np.where(batch.answer, 0, -1)
+    return out
+
+
+def answer_values(batch: T.Batch) -> np.ndarray:
+    """Counting: the value printed at each answer position (vocabulary "0"…"10"), −1 elsewhere."""
+    vocab = ("<pad>", *T.counting_vocab())
+    value = np.full(len(vocab), -1, dtype=np.int64)
+    for i, tok in enumerate(vocab):
+        if tok.isdigit():
+            value[i] = int(tok)
+    return np.where(batch.answer, value[batch.tokens], -1)
+
+
+def counting_k(seed: int = PROBE_SEED) -> int:
+    """K: the ANSWER_QUANTILE-th percentile of the answers of in-distribution Counting programs."""
+    task = T.get("counting")
+    b = task.sample("id", np.random.default_rng(derived_seed(seed, "counting/K")), 4000)
+    vals = answer_values(b)[b.answer]
+    return int(np.percentile(vals, ANSWER_QUANTILE))
+
+
+def probes(task: str, k: int) -> tuple[Probe, ...]:
+    if task == "flipflop":
+        ff = T.FlipFlopConfig
+        base = (Probe("sparser", ff(32, 0.98)), Probe("longer", ff(64, 0.8)), Probe("both", ff(64, 0.98)))
+        hard = tuple(Probe(f"{p.name}_hard", p.config, "hard") for p in (Probe("id", ff(32, 0.8)), *base))
+        return base + hard
+    if task == "counting":
+        cc = T.CountingConfig
+        return (
+            Probe("longer", cc(min_steps=49, max_steps=96), "small"),
+            Probe("larger", cc(), "large"),
+            Probe("both", cc(min_steps=49, max_steps=96), "large"),
+        )
+    return ()
+
+
+def length_config(task: str, factor: float) -> Any:
+    """The training distribution stretched `factor` times in length, nothing else changed (Flip-Flop:
+    more instructions at the same sparsity; Selective Copy: more symbols and blanks at the same
+    density; Counting: statement counts scaled, answers kept ≤ K)."""
+    base = T.get(task).split("id").config
+    if task == "flipflop":
+        return replace(base, n_instructions=round(base.n_instructions * factor))
+    if task == "selective_copy":
+        return replace(base, n_copy=round(base.n_copy * factor), n_blanks=round(base.n_blanks * factor))
+    return replace(base, min_steps=round(base.min_steps * factor), max_steps=round(base.max_steps * factor))
+
+
+def sample(task: str, config: Any, answers: str, k: int, purpose: str, n: int = N_PROBE) -> T.Batch:
+    """n strings of `config` whose scored answers are those `answers` keeps. For "small"/"large"
+    the strings are drawn until n have a kept answer (each Counting string has one answer)."""
+    t = T.get(task)
+    rng = np.random.default_rng(derived_seed(PROBE_SEED, f"{task}/{purpose}"))
+    if answers in ("small", "large"):
+        rows: list[T.Batch] = []
+        have = 0
+        for _ in range(200):
+            b = t.sample_fn(config, rng, n)
+            v = answer_values(b).max(axis=1)  # (b,) the one answer per program
+            keep = (v <= k) if answers == "small" else (v > k)
+            if keep.any():
+                rows.append(_rows(b, np.flatnonzero(keep)))
+                have += int(keep.sum())
+            if have >= n:
+                break
+        return _take(_concat(rows), n)
+    b = t.sample_fn(config, rng, n)
+    if answers == "hard":
+        b = hard(task, b)
+    return b
+
+
+def hard(task: str, b: T.Batch) -> T.Batch:
+    """Only the answers with one or more distractors stay scored (the same strings)."""
+    return replace(b, answer=b.answer & (distractors(task, b) >= 1))
+
+
+def _rows(b: T.Batch, idx: np.ndarray) -> T.Batch:
+    return T.Batch(b.tokens[idx], b.answer[idx], b.distance[idx], b.group[idx])
+
+
+def _take(b: T.Batch, n: int) -> T.Batch:
+    return _rows(b, np.arange(min(n, len(b))))
+
+
+def _concat(parts: list[T.Batch]) -> T.Batch:
+    """Stack batches of different widths (padding 0 at the end, as the samplers pad)."""
+    width = max(p.tokens.shape[1] for p in parts)
+
+    def pad(a: np.ndarray, fill: Any) -> np.ndarray:
+        return np.pad(a, ((0, 0), (0, width - a.shape[1])), constant_values=fill)
+
+    return T.Batch(
+        np.concatenate([pad(p.tokens, 0) for p in parts]),
+        np.concatenate([pad(p.answer, False) for p in parts]),
+        np.concatenate([pad(p.distance, -1) for p in parts]),
+        np.concatenate([p.group for p in parts]),
+    )
+
+
+def score(task: str, wrong: np.ndarray, batch: T.Batch) -> dict:
+    """Errors and answers in all, per distance bin and per number of distractors."""
+    ans = batch.answer
+    dist, dis, bad = batch.distance[ans], np.minimum(distractors(task, batch)[ans], DISTRACTOR_BINS[-1]), wrong[ans]
+    by_distance = []
+    for lo, hi in itertools.pairwise(DISTANCE_EDGES):
+        sel = (dist >= lo) & (dist < hi)
+        if sel.any():
+            by_distance.append({"lo": lo, "hi": hi, "n": int(sel.sum()), "errors": int(bad[sel].sum())})
+    by_distractors = [
+        {"k": k, "n": int((dis == k).sum()), "errors": int(bad[dis == k].sum())}
+        for k in DISTRACTOR_BINS
+        if (dis == k).any()
+    ]
+    return {
+        "errors": int(bad.sum()),
+        "answers": int(ans.sum()),
+        "by_distance": by_distance,
+        "by_distractors": by_distractors,
+    }
+
+
+def write_probes(directory: Path, index: dict, tasks: tuple[str, ...] | None = None) -> dict:
+    """Evaluate every shipped seed of every (task, encoding) in `index` on the probes and the length
+    ladder; write <directory>/probes.json and return it. With `tasks`, only those tasks are
+    re-evaluated and the others kept from an existing probes.json (same probe settings)."""
+    k = counting_k()
+    out: dict[str, Any] = {
+        "n": N_PROBE,
+        "probe_seed": PROBE_SEED,
+        "K": {"counting": k, "quantile": ANSWER_QUANTILE},
+        "length_factors": list(LENGTH_FACTORS),
+        "factors": {},
+        "lengths": {},
+        "cpu_seconds": {},
+    }
+    path = directory / "probes.json"
+    runs = index.get("runs", {})
+    for task in tasks or tuple(T.TASKS):
+        cells = {key: r for key, r in runs.items() if r["task"] == task}
+        if not cells:
+            continue
+        t0 = time.perf_counter()
+        c0 = time.thread_time()
+        # A hard probe scores a subset of its base probe's strings: one forward pass serves both.
+        strings: dict[str, T.Batch] = {}
+        batches: dict[str, tuple[str, T.Batch]] = {}
+        for p in probes(task, k):
+            base = p.name.removesuffix("_hard")
+            if base not in strings:
+                strings[base] = sample(task, p.config, "all" if p.answers == "hard" else p.answers, k, base)
+            batches[p.name] = (base, hard(task, strings[base]) if p.answers == "hard" else strings[base])
+        ladder = []
+        for f in LENGTH_FACTORS:
+            cfg = length_config(task, f)
+            b = sample(task, cfg, "small" if task == "counting" else "all", k, f"length{f}")
+            ladder.append((f, T._max_len(task, cfg), b))
+        fac: dict[str, dict[str, list]] = {name: {} for name in batches}
+        lengths: dict[str, Any] = {"tokens": [n for _, n, _ in ladder], "errors": {}, "answers": {}}
+        for r in cells.values():
+            enc = r["encoding"]
+            errs, answers = [], []
+            for s in r["seeds"]:
+                model, _cfg = load(directory / f"{s['file']}.safetensors")
+                preds = {base: predict(model, b) for base, b in strings.items()}
+                for name, (base, b) in batches.items():
+                    wrong = (preds[base] != b.tokens) & b.answer
+                    fac[name].setdefault(enc, []).append(score(task, wrong, b))
+                row_e: list[int | None] = []
+                row_a: list[int | None] = []
+                for _f, _n, b in ladder:
+                    try:
+                        wrong = (predict(model, b) != b.tokens) & b.answer
+                    except PositionOutOfRange:  # a learned table has no row past its longest string
+                        row_e.append(None)
+                        row_a.append(None)
+                        continue
+                    row_e.append(int(wrong.sum()))
+                    row_a.append(int(b.answer.sum()))
+                errs.append(row_e)
+                answers.append(row_a)
+            lengths["errors"][enc] = errs
+            lengths["answers"][enc] = answers
+        out["factors"][task] = {"probes": [p.name for p in probes(task, k)], "results": fac}
+        out["lengths"][task] = lengths
+        out["cpu_seconds"][task] = round(time.thread_time() - c0, 1)
+        print(f"[probe] {task}: {time.perf_counter() - t0:.0f} s wall, {out['cpu_seconds'][task]} s CPU", flush=True)
+    if tasks is not None and path.exists():
+        # Read only now, so that probes of other tasks written meanwhile are kept.
+        old = json.loads(path.read_text())
+        if all(old.get(key) == out[key] for key in ("n", "probe_seed", "K", "length_factors")):
+            for key in ("factors", "lengths", "cpu_seconds"):
+                out[key] = {**{t: v for t, v in old.get(key, {}).items() if t not in tasks}, **out[key]}
+    path.write_text(json.dumps(out, indent=None, separators=(",", ":")) + "\n")
+    return out
