@@ -87,19 +87,39 @@ def stop_server(proc: subprocess.Popen) -> None:
 # started and finished, so a wait never mistakes the idle state *before* a run (or before the first
 # run) for its end. Two watchers feed one state machine: a MutationObserver sees every change of the
 # attribute, including a run shorter than a timer tick (each record's oldValue is the state before
-# it), and a 10 ms poller catches the changes the observer cannot see, when React replaces the node.
+# it), and a 10 ms poller catches the changes the observer cannot see, when React replaces the node;
+# a message on the app's websocket also marks a run (one too short to show in the DOM at all).
 TRACK_RUNS_JS = """(() => {
   window.__peDone = 0;
   let busy = false;
+  let lastMessage = -1e9;
   const see = s => {
     if (s === 'running' || s === 'rerunRequested') busy = true;
-    else if (s === 'notRunning' && busy) { busy = false; window.__peDone += 1; }
+    else if (s === 'notRunning' && busy && performance.now() - lastMessage > 100) {
+      busy = false; window.__peDone += 1;
+    }
   };
   const now = () => {
     const app = document.querySelector('[data-testid="stApp"]');
     return app && app.getAttribute('data-test-script-state');
   };
   setInterval(() => see(now()), 10);
+  // A run can now be shorter than a React render (a fragment rerun in ~20 ms): the app root may go
+  // straight from notRunning to notRunning with no "running" in the DOM. Every run sends messages, so
+  // a message from the server also marks a run in progress; it has ended when the app says
+  // notRunning and no message has come for 100 ms (the last message of a run is its "finished").
+  const NativeWebSocket = window.WebSocket;
+  if (NativeWebSocket && !NativeWebSocket.__peWrapped) {
+    const Wrapped = function (...args) {
+      const ws = new NativeWebSocket(...args);
+      ws.addEventListener('message', () => { busy = true; lastMessage = performance.now(); });
+      return ws;
+    };
+    Wrapped.prototype = NativeWebSocket.prototype;
+    for (const k of ['CONNECTING', 'OPEN', 'CLOSING', 'CLOSED']) Wrapped[k] = NativeWebSocket[k];
+    Wrapped.__peWrapped = true;
+    window.WebSocket = Wrapped;
+  }
   const observe = () => new MutationObserver(records => {
     for (const r of records) {
       if (r.type === 'attributes' && r.attributeName === 'data-test-script-state') see(r.oldValue);
