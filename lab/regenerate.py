@@ -3,6 +3,7 @@
     python -m lab.regenerate                       # everything (each entry of REGENERATORS)
     python -m lab.regenerate toy                   # only the toy-task lab (assets/toy/)
     python -m lab.regenerate spline                # only the Spline chapter (assets/spline/)
+    python -m lab.regenerate lm                    # only the language models on real text (assets/lm/)
     python -m lab.regenerate toy --tasks flipflop --encodings cope rope
 
 Each entry of REGENERATORS is (name, function(args) → None) and owns one folder of assets/;
@@ -240,7 +241,15 @@ def regenerate_spline(args) -> None:
     spline_train.regenerate()
 
 
-REGENERATORS = [("toy", regenerate_toy), ("spline", regenerate_spline)]
+def regenerate_lm(args: argparse.Namespace) -> None:
+    """The byte-level language models of the real-text chapter (assets/lm/, lab/lm.py)."""
+    from lab import lm
+
+    lm.regenerate()
+    lm.write_index()
+
+
+REGENERATORS = [("toy", regenerate_toy), ("spline", regenerate_spline), ("lm", regenerate_lm)]
 
 
 def main(argv: list[str] | None = None) -> None:
