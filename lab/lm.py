@@ -95,7 +95,7 @@ def windows(data: bytes, length: int, limit: int | None = None) -> np.ndarray:
     """Non-overlapping windows (w, length + 1) of the text: each predicts its last `length` bytes
     from the ones before; consecutive windows share one boundary byte (the first one's target)."""
     ids = as_ids(data)
-    w = (len(ids) - 1) // length
+    w = max(0, (len(ids) - 1) // length)
     if limit is not None:
         w = min(w, limit)
     starts = np.arange(w) * length
