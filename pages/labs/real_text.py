@@ -11,13 +11,15 @@ import streamlit as st
 from explain import figures as F
 from explain.chapters import real_text as ch
 from explain.chapters import real_text_figures
+from explain.chapters import trained_attention as ta
+from explain.chapters import trained_attention_figures as taf
 from lab.corpus import build
 from lab.lm import read_text, train_lm, window_bits
 from ui.cache import cached
 from ui.common import header, plot, prose
-from ui.i18n import activate, current, t
+from ui.i18n import activate, current, option_names, t
 from ui.question import ask
-from ui.url_state import URL
+from ui.url_state import URL, Param
 
 KEY = "real-text"
 header(KEY, sources=(build, train_lm, window_bits, read_text))
@@ -29,8 +31,12 @@ length_curves = cached(ch.length_curves, max_entries=8)
 papers = cached(ch.papers, max_entries=4)
 training_curves = cached(ch.training_curves, max_entries=4)
 rise_question = cached(ch.rise_question, max_entries=4)
+# One read keeps the attention of the first 256 bytes of every head (2 layers × 4 heads × 256² float32,
+# 2 MB) and the extras cut alike: 8 entries are a handful of learners' texts × models.
+trained_read = cached(ta.read_text, max_entries=8)
 lang = current()
 DIR = ch.DIR  # where the shipped models live (a string: it is part of every cache key)
+DEFAULT_MODEL = "alibi"  # opens on ALiBi: its heads' decaying windows are the easiest to read
 
 # ------------------------------------------------------------------------------ what was trained
 st.header(t("real_text.setup_header"))
@@ -143,9 +149,112 @@ if tc is not None:
             "real_text_curve_heldout",
         )
 
+
 # ---------------------------------------------------------------------------------- on your text
-st.header(t("real_text.text_header"))
-prose(KEY, "your-text")
+@st.fragment
+def text_section() -> None:
+    """Owns the model, stretch and map pickers: they change only this section."""
+    activate()  # a fragment rerun skips app.py, which sets the language of a full run
+    st.header(t("real_text.text_header"))
+    prose(KEY, "your-text")
+    text = st.session_state.get("sentence", "")
+    c1, c2 = st.columns(2)
+    MODEL = Param.choice("real_text_model", ta.MODELS, default=DEFAULT_MODEL)
+    MODEL.restore()
+    st.session_state.setdefault(MODEL.key, DEFAULT_MODEL)
+    model = MODEL.widget(
+        c1.selectbox,
+        t("real_text.model"),
+        ta.MODELS,
+        format_func=option_names(ta.MODELS, lambda n: ch.enc_label(n, lang)),
+        help=t("real_text.model_help", n=len(ta.MODELS)),
+    )
+    stretch = ""
+    if model == ta.STRETCHED:  # the model the registry's stretches apply to (lab.lm.STRETCHED)
+        options = ("", *ta.STRETCHES)
+        STRETCH = Param.choice("real_text_stretch", options, default="")
+        stretch = STRETCH.widget(
+            c2.radio,
+            t("real_text.stretch"),
+            options,
+            format_func=option_names(options, lambda s: ch.enc_label(s, lang) if s else t("real_text.no_stretch")),
+            horizontal=True,
+            help=t("real_text.stretch_help"),
+        )
+    read = trained_read(model, text, stretch, lang)
+    st.caption(
+        t(
+            "trained_attention.lab.bytes_note",
+            n=read.n_bytes,
+            layers=read.attention.shape[0],
+            heads=read.attention.shape[1],
+        )
+    )
+    for note in read.notes:
+        st.info(note)
+    if read.n == 0:
+        st.info(read.sentences[0])
+        return
+    maps = read.maps
+    shown = "weights"
+    if len(maps) > 1:
+        SHOWN = Param.choice("real_text_shown", maps, default=maps[0])
+        SHOWN.settle(maps)  # another model has other maps
+        shown = SHOWN.widget(
+            st.radio,
+            t("trained_attention.lab.show"),
+            maps,
+            format_func=option_names(maps, lambda m: ta.shown_label(m, lang)),
+            horizontal=True,
+            help=t("trained_attention.lab.show_help"),
+        )
+    label = ch.enc_label(stretch or model, lang)
+    mark = t("trained_attention.mark", train=ch.TRAIN_LEN)
+    plot(
+        taf.head_grid(
+            read.grid(shown),
+            read.drawn_labels,
+            t("trained_attention.grid_title", model=label, n=read.n, shown=ta.shown_label(shown, lang)),
+            panel_titles=read.panel_titles,
+            cols=read.attention.shape[1],
+            value_label=ta.value_label(shown, lang),
+            row_title=t("trained_attention.query"),
+            col_title=t("trained_attention.key"),
+            mark_at=ch.TRAIN_LEN,
+            mark_label=mark,
+        ),
+        "real_text_heads",
+    )
+    with st.expander(t("trained_attention.lab.heads_expander")):
+        st.markdown("\n".join(f"- {s}" for s in read.head_sentences))
+    left, right = st.columns([1, 2])
+    with left:
+        plot(
+            taf.next_bytes(
+                read.top_labels,
+                read.top_probs,
+                t("trained_attention.readout_title", model=label),
+                x_title=t("trained_attention.readout_x"),
+            ),
+            "real_text_next",
+        )
+    with right:
+        plot(
+            taf.surprise_bars(
+                read.labels,
+                read.surprise,
+                t("trained_attention.surprise_title", model=label),
+                x_title=t("trained_attention.surprise_x"),
+                y_title=t("trained_attention.surprise_y"),
+                mark_at=ch.TRAIN_LEN,
+                mark_label=mark,
+            ),
+            "real_text_surprise",
+        )
+    st.markdown("\n".join(f"- {s}" for s in read.sentences))
+
+
+text_section()
 
 st.header(t("real_text.regenerate_header"))
 prose(KEY, "regenerate")
