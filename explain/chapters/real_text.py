@@ -23,6 +23,7 @@ from typing import Any
 from explain.i18n import t
 from explain.question import Question
 from lab.lm import EVAL_LENGTHS, LM_DIR
+from lab.lm import MAX_TEXT_BYTES as MAX_TEXT_BYTES  # re-exported: the page's notes
 from lab.lm import TRAIN_LEN as TRAIN_LEN  # re-exported: the page's marks and titles
 
 from .real_text_stats import Estimate, lowest_at, paired_change, paired_change_gap, point

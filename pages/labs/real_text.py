@@ -182,6 +182,7 @@ def text_section() -> None:
             help=t("real_text.stretch_help"),
         )
     read = trained_read(model, text, stretch, lang)
+    st.caption(t("real_text.limits", limit=ch.MAX_TEXT_BYTES, x=ch.MAX_TEXT_BYTES // ch.TRAIN_LEN, train=ch.TRAIN_LEN))
     st.caption(
         t(
             "trained_attention.lab.bytes_note",
