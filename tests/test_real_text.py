@@ -346,3 +346,16 @@ def test_hostile_texts_never_raise():
     at.run()
     assert not errors(at)
     assert any("1024" in i.value for i in at.info)
+
+
+def test_every_numbers_panel_opens():
+    """Each chart's Numbers panel (its data as a table and CSV) builds for this page's own figures:
+    the error bars and the NaN points of the length chart, the grid, the readout and the surprise."""
+    at = open_page(PAGE, sentence="Attention is all you need. " * 6)
+    boxes = [k for k in at.session_state if str(k).endswith("__numbers")]
+    assert len(boxes) == len(at.get("plotly_chart")) == 6
+    for k in boxes:
+        at.session_state[k] = True
+    at.run()
+    assert not errors(at)
+    assert len(at.get("download_button")) == 6
