@@ -228,7 +228,7 @@ def text_section() -> None:
     )
     with st.expander(t("trained_attention.lab.heads_expander")):
         st.markdown("\n".join(f"- {s}" for s in read.head_sentences))
-    left, right = st.columns([1, 2])
+    left, right = st.columns(2)
     with left:
         plot(
             taf.next_bytes(
