@@ -109,6 +109,14 @@ class TrainedRead:
         return len(self.labels)
 
     @property
+    def n_layers(self) -> int:
+        return int(self.attention.shape[0])
+
+    @property
+    def n_heads(self) -> int:
+        return int(self.attention.shape[1])
+
+    @property
     def drawn(self) -> int:
         """m: the bytes whose attention is kept for drawing."""
         return int(self.attention.shape[-1])
