@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -109,4 +109,37 @@ def length_lines(
         annotations=annotations,
         legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0),
         margin=dict(l=10, r=10, t=70, b=10),
+    )
+
+
+def curve_lines(
+    steps: Sequence[int],
+    ys: Mapping[str, Sequence[float]],
+    title: str,
+    *,
+    x_title: str,
+    y_title: str,
+    height: int = 380,
+) -> go.Figure:
+    """Training curves, one line per model in the same colour as on the length chart (the k-th
+    model: FAMILY_COLORS[k]) and its own dash pattern, so colour is never the only channel."""
+    traces = [
+        dict(
+            type="scatter",
+            x=list(steps),
+            y=np.asarray(y, dtype=float),
+            name=name,
+            mode="lines",
+            line=dict(color=FAMILY_COLORS[k % len(FAMILY_COLORS)], width=2, dash=DASHES[k % len(DASHES)]),
+            hovertemplate=f"{escape(x_title)}: %{{x}}<br>{escape(y_title)}: %{{y:.3f}}<extra>{escape(name)}</extra>",
+        )
+        for k, (name, y) in enumerate(ys.items())
+    ]
+    return make_figure(
+        traces,
+        title,
+        height + 40,
+        xaxis=dict(title=x_title, zeroline=False),
+        yaxis=dict(title=y_title, zeroline=False),
+        legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0),
     )

@@ -8,7 +8,6 @@ shipped assets/lm/index.json.
 
 import streamlit as st
 
-from explain import figures as F
 from explain.chapters import real_text as ch
 from explain.chapters import real_text_figures
 from explain.chapters import trained_attention as ta
@@ -128,7 +127,7 @@ if tc is not None:
     left, right = st.columns(2)
     with left:
         plot(
-            F.lines(
+            real_text_figures.curve_lines(
                 tc.steps,
                 tc.train,
                 t("real_text.fig_train", every=tc.every),
@@ -139,7 +138,7 @@ if tc is not None:
         )
     with right:
         plot(
-            F.lines(
+            real_text_figures.curve_lines(
                 tc.steps,
                 tc.heldout,
                 t("real_text.fig_heldout", windows=tc.heldout_windows, length=ch.TRAIN_LEN),
