@@ -266,6 +266,21 @@ def test_sentences_and_the_question_agree_with_a_hand_computation(seed, lang, tm
     assert q.explanation == t("real_text.question.answer_" + ("clear" if sign(g) > 0 else "close"), lang, **q.facts)
 
 
+@pytest.mark.parametrize("seed", [None, 0, 1, 2, 3], ids=lambda s: "shipped" if s is None else f"synthetic{s}")
+def test_without_the_stretches_the_sentences_cover_the_trained_models_only(seed, tmp_path):
+    """The page's other toggle position: the same per-model sentences, and the lowest at 8× among the
+    trained models alone (by hand)."""
+    index = INDEX if seed is None else synthetic_index(seed)
+    d = ch.DIR if seed is None else write(index, tmp_path)
+    full, short = ch.change_sentences(d, "en", True), ch.change_sentences(d, "en", False)
+    assert short[:-1] == full[: len(ENCODINGS)]
+    means = {n: sum(w) / len(w) for n in ENCODINGS if (w := entry(index, n, 1024)) is not None}
+    best = min(means, key=means.get)
+    assert short[-1].startswith("At 1024 bytes the lowest") and f"**{ch.enc_label(best, 'en')}**" in short[-1]
+    lc = ch.length_curves(d, "en", False)
+    assert lc is not None and [ln.name for ln in lc.lines] == list(ENCODINGS)
+
+
 def test_setup_states_the_index_figures():
     su = ch.setup(ch.DIR, "en")
     assert su is not None
