@@ -183,6 +183,10 @@ LINKS = {
             "toy_inspect_enc": "alibi",
         },
     ),
+    "real-text": (
+        {"real_text_stretches": "false", "real_text_model": "rope", "real_text_stretch": "rope-yarn"},
+        {"real_text_stretches": False, "real_text_model": "rope", "real_text_stretch": "rope-yarn"},
+    ),
 }
 # What the figures must show for some of those links (the picture, not only the widget, follows):
 # chart key → the start of its (English) title.

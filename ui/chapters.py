@@ -53,6 +53,7 @@ CHAPTERS: tuple[Chapter, ...] = (
     Chapter("attention-lab", "Labs", "pages/labs/attention_lab.py", ":material/science:"),
     Chapter("minilm", "Labs", "pages/labs/minilm.py", ":material/psychology:"),
     Chapter("toy-lab", "Labs", "pages/labs/toy_tasks.py", ":material/model_training:"),
+    Chapter("real-text", "Labs", "pages/labs/real_text.py", ":material/menu_book:"),
 )
 
 BY_KEY = {c.key: c for c in CHAPTERS}

@@ -9,6 +9,8 @@ Axis legend: h heads, n tokens, i query, j key, k prefix length, ℓ text length
     shift_test      prepend a phrase; how much the attention among the original words changed
                     (its question and the dynamic-NTK / KV-cache numbers: attention_lab_shift.py)
     (the length test, past a "training length": attention_lab_length.py)
+    trained_section every chosen encoding that has a shipped byte-level model, read on the
+                    sentence's bytes (trained_attention.py); the others named
 
 Every function the page calls takes primitives and returns numpy arrays or dataclasses of them, so
 the page can cache it; all of them go through explain.chapters.common.run_tokens, the one attention
@@ -26,7 +28,9 @@ from encoders import REGISTRY, build
 from encoders.attention import SelfAttention, toy_layer
 from encoders.text import token_embeddings, token_key, tokenize
 from explain.i18n import t
+from lab import lm
 
+from . import trained_attention as trained
 from .common import run_tokens
 
 D_MODEL = 64  # the toy layer's size on every page
@@ -442,3 +446,53 @@ def shift_test_from(
         np.stack(picked) if picked else np.zeros((0, n, n)),
         n_heads,
     )
+
+
+# -- trained on real text -----------------------------------------------------------------------
+
+SOURCES = ("random", "trained")  # what the trained-attention section draws: ids, words in the catalogue
+# Bytes of the sentence whose attention the lab draws per trained model: past the training length
+# (so its line and what follows show) but small, since a lab shows up to MAX_METHODS grids of
+# L·H maps each (8 maps of 192² float32 are ~1.2 MB for the browser).
+LAB_DRAWN = trained.TRAIN_LEN + 64
+
+
+@dataclass(frozen=True)
+class TrainedView:
+    method: str  # the lab's chosen encoding (registry name)
+    read: trained.TrainedRead  # the shipped model that reads it (a stretch for RoPE's schemes)
+
+
+@dataclass(frozen=True)
+class TrainedSection:
+    views: tuple[TrainedView, ...]  # the chosen encodings with a trained model, in the lab's order
+    missing: tuple[str, ...]  # the chosen encodings without one
+    bytes_note: str  # how many bytes the models read, and what "·" means (Markdown)
+    missing_note: str  # which encodings have a model, computed from lab.lm's lists ("" if none missing)
+
+
+def trained_section(text: str, methods: tuple[str, ...], lang: str) -> TrainedSection:
+    """Every chosen encoding that a shipped byte-level model reads (trained.resolve), run on the
+    learner's sentence; the others named, with the encodings that do have a model."""
+    views = []
+    missing = []
+    for m in methods:
+        which = trained.resolve(m)
+        if which is None:
+            missing.append(m)
+            continue
+        model, stretch = which
+        views.append(TrainedView(m, trained.read_text(model, text, stretch, lang, LAB_DRAWN)))
+    n_bytes = len(lm.cut_text(text)[0])
+    first = trained.model_for(trained.MODELS[0], "", "").cfg
+    bytes_note = t("trained_attention.lab.bytes_note", lang, n=n_bytes, layers=first.n_layers, heads=first.n_heads)
+    missing_note = ""
+    if missing:
+        missing_note = t(
+            "trained_attention.lab.no_model",
+            lang,
+            names=t("attention_lab.and", lang).join(short(m, lang) for m in missing),
+            trained=", ".join(short(m, lang) for m in trained.MODELS),
+            stretches=", ".join(short(m, lang) for m in trained.STRETCHES),
+        )
+    return TrainedSection(tuple(views), tuple(missing), bytes_note, missing_note)

@@ -9,9 +9,10 @@ import streamlit as st
 
 from explain import figures as F
 from explain.chapters import attention_lab as lab
-from explain.chapters import attention_lab_figures, common
+from explain.chapters import attention_lab_figures, common, trained_attention_figures
 from explain.chapters import attention_lab_length as length_lab
 from explain.chapters import attention_lab_shift as shift
+from explain.chapters import trained_attention as trained
 from ui.cache import cached
 from ui.common import header, inline_tokens, plot, prose, seed, sentence_tokens
 from ui.i18n import activate, current, option_names, t
@@ -29,6 +30,9 @@ panels_section = cached(lab.panels_section, max_entries=32)
 shift_section = cached(shift.shift_section, max_entries=16)
 kv_cache = cached(shift.kv_cache, max_entries=32)
 length_test = cached(length_lab.length_test, max_entries=8)
+# A trained section holds up to 4 models' attention on ≤ 192 bytes (8 maps of 192² float32, ~1.2 MB
+# each) and their extras: hence the small bound.
+trained_section = cached(lab.trained_section, max_entries=8)
 
 lang = current()
 tokens = sentence_tokens()
@@ -172,6 +176,63 @@ def panels_part() -> None:
 
 
 panels_part()
+
+
+# -- trained on real text -------------------------------------------------------------------------
+@st.fragment
+def trained_part() -> None:
+    """Owns the switch between the random layer and the trained models; reads the shared encodings."""
+    activate()  # a fragment rerun skips app.py, which sets the language of a full run
+    st.header(t("trained_attention.lab.header"))
+    SOURCE = Param.choice("lab_source", lab.SOURCES, default="random")
+    source = SOURCE.widget(
+        st.radio,
+        t("trained_attention.lab.source"),
+        lab.SOURCES,
+        horizontal=True,
+        format_func=option_names(lab.SOURCES, lambda s: t(f"trained_attention.lab.{s}")),
+        help=t("trained_attention.lab.source_help"),
+    )
+    if source != "trained":
+        return
+    sec = trained_section(text, methods, lang)
+    st.caption(sec.bytes_note)
+    if sec.missing_note:
+        st.info(sec.missing_note)
+    for v in sec.views:
+        r = v.read
+        shown = "weights"
+        if len(r.maps) > 1:
+            shown = st.radio(
+                t("trained_attention.lab.show"),
+                r.maps,
+                horizontal=True,
+                key=f"lab_trained_show_{v.method}",
+                format_func=option_names(r.maps, lambda s: trained.shown_label(s, lang)),
+                help=t("trained_attention.lab.show_help"),
+            )
+        plot(
+            trained_attention_figures.head_grid(
+                r.grid(shown),
+                r.drawn_labels,
+                t("trained_attention.grid_title", model=short(v.method), n=r.n, shown=trained.shown_label(shown, lang)),
+                panel_titles=r.panel_titles,
+                cols=r.n_heads,
+                value_label=trained.value_label(shown, lang),
+                row_title=t("trained_attention.query"),
+                col_title=t("trained_attention.key"),
+                mark_at=trained.TRAIN_LEN,
+                mark_label=t("trained_attention.mark", train=trained.TRAIN_LEN),
+            ),
+            f"lab_trained_{v.method}",
+        )
+        for line in (*r.notes, *r.sentences):
+            st.markdown(line)
+        with st.expander(t("trained_attention.lab.heads_expander")):
+            st.markdown("\n".join(f"- {line}" for line in r.head_sentences))
+
+
+trained_part()
 
 
 # -- shift test ---------------------------------------------------------------------------------

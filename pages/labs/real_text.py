@@ -1,0 +1,260 @@
+"""Lab: tiny byte-level language models trained on real text, one per encoding — bits per byte
+against evaluation length, the papers beside it, the training curves, and the models on your text.
+
+A page only shows: widgets → cached calls into explain/chapters/real_text.py → figures → st.*. The
+question, every verdict and every sentence that states a number are computed there from the
+shipped assets/lm/index.json.
+"""
+
+import streamlit as st
+
+from explain.chapters import real_text as ch
+from explain.chapters import real_text_figures
+from explain.chapters import trained_attention as ta
+from explain.chapters import trained_attention_figures as taf
+from lab.corpus import build
+from lab.lm import read_text, train_lm, window_bits
+from ui.cache import cached
+from ui.common import header, plot, prose
+from ui.i18n import activate, current, option_names, t
+from ui.question import ask
+from ui.url_state import URL, Param
+
+KEY = "real-text"
+header(KEY, sources=(build, train_lm, window_bits, read_text))
+prose(KEY, "intro")
+
+# Bounded caches shared by every session; each result is a few kilobytes read off index.json.
+setup = cached(ch.setup, max_entries=4)
+length_curves = cached(ch.length_curves, max_entries=8)
+papers = cached(ch.papers, max_entries=4)
+training_curves = cached(ch.training_curves, max_entries=4)
+rise_question = cached(ch.rise_question, max_entries=4)
+# One read keeps the attention of the first 256 bytes of every head (2 layers × 4 heads × 256² float32,
+# 2 MB) and the extras cut alike: 8 entries are a handful of learners' texts × models.
+trained_read = cached(ta.read_text, max_entries=8)
+lang = current()
+DIR = ch.DIR  # where the shipped models live (a string: it is part of every cache key)
+DEFAULT_MODEL = "alibi"  # opens on ALiBi: its heads' decaying windows are the easiest to read
+
+# ------------------------------------------------------------------------------ what was trained
+st.header(t("real_text.setup_header"))
+su = setup(DIR, lang)
+if su is None:
+    st.warning(t("real_text.no_models"))
+    st.stop()
+prose(KEY, "setup")
+st.dataframe(su.facts, hide_index=True, key="real_text_facts")
+st.dataframe(su.models, hide_index=True, key="real_text_models")
+tc = training_curves(DIR, lang)
+st.caption(
+    t(
+        "real_text.models_caption",
+        total=su.total_cpu_minutes,
+        windows=tc.heldout_windows if tc else 0,
+        length=ch.TRAIN_LEN,
+    )
+)
+
+
+# ------------------------------------------------------------------------- train short, read long
+@st.fragment
+def lengths_section() -> None:
+    """Owns the stretches toggle: it changes only this section's chart and sentences."""
+    activate()  # a fragment rerun skips app.py, which sets the language of a full run
+    st.header(t("real_text.lengths_header"))
+    prose(KEY, "lengths")
+    q = rise_question(DIR, lang)
+    if q is not None:
+        ask(q)
+    with_stretches = st.toggle(
+        t("real_text.with_stretches"),
+        value=True,
+        key="real_text_stretches",
+        **URL,
+        help=t("real_text.with_stretches_help"),
+    )
+    lc = length_curves(DIR, lang, with_stretches)
+    if lc is None:
+        return
+    base, top = lc.lengths[0], lc.lengths[-1]
+    plot(
+        real_text_figures.length_lines(
+            lc.lengths,
+            lc.lines,
+            t("real_text.fig_lengths", train=ch.TRAIN_LEN),
+            x_title=t("real_text.length_x"),
+            y_title=t("real_text.bpb_y"),
+            train_length=ch.TRAIN_LEN,
+            train_mark=t("real_text.train_mark"),
+            note=t("real_text.missing_note", names=", ".join(lc.missing), train=ch.TRAIN_LEN) if lc.missing else "",
+        ),
+        "real_text_lengths",
+    )
+    st.caption(
+        t(
+            "real_text.lengths_caption",
+            bytes=lc.eval_bytes,
+            n_lo=lc.windows_at(top),
+            n_hi=lc.windows_at(base),
+            top=top,
+            base=base,
+        )
+    )
+    prose(KEY, "lengths-read")
+    st.markdown(t("real_text.changes_header", base=base, top=top))
+    st.markdown("\n".join(f"- {s}" for s in lc.sentences))
+
+
+lengths_section()
+
+# ------------------------------------------------------------------------------- beside the papers
+st.header(t("real_text.papers_header"))
+prose(KEY, "papers")
+pp = papers(DIR, lang)
+if pp is not None:
+    st.markdown(t("real_text.alibi_quote"))
+    st.dataframe(pp.cope_table, hide_index=True, key="real_text_cope_fig3")
+    st.caption(t("real_text.cope_caption", train=ch.COPE_FIG3_TRAIN))
+    st.markdown(t("real_text.reproduces_header"))
+    st.markdown("\n".join(f"- {s}" for s in pp.sentences))
+    st.markdown(pp.scale)
+
+# -------------------------------------------------------------------------------- training curves
+st.header(t("real_text.curves_header"))
+prose(KEY, "curves")
+if tc is not None:
+    left, right = st.columns(2)
+    with left:
+        plot(
+            real_text_figures.curve_lines(
+                tc.steps,
+                tc.train,
+                t("real_text.fig_train", every=tc.every),
+                x_title=t("real_text.step"),
+                y_title=t("real_text.bpb_y"),
+            ),
+            "real_text_curve_train",
+        )
+    with right:
+        plot(
+            real_text_figures.curve_lines(
+                tc.steps,
+                tc.heldout,
+                t("real_text.fig_heldout", windows=tc.heldout_windows, length=ch.TRAIN_LEN),
+                x_title=t("real_text.step"),
+                y_title=t("real_text.bpb_y"),
+            ),
+            "real_text_curve_heldout",
+        )
+
+
+# ---------------------------------------------------------------------------------- on your text
+@st.fragment
+def text_section() -> None:
+    """Owns the model, stretch and map pickers: they change only this section."""
+    activate()  # a fragment rerun skips app.py, which sets the language of a full run
+    st.header(t("real_text.text_header"))
+    prose(KEY, "your-text")
+    text = st.session_state.get("sentence", "")
+    c1, c2 = st.columns(2)
+    MODEL = Param.choice("real_text_model", ta.MODELS, default=DEFAULT_MODEL)
+    MODEL.restore()
+    st.session_state.setdefault(MODEL.key, DEFAULT_MODEL)
+    model = MODEL.widget(
+        c1.selectbox,
+        t("real_text.model"),
+        ta.MODELS,
+        format_func=option_names(ta.MODELS, lambda n: ch.enc_label(n, lang)),
+        help=t("real_text.model_help", n=len(ta.MODELS)),
+    )
+    stretch = ""
+    if model == ta.STRETCHED:  # the model the registry's stretches apply to (lab.lm.STRETCHED)
+        options = ("", *ta.STRETCHES)
+        STRETCH = Param.choice("real_text_stretch", options, default="")
+        stretch = STRETCH.widget(
+            c2.radio,
+            t("real_text.stretch"),
+            options,
+            format_func=option_names(options, lambda s: ch.enc_label(s, lang) if s else t("real_text.no_stretch")),
+            horizontal=True,
+            help=t("real_text.stretch_help"),
+        )
+    read = trained_read(model, text, stretch, lang)
+    st.caption(t("real_text.limits", limit=ch.MAX_TEXT_BYTES, x=ch.MAX_TEXT_BYTES // ch.TRAIN_LEN, train=ch.TRAIN_LEN))
+    st.caption(
+        t(
+            "trained_attention.lab.bytes_note",
+            n=read.n_bytes,
+            layers=read.attention.shape[0],
+            heads=read.attention.shape[1],
+        )
+    )
+    for note in read.notes:
+        st.info(note)
+    if read.n == 0:
+        st.info(read.sentences[0])
+        return
+    maps = read.maps
+    shown = "weights"
+    if len(maps) > 1:
+        SHOWN = Param.choice("real_text_shown", maps, default=maps[0])
+        SHOWN.settle(maps)  # another model has other maps
+        shown = SHOWN.widget(
+            st.radio,
+            t("trained_attention.lab.show"),
+            maps,
+            format_func=option_names(maps, lambda m: ta.shown_label(m, lang)),
+            horizontal=True,
+            help=t("trained_attention.lab.show_help"),
+        )
+    label = ch.enc_label(stretch or model, lang)
+    mark = t("trained_attention.mark", train=ch.TRAIN_LEN)
+    plot(
+        taf.head_grid(
+            read.grid(shown),
+            read.drawn_labels,
+            t("trained_attention.grid_title", model=label, n=read.n, shown=ta.shown_label(shown, lang)),
+            panel_titles=read.panel_titles,
+            cols=read.attention.shape[1],
+            value_label=ta.value_label(shown, lang),
+            row_title=t("trained_attention.query"),
+            col_title=t("trained_attention.key"),
+            mark_at=ch.TRAIN_LEN,
+            mark_label=mark,
+        ),
+        "real_text_heads",
+    )
+    with st.expander(t("trained_attention.lab.heads_expander")):
+        st.markdown("\n".join(f"- {s}" for s in read.head_sentences))
+    left, right = st.columns(2)
+    with left:
+        plot(
+            taf.next_bytes(
+                read.top_labels,
+                read.top_probs,
+                t("trained_attention.readout_title", model=label),
+                x_title=t("trained_attention.readout_x"),
+            ),
+            "real_text_next",
+        )
+    with right:
+        plot(
+            taf.surprise_bars(
+                read.labels,
+                read.surprise,
+                t("trained_attention.surprise_title", model=label),
+                x_title=t("trained_attention.surprise_x"),
+                y_title=t("trained_attention.surprise_y"),
+                mark_at=ch.TRAIN_LEN,
+                mark_label=mark,
+            ),
+            "real_text_surprise",
+        )
+    st.markdown("\n".join(f"- {s}" for s in read.sentences))
+
+
+text_section()
+
+st.header(t("real_text.regenerate_header"))
+prose(KEY, "regenerate")
