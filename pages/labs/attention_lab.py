@@ -223,6 +223,8 @@ def trained_part() -> None:
                 col_title=t("trained_attention.key"),
                 mark_at=trained.TRAIN_LEN,
                 mark_label=t("trained_attention.mark", train=trained.TRAIN_LEN),
+                zmax=r.zmax(shown),
+                scale_title=trained.scale_label(shown, r.zmax(shown), lang),
             ),
             f"lab_trained_{v.method}",
         )
