@@ -320,3 +320,13 @@ def test_grid_colours_stop_at_the_99th_percentile(encoding):
         assert r.zmax(shown) >= q
         label = T.scale_label(shown, r.zmax(shown), "en")
         assert (f"{r.zmax(shown):.2f}" in label) == (r.zmax(shown) < 1.0)
+
+
+def test_grid_ticks_sit_on_characters_not_continuation_bytes():
+    labels = lm.byte_labels(("고양이가 매트 위에 앉았습니다. 😀 " * 8).encode())
+    for max_ticks in range(2, 20):
+        idx, text = TF._ticks(labels, max_ticks)
+        assert len(idx) <= max_ticks and idx == sorted(set(idx))
+        assert all(labels[k] != "·" for k in idx)
+        step = math.ceil(len(labels) / max_ticks)
+        assert all(k * step <= i < (k + 1) * step for k, i in enumerate(idx))

@@ -16,8 +16,13 @@ MARK = dict(color="#31333f", width=1.5, dash="dash")  # the training-length line
 
 
 def _ticks(labels: Sequence[str], max_ticks: int) -> tuple[list[int], list[str]]:
+    """At most max_ticks evenly spaced labels; each moves forward within its step to the first byte
+    that starts a character (a "·" continuation byte says nothing on an axis)."""
     step = max(1, int(np.ceil(len(labels) / max_ticks)))
-    idx = list(range(0, len(labels), step))
+    idx = []
+    for k in range(0, len(labels), step):
+        end = min(k + step, len(labels))
+        idx.append(next((j for j in range(k, end) if labels[j] != "·"), k))
     return idx, [escape(short(labels[k], 6)) for k in idx]
 
 
@@ -136,6 +141,7 @@ def head_grid(
                 font=dict(size=11),
             )
         )
+        layout["margin"] = dict(l=10, r=10, t=50, b=70)  # room for the note under the tick labels
     layout["coloraxis"] = dict(
         colorscale=WEIGHTS,
         cmin=0.0,
