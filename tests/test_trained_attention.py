@@ -330,3 +330,17 @@ def test_grid_ticks_sit_on_characters_not_continuation_bytes():
         assert all(labels[k] != "·" for k in idx) and "·" not in text
         step = math.ceil(len(labels) / max_ticks)
         assert all(k * step <= i < (k + 1) * step for k, i in enumerate(idx))
+
+
+def test_lab_switch_in_korean_shows_no_english():
+    from tests.i18n_scan import leaks, open_korean
+
+    at = open_korean(PAGE)
+    at.radio(key="lab_source").set_value("trained").run()
+    at.multiselect(key="lab_methods").set_value(["cope", "rope-yarn", "shaw"]).run()
+    at.radio(key="lab_trained_show_cope").set_value("gates").run()
+    assert not errors(at)
+    assert chart(at, "lab_trained_cope")["layout"]["title"]["text"].endswith(T.shown_label("gates", "ko"))
+    assert any("바이트" in c.value for c in at.caption)
+    found = leaks(at)
+    assert not found, "\n".join(f"[{k}] {sorted(set(w))} ← {s[:120]!r}" for k, s, w in found[:12])

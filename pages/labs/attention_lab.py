@@ -195,6 +195,7 @@ def trained_part() -> None:
     )
     if source != "trained":
         return
+    prose(KEY, "trained")
     sec = trained_section(text, methods, lang)
     st.caption(sec.bytes_note)
     if sec.missing_note:
