@@ -4,6 +4,8 @@ from the shipped model's own logits and weights."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -302,3 +304,43 @@ def test_lab_switch_draws_every_trainable_encoding_and_names_the_others(lang):
     at.radio(key="lab_trained_show_cope").set_value("gates").run()
     assert not errors(at)
     assert chart(at, "lab_trained_cope")["layout"]["title"]["text"].endswith(T.shown_label("gates", lang))
+
+
+@pytest.mark.parametrize("encoding", lm.ENCODINGS)
+def test_grid_colours_stop_at_the_99th_percentile(encoding):
+    r = T.read_text(encoding, LONG_TEXT, "", "en")
+    for shown in r.maps:
+        vals = []
+        for p in range(r.n_layers * r.n_heads):
+            src = (r.attention if shown == "weights" else r.extras[shown]).reshape(-1, r.drawn, r.drawn)[p]
+            vals += [float(src[i, j]) for i in range(1, r.drawn) for j in range(i + 1)]
+        q = float(np.percentile(vals, 99.0))
+        want = min(1.0, max(0.05, math.ceil(q * 20 - 1e-9) / 20))
+        assert r.zmax(shown) == pytest.approx(want)
+        assert r.zmax(shown) >= q
+        label = T.scale_label(shown, r.zmax(shown), "en")
+        assert (f"{r.zmax(shown):.2f}" in label) == (r.zmax(shown) < 1.0)
+
+
+def test_grid_ticks_sit_on_characters_not_continuation_bytes():
+    labels = lm.byte_labels(("고양이가 매트 위에 앉았습니다. 😀 " * 8).encode())
+    for max_ticks in range(2, 20):
+        idx, text = TF._ticks(labels, max_ticks)
+        assert len(idx) <= max_ticks and idx == sorted(set(idx))
+        assert all(labels[k] != "·" for k in idx) and "·" not in text
+        step = math.ceil(len(labels) / max_ticks)
+        assert all(k * step <= i < (k + 1) * step for k, i in enumerate(idx))
+
+
+def test_lab_switch_in_korean_shows_no_english():
+    from tests.i18n_scan import leaks, open_korean
+
+    at = open_korean(PAGE)
+    at.radio(key="lab_source").set_value("trained").run()
+    at.multiselect(key="lab_methods").set_value(["cope", "rope-yarn", "shaw"]).run()
+    at.radio(key="lab_trained_show_cope").set_value("gates").run()
+    assert not errors(at)
+    assert chart(at, "lab_trained_cope")["layout"]["title"]["text"].endswith(T.shown_label("gates", "ko"))
+    assert any("바이트" in c.value for c in at.caption)
+    found = leaks(at)
+    assert not found, "\n".join(f"[{k}] {sorted(set(w))} ← {s[:120]!r}" for k, s, w in found[:12])

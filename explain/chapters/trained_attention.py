@@ -36,6 +36,7 @@ DRAWN = 2 * TRAIN_LEN
 # A head is called a "previous-byte head" when at least this share of its weight (mean over the
 # queries that have a previous byte) lies on the byte just before the query.
 PREVIOUS = 0.5
+ZMAX_PERCENTILE = 99.0  # the grid's colours stop at this percentile of its visible cells (zmax)
 CONTEXT_CHARS = 12  # how much of the text the "after «…»" sentence quotes (characters, from the end)
 
 
@@ -147,6 +148,18 @@ class TrainedRead:
         out: np.ndarray = np.where(future[None], np.nan, flat).astype(np.float32)
         return out
 
+    def zmax(self, shown: str = "weights") -> float:
+        """The top of the grid's colour scale: the 99th percentile of the visible cells of queries
+        i ≥ 1 (query 0 can only read itself: weight 1), rounded up to 0.05. A trained head spreads
+        most rows thinly, so a 0…1 scale would leave nearly every cell white; the few cells above
+        this share the darkest colour (their hover still gives the exact value)."""
+        g = self.grid(shown)[:, 1:, :]  # (L·H, m − 1, m)
+        cells = g[np.isfinite(g)]
+        if not cells.size:
+            return 1.0
+        top = float(np.percentile(cells, ZMAX_PERCENTILE))
+        return float(min(1.0, max(0.05, np.ceil(top * 20 - 1e-9) / 20)))
+
     @property
     def past_training(self) -> bool:
         return self.n > TRAIN_LEN
@@ -167,6 +180,12 @@ def value_label(name: str, lang: str | None = None) -> str:
         return t(f"trained_attention.value.{name}", lang)
     except KeyError:
         return t("trained_attention.value.other", lang)
+
+
+def scale_label(name: str, top: float, lang: str | None = None) -> str:
+    """The colour bar's title: the value's word, and where the colours stop when below 1."""
+    word = value_label(name, lang)
+    return word if top >= 1.0 else t("trained_attention.capped", lang, value=word, top=top)
 
 
 def run_length(text: str) -> int:

@@ -16,8 +16,13 @@ MARK = dict(color="#31333f", width=1.5, dash="dash")  # the training-length line
 
 
 def _ticks(labels: Sequence[str], max_ticks: int) -> tuple[list[int], list[str]]:
+    """At most max_ticks evenly spaced labels; each moves forward within its step to the first byte
+    that starts a character (a "·" continuation byte says nothing on an axis)."""
     step = max(1, int(np.ceil(len(labels) / max_ticks)))
-    idx = list(range(0, len(labels), step))
+    idx = []
+    for k in range(0, len(labels), step):
+        end = min(k + step, len(labels))
+        idx.append(next((j for j in range(k, end) if labels[j] != "·"), k))
     return idx, [escape(short(labels[k], 6)) for k in idx]
 
 
@@ -33,14 +38,16 @@ def head_grid(
     col_title: str,
     mark_at: int | None = None,
     mark_label: str = "",
+    zmax: float = 1.0,
+    scale_title: str | None = None,
     panel_height: int = 240,
     max_ticks: int = GRID_TICKS,
 ) -> go.Figure:
     """Every head of a model as small maps, zs: (L·H, m, m) layer-major, one row per layer and one
-    column per head (cols = H), one shared 0…1 scale, no per-cell text. Byte labels on the axes
-    (thinned to max_ticks per axis); hover names the panel, both bytes (position · label) and the
-    value. mark_at: a dashed line on both axes before that position (the training length), with
-    `mark_label` above the first panel."""
+    column per head (cols = H), one shared 0…zmax scale (scale_title names it), no per-cell text.
+    Byte labels on the axes (thinned to max_ticks per axis); hover names the panel, both bytes
+    (position · label) and the value. mark_at: a dashed line on both axes before that position
+    (the training length), with `mark_label` under the grid's right edge."""
     zs = np.asarray(zs, dtype=np.float32)
     n_panels, m, _ = zs.shape
     cols = max(1, min(cols, n_panels))
@@ -124,18 +131,22 @@ def head_grid(
             dict(
                 text=escape(mark_label),
                 x=1.0,
-                y=1.0,
+                y=0.0,
                 xref="paper",
                 yref="paper",
                 xanchor="right",
-                yanchor="bottom",
-                yshift=18,
+                yanchor="top",
+                yshift=-40,
                 showarrow=False,
                 font=dict(size=11),
             )
         )
+        layout["margin"] = dict(l=10, r=10, t=50, b=70)  # room for the note under the tick labels
     layout["coloraxis"] = dict(
-        colorscale=WEIGHTS, cmin=0.0, cmax=1.0, colorbar=dict(title=dict(text=value_label, side="right"), thickness=12)
+        colorscale=WEIGHTS,
+        cmin=0.0,
+        cmax=zmax,
+        colorbar=dict(title=dict(text=scale_title or value_label, side="right"), thickness=12),
     )
     layout["annotations"] = notes
     layout["shapes"] = shapes

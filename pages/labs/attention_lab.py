@@ -195,6 +195,7 @@ def trained_part() -> None:
     )
     if source != "trained":
         return
+    prose(KEY, "trained")
     sec = trained_section(text, methods, lang)
     st.caption(sec.bytes_note)
     if sec.missing_note:
@@ -204,13 +205,14 @@ def trained_part() -> None:
         shown = "weights"
         if len(r.maps) > 1:
             shown = st.radio(
-                t("trained_attention.lab.show"),
+                t("trained_attention.lab.show", model=short(v.method)),
                 r.maps,
                 horizontal=True,
                 key=f"lab_trained_show_{v.method}",
                 format_func=option_names(r.maps, lambda s: trained.shown_label(s, lang)),
                 help=t("trained_attention.lab.show_help"),
             )
+        top = r.zmax(shown)
         plot(
             trained_attention_figures.head_grid(
                 r.grid(shown),
@@ -223,6 +225,8 @@ def trained_part() -> None:
                 col_title=t("trained_attention.key"),
                 mark_at=trained.TRAIN_LEN,
                 mark_label=t("trained_attention.mark", train=trained.TRAIN_LEN),
+                zmax=top,
+                scale_title=trained.scale_label(shown, top, lang),
             ),
             f"lab_trained_{v.method}",
         )
