@@ -219,6 +219,13 @@ class Readout:
         return float(self.surprise.mean()) if len(self.surprise) else float("nan")
 
 
+@lru_cache(maxsize=1)
+def training_bytes() -> frozenset[int]:
+    """Every byte value that occurs in the training text: a byte outside it (each byte of a Korean
+    syllable, of most emoji) was never a target in training, so every model gives it little mass."""
+    return frozenset(np.unique(np.frombuffer(C.load().train, dtype=np.uint8)).tolist())
+
+
 def byte_labels(data: bytes) -> tuple[str, ...]:
     """A label per byte: the character each UTF-8 sequence starts, "·" on its continuation bytes."""
     out: list[str] = []

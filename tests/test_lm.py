@@ -199,6 +199,11 @@ def test_readout_agrees_with_the_model(encoding: str, text: str) -> None:
     r.data.decode("utf-8")
 
 
+def test_training_bytes_are_the_byte_values_of_the_training_text(corpus: C.Corpus) -> None:
+    assert lm.training_bytes() == frozenset(corpus.train)
+    assert not set("고양이".encode()) <= lm.training_bytes()  # what the page's "never seen" note rests on
+
+
 def test_readout_of_empty_and_very_long_text() -> None:
     model = lm.shipped("rope")
     empty = lm.read_text(model, "")

@@ -16,6 +16,7 @@ from explain.chapters import attention_lab as lab
 from explain.chapters import trained_attention as T
 from explain.chapters import trained_attention_figures as TF
 from explain.i18n import t
+from lab import corpus as C
 from lab import lm
 from tests.helpers import chart, errors, open_page
 from tests.hostile import HAND_PICKED, LONG
@@ -344,3 +345,23 @@ def test_lab_switch_in_korean_shows_no_english():
     assert any("바이트" in c.value for c in at.caption)
     found = leaks(at)
     assert not found, "\n".join(f"[{k}] {sorted(set(w))} ← {s[:120]!r}" for k, s, w in found[:12])
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+def test_unseen_bytes_note_counts_the_bytes_the_corpus_never_has(lang):
+    text = "The cat 고양이 sat 🐈."
+    r = T.read_text("alibi", text, "", lang)
+    corpus_bytes = set(C.load().train)
+    unseen = [k for k in range(1, len(r.data)) if r.data[k] not in corpus_bytes]
+    assert unseen  # Korean and the emoji bring bytes the docstrings never have
+    expected = t(
+        "trained_attention.unseen",
+        lang,
+        unseen=len(unseen),
+        n=len(r.data) - 1,
+        bits=float(np.mean([r.surprise[k - 1] for k in unseen])),
+        rest=float(np.mean([r.surprise[k - 1] for k in range(1, len(r.data)) if k not in unseen])),
+    )
+    assert expected in r.notes
+    plain = T.read_text("alibi", "The cat sat.", "", lang)
+    assert not any("never" in x or "나오지 않습니다" in x for x in plain.notes)

@@ -315,6 +315,19 @@ def read_text(encoding: str, text: str, stretch: str = "", lang: str = "en", dra
     if stretch:
         key = "trained_attention.stretch" if scale > 1.0 else "trained_attention.stretch_none"
         notes.append(t(key, lang, s=scale, run=run_length(text), train=TRAIN_LEN))
+    seen = lm.training_bytes()
+    unseen = [k for k in range(1, n) if r.data[k] not in seen]  # predicted bytes the corpus never has
+    if unseen:
+        notes.append(
+            t(
+                "trained_attention.unseen",
+                lang,
+                unseen=len(unseen),
+                n=n - 1,
+                bits=float(surprise[[k - 1 for k in unseen]].mean()),
+                rest=float(np.delete(surprise, [k - 1 for k in unseen]).mean()) if len(unseen) < n - 1 else bpb,
+            )
+        )
     if n > TRAIN_LEN:
         within, past = surprise[: TRAIN_LEN - 1], surprise[TRAIN_LEN - 1 :]  # bytes 1…127 | 128…n−1
         notes.append(
