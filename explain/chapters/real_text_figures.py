@@ -122,7 +122,8 @@ def curve_lines(
     height: int = 380,
 ) -> go.Figure:
     """Training curves, one line per model in the same colour as on the length chart (the k-th
-    model: FAMILY_COLORS[k]) and its own dash pattern, so colour is never the only channel."""
+    model: FAMILY_COLORS[k]) and its own dash pattern — past the last pattern, the same patterns
+    drawn thicker — so colour is never the only channel."""
     traces = [
         dict(
             type="scatter",
@@ -130,7 +131,11 @@ def curve_lines(
             y=np.asarray(y, dtype=float),
             name=name,
             mode="lines",
-            line=dict(color=FAMILY_COLORS[k % len(FAMILY_COLORS)], width=2, dash=DASHES[k % len(DASHES)]),
+            line=dict(
+                color=FAMILY_COLORS[k % len(FAMILY_COLORS)],
+                width=2 + 2 * (k // len(DASHES)),
+                dash=DASHES[k % len(DASHES)],
+            ),
             hovertemplate=f"{escape(x_title)}: %{{x}}<br>{escape(y_title)}: %{{y:.3f}}<extra>{escape(name)}</extra>",
         )
         for k, (name, y) in enumerate(ys.items())
