@@ -15,6 +15,7 @@ from explain.figures.theme import (
     WEIGHTS,
     escape,
     make_figure,
+    panel_title,
     signed_range,
 )
 from explain.i18n import t as _t
@@ -75,19 +76,7 @@ def layer_head_maps(
             tickfont=dict(size=10),
             title=dict(text=_t("figures.layer"), font=dict(size=11)) if col == 0 else None,
         )
-        notes.append(
-            dict(
-                text=escape(panel_titles[p]),
-                x=x0 + width / 2,
-                y=y1,
-                xref="paper",
-                yref="paper",
-                xanchor="center",
-                yanchor="bottom",
-                showarrow=False,
-                font=dict(size=12),
-            )
-        )
+        notes.append(panel_title(panel_titles[p], x0 + width / 2, y1))
         z = zs[p]
         traces.append(
             dict(

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from explain.figures.theme import LINES, WEIGHTS, escape, make_figure, short
+from explain.figures.theme import LINES, WEIGHTS, escape, make_figure, panel_title, short
 
 GRID_TICKS = 8  # byte labels per small panel axis at most (thinned past that)
 MARK = dict(color="#31333f", width=1.5, dash="dash")  # the training-length line: dashed, not a colour
@@ -91,19 +91,7 @@ def head_grid(
             showticklabels=col == 0,
             title=dict(text=row_title, font=dict(size=11)) if col == 0 else None,
         )
-        notes.append(
-            dict(
-                text=escape(panel_titles[p]),
-                x=x0 + width / 2,
-                y=y1,
-                xref="paper",
-                yref="paper",
-                xanchor="center",
-                yanchor="bottom",
-                showarrow=False,
-                font=dict(size=12),
-            )
-        )
+        notes.append(panel_title(panel_titles[p], x0 + width / 2, y1))
         traces.append(
             dict(
                 type="heatmap",

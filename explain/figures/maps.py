@@ -23,6 +23,7 @@ from .theme import (
     axis_words,
     escape,
     make_figure,
+    panel_title,
     short,
     signed_range,
     token_axis,
@@ -259,19 +260,7 @@ def token_heatmap_grid(
             showticklabels=col == 0,
             title=dict(text=row_title) if col == 0 and row == 0 else None,
         )
-        notes.append(
-            dict(
-                text=escape(panel_titles[p]),
-                x=x0 + width / 2,
-                y=y1,
-                xref="paper",
-                yref="paper",
-                xanchor="center",
-                yanchor="bottom",
-                showarrow=False,
-                font=dict(size=12),
-            )
-        )
+        notes.append(panel_title(panel_titles[p], x0 + width / 2, y1))
         traces.append(
             dict(
                 type="heatmap",

@@ -120,6 +120,22 @@ def axis_words(row_title: str | None, col_title: str | None, value_label: str | 
     )
 
 
+def panel_title(text: str, x: float, y: float) -> dict[str, Any]:
+    """The title of one small panel of a grid of maps: an annotation centred above the panel's top
+    edge at (x, y) in paper coordinates (the grids of maps.py, MiniLM and the trained models)."""
+    return dict(
+        text=escape(text),
+        x=x,
+        y=y,
+        xref="paper",
+        yref="paper",
+        xanchor="center",
+        yanchor="bottom",
+        showarrow=False,
+        font=dict(size=12),
+    )
+
+
 def escape(token: str) -> str:
     """Hover text is rendered as HTML by plotly.js: a typed '<b>' must show as text, not markup."""
     return token.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
