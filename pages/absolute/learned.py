@@ -18,6 +18,7 @@ from ui.common import header, inline_tokens, plot, prose, seed, sentence_tokens
 from ui.i18n import activate, current, t
 from ui.presenter import secondary
 from ui.question import ask
+from ui.trained import trained_panel
 from ui.url_state import URL
 
 KEY = "learned"
@@ -376,3 +377,5 @@ prose(KEY, "costs")
 with toy_box:
     sentence_tokens()  # stops the script with a note when there is no text
     toy_section()
+
+trained_panel("learned", KEY)

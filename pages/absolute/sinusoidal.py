@@ -15,6 +15,7 @@ from ui.derivation import show_derivation
 from ui.i18n import activate, current, t
 from ui.presenter import secondary
 from ui.question import ask
+from ui.trained import trained_panel
 from ui.url_state import URL, Param
 
 KEY = "sinusoidal"
@@ -398,3 +399,5 @@ def sentence_section() -> None:
 
 
 sentence_section()
+
+trained_panel("sinusoidal", KEY)

@@ -14,6 +14,7 @@ from ui.cache import cached
 from ui.common import header, inline_tokens, plot, prose, seed, sentence_tokens
 from ui.i18n import activate, current, t
 from ui.question import ask
+from ui.trained import trained_panel
 from ui.url_state import URL
 
 KEY = "why-order"
@@ -162,6 +163,8 @@ def maps_section(toks: tuple[str, ...], r: ch.PermutationResult) -> None:
 maps_section(toks, r)
 
 rv = recurrence_view(toks, seed(), shuffles)
+trained_panel("none", KEY)  # the same (no) encoding, trained on real text
+
 st.header(t("why_order.repeats_heading"))
 prose(KEY, "repeats")
 if r.repeats:

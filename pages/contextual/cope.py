@@ -21,6 +21,7 @@ from ui.common import header, inline_tokens, plot, prose, seed, sentence_tokens
 from ui.derivation import show_derivation
 from ui.i18n import activate, current, option_names, t
 from ui.question import ask
+from ui.trained import trained_panel
 from ui.url_state import URL, Param
 
 KEY = "cope"
@@ -330,6 +331,8 @@ def attention_section() -> None:
 
 
 attention_section()
+
+trained_panel("cope", KEY)
 
 
 # ----------------------------------------------------------------------------------- alice

@@ -9,7 +9,7 @@ import streamlit as st
 
 from explain import figures as F
 from explain.chapters import attention_lab as lab
-from explain.chapters import attention_lab_figures, common, trained_attention_figures
+from explain.chapters import attention_lab_figures, common
 from explain.chapters import attention_lab_length as length_lab
 from explain.chapters import attention_lab_shift as shift
 from explain.chapters import trained_attention as trained
@@ -17,6 +17,7 @@ from ui.cache import cached
 from ui.common import header, inline_tokens, plot, prose, seed, sentence_tokens
 from ui.i18n import activate, current, option_names, t
 from ui.question import ask
+from ui.trained import head_grid
 from ui.url_state import URL, Param
 
 KEY = "attention-lab"
@@ -212,24 +213,7 @@ def trained_part() -> None:
                 format_func=option_names(r.maps, lambda s: trained.shown_label(s, lang)),
                 help=t("trained_attention.lab.show_help"),
             )
-        top = r.zmax(shown)
-        plot(
-            trained_attention_figures.head_grid(
-                r.grid(shown),
-                r.drawn_labels,
-                t("trained_attention.grid_title", model=short(v.method), n=r.n, shown=trained.shown_label(shown, lang)),
-                panel_titles=r.panel_titles,
-                cols=r.n_heads,
-                value_label=trained.value_label(shown, lang),
-                row_title=t("trained_attention.query"),
-                col_title=t("trained_attention.key"),
-                mark_at=trained.TRAIN_LEN,
-                mark_label=t("trained_attention.mark", train=trained.TRAIN_LEN),
-                zmax=top,
-                scale_title=trained.scale_label(shown, top, lang),
-            ),
-            f"lab_trained_{v.method}",
-        )
+        head_grid(r, short(v.method), shown, f"lab_trained_{v.method}")
         for line in (*r.notes, *r.sentences):
             st.markdown(line)
         with st.expander(t("trained_attention.lab.heads_expander")):

@@ -18,6 +18,7 @@ from ui.cache import cached
 from ui.common import header, plot, prose
 from ui.i18n import activate, current, option_names, t
 from ui.question import ask
+from ui.trained import head_grid
 from ui.url_state import URL, Param
 
 KEY = "real-text"
@@ -210,21 +211,7 @@ def text_section() -> None:
         )
     label = ch.enc_label(stretch or model, lang)
     mark = t("trained_attention.mark", train=ch.TRAIN_LEN)
-    plot(
-        taf.head_grid(
-            read.grid(shown),
-            read.drawn_labels,
-            t("trained_attention.grid_title", model=label, n=read.n, shown=ta.shown_label(shown, lang)),
-            panel_titles=read.panel_titles,
-            cols=read.attention.shape[1],
-            value_label=ta.value_label(shown, lang),
-            row_title=t("trained_attention.query"),
-            col_title=t("trained_attention.key"),
-            mark_at=ch.TRAIN_LEN,
-            mark_label=mark,
-        ),
-        "real_text_heads",
-    )
+    head_grid(read, label, shown, "real_text_heads")
     with st.expander(t("trained_attention.lab.heads_expander")):
         st.markdown("\n".join(f"- {s}" for s in read.head_sentences))
     left, right = st.columns(2)

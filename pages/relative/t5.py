@@ -17,6 +17,7 @@ from ui.common import header, plot, prose, seed, sentence_tokens
 from ui.derivation import show_derivation
 from ui.i18n import activate, current, t
 from ui.question import ask
+from ui.trained import trained_panel
 from ui.url_state import URL
 
 KEY = "t5"
@@ -297,6 +298,8 @@ def logits_section(toks: list[str], causal: bool, v: ch.T5View, panel_h: int) ->
 
 
 logits_section(toks, causal, v, panel_h)
+
+trained_panel("t5", KEY)
 
 st.header(t("t5.shift.subheader"))
 prose(KEY, "shift")

@@ -20,6 +20,7 @@ from ui.derivation import show_derivation
 from ui.i18n import activate, current, t
 from ui.presenter import secondary
 from ui.question import ask
+from ui.trained import trained_panel
 from ui.url_state import URL, Param
 
 KEY = "alibi"
@@ -195,6 +196,8 @@ def attention_section() -> None:
 
 
 attention_section()
+
+trained_panel("alibi", KEY)
 
 
 # ------------------------------------------------------------------------ past the training length

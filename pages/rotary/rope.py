@@ -16,6 +16,7 @@ from ui.derivation import show_derivation
 from ui.i18n import activate, current, option_names, t
 from ui.presenter import secondary
 from ui.question import ask
+from ui.trained import trained_panel
 from ui.url_state import URL, Param
 
 KEY = "rope"
@@ -417,3 +418,5 @@ def sentence_section() -> None:
 
 
 sentence_section()
+
+trained_panel("rope", KEY)
