@@ -1,7 +1,7 @@
 """Screenshot chapter pages in headless Chromium, to look at what a learner sees.
 
     python tools/screenshot.py why-order sinusoidal --out /tmp/shots [--height 3000] [--sentence "…"]
-        [--query "present=1&t5_buckets=64" --suffix -present]
+        [--query "present=1&t5_buckets=64" --suffix -present] [--click "Trained on real text:"]
 
 Starts its own Streamlit server on 127.0.0.1 (a free port), waits for it, takes one PNG per page
 (key = the chapter's URL path, see ui/chapters.py), and stops the server by its PID.
@@ -34,6 +34,11 @@ def main() -> None:
     ap.add_argument("--query", default="", help='extra query string, e.g. "present=1&t5_buckets=64"')
     ap.add_argument("--suffix", default="", help="added to each PNG's name, e.g. -present")
     ap.add_argument("--wait", type=float, default=2.0, help="extra seconds after the page settles")
+    ap.add_argument(
+        "--click",
+        default="",
+        help="text of an element to click first (e.g. an expander's label); the shot starts there",
+    )
     args = ap.parse_args()
 
     from playwright.sync_api import sync_playwright
@@ -62,6 +67,14 @@ def main() -> None:
                 page.goto(f"{url}/{route}{query}")
                 page.wait_for_selector("h1", timeout=60_000)
                 page.wait_for_function(RENDERED_JS, arg=1, polling=100, timeout=180_000)
+                if args.click:
+                    target = page.get_by_text(args.click).first
+                    target.scroll_into_view_if_needed()
+                    done = page.evaluate("() => window.__peDone")
+                    target.click()
+                    page.wait_for_function(RENDERED_JS, arg=done + 1, polling=100, timeout=180_000)
+                    # Bring the clicked element to the top of Streamlit's scrolled container.
+                    target.evaluate("e => e.scrollIntoView({block: 'start'})")
                 time.sleep(args.wait)
                 path = out / f"{key}{args.suffix}.png"
                 page.screenshot(path=str(path))
