@@ -99,6 +99,7 @@ PAGES: dict[str, dict[str, set[str]]] = {
         "panels_part": {"lab_show"},
         "shift_part": {"lab_prefix", "lab_shift"},
         "kv_section": {"lab_kv_cache"},
+        "trained_part": {"lab_source"},
         "length_section": {
             "lab_train_len",
             "lab_length",

@@ -55,7 +55,9 @@ def trained_panel(encoding: str, chapter_key: str) -> None:
         return
     lang = current()
     label = rt.enc_label(encoding, lang)
-    box = st.expander(t("trained_attention.chapter_panel.open", model=label), key=f"{chapter_key}_trained", on_change="rerun")
+    box = st.expander(
+        t("trained_attention.chapter_panel.open", model=label), key=f"{chapter_key}_trained", on_change="rerun"
+    )
     if not box.open:
         return
     with box:
