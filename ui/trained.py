@@ -16,7 +16,7 @@ from explain.chapters import trained_attention as ta
 from explain.chapters import trained_attention_figures as taf
 from ui.cache import cached
 from ui.common import plot
-from ui.i18n import activate, current, t
+from ui.i18n import activate, current, option_names, t
 
 # A read of 1024 bytes keeps 8 maps of 256² float32 (~2 MB) for drawing: a small bound.
 read_text = cached(ta.read_text, max_entries=8)
@@ -46,22 +46,35 @@ def head_grid(read: ta.TrainedRead, label: str, shown: str, key: str) -> None:
 
 
 @st.fragment
-def trained_panel(encoding: str, chapter_key: str) -> None:
-    """A closed expander: "the same encoding, trained on real text, on your sentence". Owns only
-    its own open state; reads the shared sentence. `encoding` is the registry name the chapter is
-    about; an encoding without a trained model gets no panel."""
+def trained_panel(encodings: str | tuple[str, ...], chapter_key: str) -> None:
+    """Owns its open state and, given several encodings, which one it reads: a closed expander, "the
+    same encoding, trained on real text, on your sentence". `encodings` are the registry names the
+    chapter is about (RoPE's stretches read the RoPE model stretched); those without a trained
+    model are left out, and with none left there is no panel. Reads the shared sentence."""
     activate()  # a fragment rerun skips app.py, which sets the language of a full run
-    if ta.resolve(encoding) is None:
+    names = tuple(e for e in ((encodings,) if isinstance(encodings, str) else encodings) if ta.resolve(e))
+    if not names:
         return
     lang = current()
-    label = rt.enc_label(encoding, lang)
+    title = " / ".join(rt.enc_label(e, lang) for e in names)
     box = st.expander(
-        t("trained_attention.chapter_panel.open", model=label), key=f"{chapter_key}_trained", on_change="rerun"
+        t("trained_attention.chapter_panel.open", model=title), key=f"{chapter_key}_trained", on_change="rerun"
     )
     if not box.open:
         return
     with box:
-        read = read_text(encoding, st.session_state.get("sentence", ""), "", lang)
+        encoding = names[0]
+        if len(names) > 1:
+            encoding = st.radio(
+                t("trained_attention.chapter_panel.pick"),
+                names,
+                horizontal=True,
+                key=f"{chapter_key}_trained_pick",
+                format_func=option_names(names, lambda e: rt.enc_label(e, lang)),
+            )
+        model, stretch = ta.resolve(encoding) or (encoding, "")
+        label = rt.enc_label(encoding, lang)
+        read = read_text(model, st.session_state.get("sentence", ""), stretch, lang)
         st.markdown(t("trained_attention.chapter_panel.intro", model=label, train=ta.TRAIN_LEN))
         st.caption(t("trained_attention.lab.bytes_note", n=read.n_bytes, layers=read.n_layers, heads=read.n_heads))
         for note in read.notes:

@@ -43,6 +43,9 @@ ALL_SCHEMES = tuple(SCHEMES)
 REFERENCE = RoPE.scheme  # plain RoPE: what every other scheme is compared with
 STRETCHES = tuple(s for s, c in SCHEMES.items() if c.changes_frequencies)  # the schemes that move θ_f
 FREQUENCY_SCHEMES = (REFERENCE, *STRETCHES)  # xPos keeps RoPE's frequencies
+# Every scheme as a registry name: the chapter's trained-model panel (ui/trained.py) keeps those that
+# read a shipped model (RoPE itself, and the stretches applied to it at inference).
+TRAINED_SCHEMES = tuple(c.name for c in SCHEMES.values())
 YARN = YaRNRoPE.scheme  # the scheme whose attention factor the frequency caption states
 
 

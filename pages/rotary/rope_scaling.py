@@ -16,6 +16,7 @@ from ui.cache import cached
 from ui.common import header, plot, prose, seed, sentence_tokens
 from ui.i18n import activate, current, t
 from ui.question import ask
+from ui.trained import trained_panel
 from ui.url_state import URL
 
 KEY = "rope-scaling"
@@ -280,3 +281,6 @@ def sentence_part() -> None:
 
 
 sentence_part()
+
+# RoPE's model trained on real text, stretched by each scheme that has no parameters of its own.
+trained_panel(ch.TRAINED_SCHEMES, KEY)
