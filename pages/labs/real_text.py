@@ -19,6 +19,7 @@ from ui.common import header, plot, prose
 from ui.i18n import activate, current, option_names, t
 from ui.question import ask
 from ui.trained import head_grid
+from ui.trained import read_text as read_text_cached
 from ui.url_state import URL, Param
 
 KEY = "real-text"
@@ -31,9 +32,6 @@ length_curves = cached(ch.length_curves, max_entries=8)
 papers = cached(ch.papers, max_entries=4)
 training_curves = cached(ch.training_curves, max_entries=4)
 rise_question = cached(ch.rise_question, max_entries=4)
-# One read keeps the attention of the first 256 bytes of every head (2 layers × 4 heads × 256² float32,
-# 2 MB) and the extras cut alike: 8 entries are a handful of learners' texts × models.
-trained_read = cached(ta.read_text, max_entries=8)
 lang = current()
 DIR = ch.DIR  # where the shipped models live (a string: it is part of every cache key)
 DEFAULT_MODEL = "alibi"  # opens on ALiBi: its heads' decaying windows are the easiest to read
@@ -181,7 +179,7 @@ def text_section() -> None:
             horizontal=True,
             help=t("real_text.stretch_help"),
         )
-    read = trained_read(model, text, stretch, lang)
+    read = read_text_cached(model, text, stretch, lang)  # ui/trained.py's one bounded cache of reads
     st.caption(t("real_text.limits", limit=ch.MAX_TEXT_BYTES, x=ch.MAX_TEXT_BYTES // ch.TRAIN_LEN, train=ch.TRAIN_LEN))
     st.caption(
         t(
