@@ -86,6 +86,7 @@ def haproxy_servers(cfg: str) -> list[tuple[str, str, int]]:
 
 
 def haproxy_binary() -> str:
+    # /usr/sbin is not on a Debian user's PATH; Debian's package puts haproxy there.
     path = shutil.which("haproxy") or ("/usr/sbin/haproxy" if Path("/usr/sbin/haproxy").exists() else None)
     if path is None:
         pytest.fail("HAProxy is not installed (apt-get install haproxy; .ci/run installs it)", pytrace=False)
