@@ -16,8 +16,9 @@ How:
   its websocket and every rerun, so a session's state never moves (sessions never see each other:
   each lives in one worker's memory). HAProxy checks each worker's /_stcore/health and stops sending
   new learners to one that does not answer.
-- The same layout scales out: workers on several machines behind the same balancer (README, "Serving
-  a class").
+- The same layout scales out: one worker per container, workers on several machines, behind the same
+  balancer configuration (deploy/: Dockerfile, compose.yaml, and haproxy.cfg written by
+  tools/deploy_config.py with haproxy_config below; README, "Serving a class").
 
 Stop with Ctrl+C (or SIGTERM): the balancer and every worker are stopped by their PIDs.
 """
@@ -35,6 +36,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,9 +50,22 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def haproxy_config(bind: str, port: int, workers: list[int]) -> str:
-    """The balancer's configuration: HTTP and websockets to the workers, sticky by cookie."""
-    servers = "\n".join(f"    server w{k} 127.0.0.1:{p} check cookie w{k}" for k, p in enumerate(workers, start=1))
+def haproxy_config(bind: str, port: int, servers: Sequence[tuple[str, int]], dns: bool = False) -> str:
+    """The balancer's configuration: HTTP and websockets to the workers, sticky by cookie.
+
+    servers: each worker's (host, port), named w1, w2, … in order (the PEATLAS cookie holds that name).
+    dns: workers are named by host name, resolved while HAProxy runs by the nameservers of
+    /etc/resolv.conf (in a compose network that is Docker's embedded DNS, 127.0.0.11). A name that does
+    not resolve yet then starts its server without an address instead of failing the start
+    (init-addr libc,none), and a container restarted with a new address is found again; without it,
+    names are resolved once, at start. ./run-app's workers are 127.0.0.1 ports: no dns.
+    """
+    lines = [f"    server w{k} {host}:{p} check cookie w{k}" for k, (host, p) in enumerate(servers, start=1)]
+    resolvers = ""
+    if dns:
+        resolvers = "\nresolvers dns\n    parse-resolv-conf\n    hold valid 10s\n"
+        lines.insert(0, "    default-server init-addr libc,none resolvers dns")
+    backends = "\n".join(lines)
     return f"""global
     maxconn 4096
 
@@ -61,7 +76,7 @@ defaults
     timeout client 1h
     timeout server 1h
     timeout tunnel 1h       # a learner's websocket stays open while the tab is open
-
+{resolvers}
 frontend atlas
     bind {bind}:{port}
     default_backend workers
@@ -71,20 +86,26 @@ backend workers
     cookie PEATLAS insert indirect nocache httponly
     option httpchk GET /_stcore/health
     http-check expect status 200
-{servers}
+{backends}
 """
 
 
-def start_worker(port: int, cookie_secret: str, log: Path) -> subprocess.Popen[bytes]:
-    cmd = [
-        sys.executable, "-m", "streamlit", "run", "app.py",
+def streamlit_args(address: str, port: int) -> list[str]:
+    """How every worker runs the app: ./run-app's workers on 127.0.0.1, deploy/Dockerfile's on 0.0.0.0
+    inside its container (tests/test_deploy.py checks the Dockerfile runs exactly these)."""
+    return [
+        "-m", "streamlit", "run", "app.py",
         "--server.headless", "true",
-        "--server.address", "127.0.0.1",
+        "--server.address", address,
         "--server.port", str(port),
         "--server.enableXsrfProtection", "true",
         "--browser.gatherUsageStats", "false",
         "--server.fileWatcherType", "none",
     ]  # fmt: skip
+
+
+def start_worker(port: int, cookie_secret: str, log: Path) -> subprocess.Popen[bytes]:
+    cmd = [sys.executable, *streamlit_args("127.0.0.1", port)]
     # Streamlit refuses the secret as a flag (it would show in `ps`); the environment is allowed.
     env = {**os.environ, "STREAMLIT_SERVER_COOKIE_SECRET": cookie_secret}
     with open(log, "wb") as fh:
@@ -137,7 +158,8 @@ class Class:
         for p in self.worker_ports:
             wait_healthy(f"http://127.0.0.1:{p}", self.procs)
         cfg = self.dir / "haproxy.cfg"
-        cfg.write_text(haproxy_config("0.0.0.0" if self.lan else "127.0.0.1", self.port, self.worker_ports))
+        servers = [("127.0.0.1", p) for p in self.worker_ports]
+        cfg.write_text(haproxy_config("0.0.0.0" if self.lan else "127.0.0.1", self.port, servers))
         with open(self.dir / "haproxy.log", "wb") as fh:
             balancer = subprocess.Popen(["haproxy", "-db", "-f", str(cfg)], stdout=fh, stderr=subprocess.STDOUT)
         self.procs.append(balancer)
