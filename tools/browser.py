@@ -30,7 +30,8 @@ CHROMIUM_ARGS = [
 
 
 def start_server(log: Path, timeout: float = 60.0) -> tuple[subprocess.Popen, str, float]:
-    """Start `streamlit run app.py` on a free 127.0.0.1 port; wait for /_stcore/health.
+    """Start `streamlit run app.py` on a free 127.0.0.1 port, as ./run-app does (serve_app.py: the heavy
+    imports done before the server is healthy); wait for /_stcore/health.
 
     Returns (process, base URL without trailing slash, seconds until healthy). The log goes to a
     file: an unread pipe can block the server.
@@ -41,7 +42,7 @@ def start_server(log: Path, timeout: float = 60.0) -> tuple[subprocess.Popen, st
     cmd = [
         sys.executable,
         "-m",
-        "streamlit",
+        "serve_app",
         "run",
         "app.py",
         "--server.headless",

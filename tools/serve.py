@@ -94,7 +94,7 @@ def streamlit_args(address: str, port: int) -> list[str]:
     """How every worker runs the app: ./run-app's workers on 127.0.0.1, deploy/Dockerfile's on 0.0.0.0
     inside its container (tests/test_deploy.py checks the Dockerfile runs exactly these)."""
     return [
-        "-m", "streamlit", "run", "app.py",
+        "-m", "serve_app", "run", "app.py",  # streamlit, its heavy imports done first (serve_app.py)
         "--server.headless", "true",
         "--server.address", address,
         "--server.port", str(port),
