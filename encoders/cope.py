@@ -92,9 +92,10 @@ def gate_logits_from_counted(counted: Tensor, sharpness: float) -> Tensor:
 def integer_position_logits(q: Tensor, table: Tensor) -> Tensor:
     """z_i[n] = q_i·e[n] for every integer position n (appendix listing, `pos_logits_fixed`).
 
-    q: (b, h, i, d), table: (h, d, P) → (b, h, i, P). Computed once: no (i, j, d) tensor is built.
+    q: (b, h, i, d), table: (h, d, P) or (1, d, P) (one table shared by every head, as in the paper)
+    → (b, h, i, P). Computed once: no (i, j, d) tensor is built.
     """
-    return q @ table[None]  # (b, h, i, P)
+    return q @ table[None]  # (b, h, i, P); a (1, 1, d, P) table broadcasts over the heads
 
 
 def interpolate_position_logits(z: Tensor, positions: Tensor) -> Tensor:
@@ -125,6 +126,9 @@ class CoPEConfig:
     # Std of the seeded position table; None = 1/√d, which gives q·e[p] of order 1 for unit-scale q.
     # 0.0 = the paper's zero initialisation (right for training, but then the untrained term is 0).
     init_std: float | None = None
+    # False: one table per head (every head counts its own way; what every chapter draws). True: one
+    # table e[0] … e[P−1] shared by every head, as in the paper's listing and facebookresearch/RAM.
+    shared_table: bool = False
 
 
 class CoPE(PositionalEncoding):
@@ -151,8 +155,15 @@ class CoPE(PositionalEncoding):
         std = 1.0 / math.sqrt(self.d_head) if config.init_std is None else float(config.init_std)
         # Deviation from paper: the listing zero-initialises E and training fills it. An untrained toy
         # with a zero table would show no position term at all, so we draw a seeded N(0, std²) table
-        # (init_std=0.0 restores the zeros). One table per head: every head counts its own way.
-        self.table = nn.Parameter(normal_((n_heads, self.d_head, config.npos_max), std, generator))  # (h, d, P)
+        # (init_std=0.0 restores the zeros). By default one table per head: every head counts its own
+        # way (a deviation from the paper's one shared table, which config.shared_table restores).
+        rows = 1 if config.shared_table else n_heads
+        self.table = nn.Parameter(normal_((rows, self.d_head, config.npos_max), std, generator))  # (h or 1, d, P)
+
+    @property
+    def head_tables(self) -> Tensor:
+        """The position table each head reads, (h, d, P): a shared table repeated, not copied."""
+        return self.table.expand(self.n_heads, -1, -1)  # (h, d, P)
 
     @classmethod
     def training_config(cls, max_len: int) -> CoPEConfig:

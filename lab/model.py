@@ -14,7 +14,7 @@ torch.Generator, so the same seed gives the same initial model in every process.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, is_dataclass, replace
 from typing import Any, Literal, overload
 
 import torch
@@ -34,12 +34,22 @@ class ModelConfig:
     n_heads: int = 4
     n_layers: int = 2
     mlp_ratio: int = 4
+    # (field, value) pairs changed in the encoder's training config (lab.train.TrainConfig); () = none.
+    encoder_options: tuple[tuple[str, object], ...] = ()
 
 
-def encoder_config(name: str, max_len: int) -> object:
+def encoder_config(name: str, max_len: int, options: tuple[tuple[str, object], ...] = ()) -> object:
     """The training-time configuration of an encoder (None = the registry default): each encoder
-    class says its own (training_config), e.g. a learned table with a row for every test position."""
-    return encoders.REGISTRY[name].training_config(max_len)
+    class says its own (training_config), e.g. a learned table with a row for every test position;
+    `options` then change named fields of it (an unknown field is an error, never ignored)."""
+    conf = encoders.REGISTRY[name].training_config(max_len)
+    if not options:
+        return conf
+    if conf is None:
+        conf = encoders.build(name, 4, 1, 0).config  # the registry default, to change a field of
+    if not is_dataclass(conf) or isinstance(conf, type):
+        raise TypeError(f"{name!r} has no config dataclass to set {dict(options)} on")
+    return replace(conf, **dict(options))
 
 
 class TinyTransformer(nn.Module):
@@ -50,7 +60,7 @@ class TinyTransformer(nn.Module):
         g = torch.Generator().manual_seed(derived_seed(seed, "lab-model"))
         self.embed = nn.Parameter(torch.randn(cfg.vocab_size, D, generator=g))  # (V, D), unit scale
         kind = encoders.REGISTRY[cfg.encoding].kind
-        conf = encoder_config(cfg.encoding, cfg.max_len)
+        conf = encoder_config(cfg.encoding, cfg.max_len, cfg.encoder_options)
         # An input encoding (sinusoidal, learned) is added once, below the first block, as in the
         # papers; its blocks then attend by content alone — NoPE's logit terms, which are exactly
         # the base class's, so no unused per-layer tables are trained or shipped.

@@ -82,12 +82,19 @@ def counting_k(seed: int = PROBE_SEED) -> int:
     return int(np.percentile(vals, ANSWER_QUANTILE))
 
 
-def probes(task: str, k: int) -> tuple[Probe, ...]:
+def probes(task: str, k: int, scale: int = 1) -> tuple[Probe, ...]:
+    """The one-factor probes of `task`; `scale` stretches Flip-Flop's (lab.tasks.scaled), the
+    closer-to-paper configuration's: × 4 is 256 tokens, "longer" 512."""
     if task == "flipflop":
-        ff = T.FlipFlopConfig
+
+        def ff(m: int, p: float) -> Any:
+            return T.stretch(task, T.FlipFlopConfig(m, p), scale)
+
         base = (Probe("sparser", ff(32, 0.98)), Probe("longer", ff(64, 0.8)), Probe("both", ff(64, 0.98)))
         hard = tuple(Probe(f"{p.name}_hard", p.config, "hard") for p in (Probe("id", ff(32, 0.8)), *base))
         return base + hard
+    if scale != 1:
+        raise ValueError(f"probes at scale {scale} exist for Flip-Flop only, not {task!r}")
     if task == "counting":
         cc = T.CountingConfig
         return (
@@ -98,16 +105,10 @@ def probes(task: str, k: int) -> tuple[Probe, ...]:
     return ()
 
 
-def length_config(task: str, factor: float) -> Any:
-    """The training distribution stretched `factor` times in length, nothing else changed (Flip-Flop:
-    more instructions at the same sparsity; Selective Copy: more symbols and blanks at the same
-    density; Counting: statement counts scaled, answers kept ≤ K)."""
-    base = T.get(task).split("id").config
-    if task == "flipflop":
-        return replace(base, n_instructions=round(base.n_instructions * factor))
-    if task == "selective_copy":
-        return replace(base, n_copy=round(base.n_copy * factor), n_blanks=round(base.n_blanks * factor))
-    return replace(base, min_steps=round(base.min_steps * factor), max_steps=round(base.max_steps * factor))
+def length_config(task: str, factor: float, scale: int = 1) -> Any:
+    """The training distribution (of the task × `scale`) stretched `factor` times in length, nothing
+    else changed (lab.tasks.stretch; Counting's answers are kept ≤ K by the caller)."""
+    return T.stretch(task, T.scaled(T.get(task), scale).split("id").config, factor)
 
 
 def sample(task: str, config: Any, answers: str, k: int, purpose: str, n: int = N_PROBE) -> T.Batch:

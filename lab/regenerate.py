@@ -4,6 +4,8 @@
     python -m lab.regenerate toy                   # only the toy-task lab (assets/toy/)
     python -m lab.regenerate spline                # only the Spline chapter (assets/spline/)
     python -m lab.regenerate lm                    # only the language models on real text (assets/lm/)
+    python -m lab.regenerate toy_large cope_table  # the toy lab's closer-to-paper Flip-Flop and CoPE's
+                                                   # shared table (lab/toy_more.py)
     python -m lab.regenerate toy --tasks flipflop --encodings cope rope
 
 Each entry of REGENERATORS is (name, function(args) → None) and owns one folder of assets/;
@@ -33,7 +35,7 @@ import torch
 
 from encoders.base import derived_seed
 from lab import tasks as T
-from lab.train import TrainConfig, TrainResult, answer_loss, evaluate, fixed_test_set, save, train
+from lab.train import TrainConfig, TrainResult, answer_loss, evaluate, fixed_test_set, save, task_of, train
 
 ROOT = Path(__file__).resolve().parents[1]
 TOY_DIR = ROOT / "assets" / "toy"
@@ -87,7 +89,7 @@ def shipped_config(task: str, encoding: str, seed: int = SEEDS[0], lr: float | N
 def validation(result: TrainResult) -> dict:
     """In-distribution validation error % and loss of a trained model (the sweep's criterion)."""
     cfg = result.config
-    task = T.get(cfg.task)
+    task = task_of(cfg)
     batch = fixed_test_set(task, "id", N_VALIDATION, derived_seed(cfg.test_seed, "validation"))
     res = evaluate(result.model, batch)
     loss = float(answer_loss(result.model.eval(), batch))
@@ -249,7 +251,25 @@ def regenerate_lm(args: argparse.Namespace) -> None:
     lm.write_index()
 
 
-REGENERATORS = [("toy", regenerate_toy), ("spline", regenerate_spline), ("lm", regenerate_lm)]
+def regenerate_toy_large(args) -> None:
+    from lab.toy_more import regenerate_large
+
+    regenerate_large(args)
+
+
+def regenerate_cope_table(args) -> None:
+    from lab.toy_more import regenerate_cope_table as run
+
+    run(args)
+
+
+REGENERATORS = [
+    ("toy", regenerate_toy),
+    ("toy_large", regenerate_toy_large),
+    ("cope_table", regenerate_cope_table),
+    ("spline", regenerate_spline),
+    ("lm", regenerate_lm),
+]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -258,7 +278,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--tasks", nargs="+", default=list(SHIPPED), choices=sorted(T.TASKS))
     ap.add_argument("--encodings", nargs="+", default=list(ENCODINGS))
     ap.add_argument("--fresh", action="store_true", help="toy: start a new index.json")
-    ap.add_argument("--probe-only", action="store_true", help="toy: only re-evaluate the shipped checkpoints")
+    ap.add_argument(
+        "--probe-only", action="store_true", help="toy, toy_large: only re-evaluate the shipped checkpoints"
+    )
     ap.add_argument("--no-probe", action="store_true", help="toy: train only, skip the evaluation-only probes")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()

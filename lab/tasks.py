@@ -237,6 +237,10 @@ class Task:
     def sample(self, split: str, rng: np.random.Generator, batch: int) -> Batch:
         return self.sample_fn(self.split(split).config, rng, batch)
 
+    def split_length(self, name: str) -> int:
+        """The longest sequence split `name` can produce."""
+        return _max_len(self.name, self.split(name).config)
+
     def max_length(self) -> int:
         """The longest sequence any split can produce (sizes a learned position table)."""
         return max(_max_len(self.name, s.config) for s in self.splits)
@@ -304,6 +308,30 @@ def get(name: str) -> Task:
         return TASKS[name]
     except KeyError:
         raise KeyError(f"no task {name!r}; tasks: {sorted(TASKS)}") from None
+
+
+def stretch(task: str, config: Any, factor: float) -> Any:
+    """A split's config `factor` times as long, nothing else changed: Flip-Flop, more instructions
+    at the same sparsity; Selective Copy, more symbols and blanks at the same density; Counting,
+    statement counts scaled (the probes then keep answers as in training)."""
+    if task == "flipflop":
+        return replace(config, n_instructions=round(config.n_instructions * factor))
+    if task == "selective_copy":
+        return replace(config, n_copy=round(config.n_copy * factor), n_blanks=round(config.n_blanks * factor))
+    return replace(config, min_steps=round(config.min_steps * factor), max_steps=round(config.max_steps * factor))
+
+
+def scaled(task: Task, factor: int) -> Task:
+    """The task with every split `factor` times as long (the closer-to-paper configuration of the
+    toy lab: Flip-Flop × 4 trains on 256 tokens). Same name, so the same test-set seeds; factor 1 is
+    the task itself."""
+    if factor == 1:
+        return task
+    splits = tuple(
+        replace(s, label=f"{s.label} (× {factor} in length)", config=stretch(task.name, s.config, factor))
+        for s in task.splits
+    )
+    return replace(task, splits=splits)
 
 
 def with_config(task: Task, split: str, **changes) -> Task:

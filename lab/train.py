@@ -34,7 +34,9 @@ from encoders.base import derived_seed
 from lab import tasks as T
 from lab.model import ModelConfig, TinyTransformer
 
-DISTANCE_EDGES = (0, 2, 4, 8, 16, 32, 64, 128, 256)  # bins [lo, hi) of the error-vs-distance plot
+# Bins [lo, hi) of the error-vs-distance plot; the last reaches the closer-to-paper Flip-Flop's
+# 512-token probes (lab/toy_more.py), so every answer falls in a bin.
+DISTANCE_EDGES = (0, 2, 4, 8, 16, 32, 64, 128, 256, 512)
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,16 @@ class TrainConfig:
     n_val: int = 64  # sequences in the in-distribution validation batch of the learning curve
     n_test: int = 500  # sequences per test split
     test_seed: int = 2024  # the fixed test sets; independent of the training seed
+    # Every split of the task this many times as long (lab.tasks.scaled): 1 is the lab's size, 4
+    # the closer-to-paper Flip-Flop (256 training tokens).
+    length_scale: int = 1
+    # Fields of the encoder's training config to change, as (field, value) pairs, e.g.
+    # (("shared_table", True),) for CoPE's one table shared by every head. () = the encoder's own.
+    encoder_options: tuple[tuple[str, object], ...] = ()
+
+    def __post_init__(self) -> None:
+        # A config read back from JSON has lists where pairs were tuples: frozen and hashable again.
+        object.__setattr__(self, "encoder_options", tuple((str(k), v) for k, v in self.encoder_options))
 
 
 @dataclass(frozen=True)
@@ -73,9 +85,22 @@ class TrainResult:
     metrics: dict = field(default_factory=dict)
 
 
+def task_of(cfg: TrainConfig) -> T.Task:
+    """The task a run trains and is tested on: the registry's, at the run's length scale."""
+    return T.scaled(T.get(cfg.task), cfg.length_scale)
+
+
 def model_config(cfg: TrainConfig) -> ModelConfig:
-    task = T.get(cfg.task)
-    return ModelConfig(cfg.encoding, len(task.vocab), task.max_length(), cfg.d_model, cfg.n_heads, cfg.n_layers)
+    task = task_of(cfg)
+    return ModelConfig(
+        cfg.encoding,
+        len(task.vocab),
+        task.max_length(),
+        cfg.d_model,
+        cfg.n_heads,
+        cfg.n_layers,
+        encoder_options=cfg.encoder_options,
+    )
 
 
 def lr_at(step: int, cfg: TrainConfig) -> float:
@@ -140,7 +165,7 @@ def evaluate(model: TinyTransformer, batch: T.Batch) -> dict:
 
 def train(cfg: TrainConfig, callback: Callable[[Progress], bool | None] | None = None) -> TrainResult:
     """Train and evaluate; `callback(progress)` after every step, True stops the run early."""
-    task = T.get(cfg.task)
+    task = task_of(cfg)
     model = TinyTransformer(model_config(cfg), seed=cfg.seed)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, betas=(0.9, 0.98), weight_decay=cfg.weight_decay)
     rng = np.random.default_rng(derived_seed(cfg.seed, f"train/{cfg.task}"))

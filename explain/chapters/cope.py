@@ -327,7 +327,7 @@ def interpolation_view(
     cv = count_view(text, unit, word, sharpness, all_open, npos_max, max_tokens)
     enc, r = _toy(cv.tokens, seed, npos_max)
     with torch.inference_mode():
-        z = (r.q[0, head, query] @ enc.table[head].double()).numpy()  # (P,)
+        z = (r.q[0, head, query] @ enc.head_tables[head].double()).numpy()  # (P,)
         p = float(cv.positions[query, key])
         value = interpolate_position_logits(
             torch.from_numpy(z)[None, None, None], torch.tensor([[[[p]]]], dtype=torch.float64)
