@@ -325,23 +325,29 @@ def ordering_verdicts(task: str, directory: str = str(TOY_DIR), lang: str | None
                 v = _toy_column(task, col, iv)
                 if np.isfinite(v.mean):
                     p[short_label(enc, lang)], toy[short_label(enc, lang)] = paper[row][ci], v
-        names = list(p)
-        agree = disagree = ties = 0
-        for a in range(len(names)):
-            for b in range(a + 1, len(names)):
-                x, y = names[a], names[b]
-                if p[x] == p[y]:
-                    continue
-                lo, hi = (x, y) if p[x] < p[y] else (y, x)
-                if not toy[lo].separated_from(toy[hi]):
-                    ties += 1
-                elif toy[lo].mean < toy[hi].mean:
-                    agree += 1
-                else:
-                    disagree += 1
-        if names:
-            out.append(Verdict(col, p, toy, agree, disagree, ties))
+        if p:
+            out.append(compare_orderings(col, p, toy))
     return out
+
+
+def compare_orderings(column: str, paper: dict[str, float], toy: dict[str, Interval]) -> Verdict:
+    """The paper's numbers against intervals measured here, pair by pair (same keys in both): a
+    pair counts as agreeing or disagreeing only when its two 95% intervals separate."""
+    names = list(paper)
+    agree = disagree = ties = 0
+    for a in range(len(names)):
+        for b in range(a + 1, len(names)):
+            x, y = names[a], names[b]
+            if paper[x] == paper[y]:
+                continue
+            lo, hi = (x, y) if paper[x] < paper[y] else (y, x)
+            if not toy[lo].separated_from(toy[hi]):
+                ties += 1
+            elif toy[lo].mean < toy[hi].mean:
+                agree += 1
+            else:
+                disagree += 1
+    return Verdict(column, paper, toy, agree, disagree, ties)
 
 
 # --- what the page shows of them -----------------------------------------------------------------
@@ -435,6 +441,11 @@ def verdict_lines(task: str, directory: str = str(TOY_DIR), lang: str | None = N
     """One Markdown line per paper column this toy run also measures, computed from the intervals:
     the same ordering as the paper, a different one (how many pairs reversed), the same where the
     intervals separate, or not distinguishable at this scale; with both orderings written out."""
+    return tuple(verdict_line(v, lang) for v in ordering_verdicts(task, directory, lang))
+
+
+def verdict_line(v: Verdict, lang: str | None = None) -> str:
+    """A Verdict as the page's Markdown line (paper column, outcome, both orderings)."""
 
     def order(d: dict[str, float]) -> str:
         return " < ".join(f"{k} {d[k]:.1f}" for k in sorted(d, key=lambda x: d[x]))
@@ -442,24 +453,10 @@ def verdict_lines(task: str, directory: str = str(TOY_DIR), lang: str | None = N
     def toy_order(d: dict[str, Interval]) -> str:
         return " < ".join(f"{k} {d[k].text()}" for k in sorted(d, key=lambda x: d[x].mean))
 
-    lines = []
-    for v in ordering_verdicts(task, directory, lang):
-        column = paper_column(v.column, lang)
-        if v.agree + v.disagree + v.ties == 0:
-            lines.append(t("toy_tasks.verdict_single", lang, column=column))
-            continue
-        outcome = v.outcome
-        word = t(f"toy_tasks.verdict_{outcome}", lang, n=v.disagree)
-        ties = t("toy_tasks.verdict_ties", lang, n=v.ties) if v.ties and outcome in ("different", "partly") else ""
-        lines.append(
-            t(
-                "toy_tasks.verdict",
-                lang,
-                column=column,
-                word=word,
-                ties=ties,
-                paper=order(v.paper),
-                toy=toy_order(v.toy),
-            )
-        )
-    return tuple(lines)
+    column = paper_column(v.column, lang)
+    if v.agree + v.disagree + v.ties == 0:
+        return t("toy_tasks.verdict_single", lang, column=column)
+    outcome = v.outcome
+    word = t(f"toy_tasks.verdict_{outcome}", lang, n=v.disagree)
+    ties = t("toy_tasks.verdict_ties", lang, n=v.ties) if v.ties and outcome in ("different", "partly") else ""
+    return t("toy_tasks.verdict", lang, column=column, word=word, ties=ties, paper=order(v.paper), toy=toy_order(v.toy))

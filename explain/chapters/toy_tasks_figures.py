@@ -77,16 +77,22 @@ def seed_strips(
     seed_label: str,
     mean_label: str,
     height: int = 400,
+    styles: Sequence[tuple[int, bool]] | None = None,
 ) -> go.Figure:
     """Every seed's value as a dot, and the mean with its 95% interval as an error bar, for each
     series (encoding) side by side in each category (split or probe). A category where a series has
-    no value (NaN mean) draws nothing for it."""
+    no value (NaN mean) draws nothing for it. `styles`, one per series: (the colour and marker index,
+    hollow marker?), so two series of one encoding can share its colour and marker and differ by the
+    fill (None: series k gets colour and marker k, filled)."""
     cats = list(categories)
     n = max(1, len(series))
     width = 0.8 / n
     traces: list[dict[str, Any]] = []
     for k, (name, ivs) in enumerate(series.items()):
-        color, symbol = LINES[k % len(LINES)], SYMBOLS[k % len(SYMBOLS)]
+        index, hollow = styles[k] if styles is not None else (k, False)
+        color, symbol = LINES[index % len(LINES)], SYMBOLS[index % len(SYMBOLS)]
+        if hollow:
+            symbol += "-open"
         offset = (k - (n - 1) / 2) * width
         xs, ys, hover = [], [], []
         for c, iv in enumerate(ivs):
@@ -122,7 +128,12 @@ def seed_strips(
                 mode="markers",
                 name=name,
                 legendgroup=name,
-                marker=dict(color=color, symbol=symbol, size=11, line=dict(color="#ffffff", width=1)),
+                marker=dict(
+                    color=color,
+                    symbol=symbol,
+                    size=11,
+                    line=dict(color=color, width=2) if hollow else dict(color="#ffffff", width=1),
+                ),
                 error_y=dict(
                     type="data", symmetric=False, array=hi - means, arrayminus=means - lo, color=color, width=6
                 ),

@@ -3,6 +3,10 @@
 A page only shows: widgets → cached calls into explain/chapters/toy_tasks.py (shipped results) and
 toy_tasks_models.py (shipped models, live training) → figures → st.*. The question, the ordering
 verdicts and every sentence that states a number are computed there.
+
+Longer than 500 lines: one page whose parts (shipped results with their seeds, probes, length curves
+and the two one-factor experiments; live training; inspect; regenerate) all read the task and
+encodings chosen at its top, and each part is already one call per section into explain/.
 """
 
 import uuid
@@ -14,6 +18,7 @@ from explain import figures as F
 from explain.chapters import toy_tasks as ch
 from explain.chapters import toy_tasks_figures
 from explain.chapters import toy_tasks_models as models
+from explain.chapters import toy_tasks_more as more
 from explain.chapters import toy_tasks_probes as probes
 from lab import tasks as T
 from lab.model import TinyTransformer
@@ -42,6 +47,8 @@ seed_series = cached(probes.seed_series, max_entries=64)
 factor_series = cached(probes.factor_series, max_entries=64)
 probe_bins = cached(probes.probe_bins, max_entries=64)
 length_series = cached(probes.length_series, max_entries=64)
+scale_section = cached(more.scale_section, max_entries=64)
+cope_table_section = cached(more.cope_table_section, max_entries=64)
 # Read-only objects the same for everyone: the 18 shipped models (~100,000 weights each) and the one
 # trainer of this server.
 load_model = resource(models.load_model, max_entries=len(T.TASKS) * len(ENCODINGS))
@@ -56,6 +63,23 @@ def short(enc: str) -> str:
 
 def split_short(split: str) -> str:
     return ch.split_short(split, lang)
+
+
+def strips(categories, series, title: str, x_title: str, key: str, styles=None) -> None:
+    """Every seed's dot and the mean with its 95% interval, per series and category (error %)."""
+    plot(
+        toy_tasks_figures.seed_strips(
+            categories,
+            series,
+            title,
+            x_title=x_title,
+            y_title=t("toy_tasks.fig2.error"),
+            seed_label=t("toy_tasks.fig2.seed"),
+            mean_label=t("toy_tasks.fig2.mean"),
+            styles=styles,
+        ),
+        key,
+    )
 
 
 # Task, encodings, split and model live in the address as ids (?toy_task=counting&toy_encodings=rope,cope),
@@ -136,25 +160,33 @@ else:
     st.markdown(t("toy_tasks.ordering_header"))
     for line in verdict_lines(task_name, DIR, lang):
         st.markdown(line)
-    st.caption(t("toy_tasks.scale_note"))
+    st.caption(
+        t(
+            "toy_tasks.scale_note",
+            layers=cfg.n_layers,
+            d=cfg.d_model,
+            steps=cfg.steps,
+            tokens=task.split_length("id"),
+            task=task.label,
+        )
+    )
     if task_name == "counting":
         st.caption(t("toy_tasks.counting_mix_note"))
-    st.caption(t("toy_tasks.cope_note"))
+    table_lines = cope_table_section(task_name, encs, lang, DIR)
+    if table_lines:
+        st.caption(t("toy_tasks.cope_note"))
+        st.markdown(t("toy_tasks.cope_table.header"))
+        st.markdown("\n".join(table_lines))
     prose(KEY, "honest")
 
     st.markdown(t("toy_tasks.seeds_header"))
     prose(KEY, "seeds")
     ss = seed_series(task_name, encs, DIR, lang)
-    plot(
-        toy_tasks_figures.seed_strips(
-            ss.categories,
-            ss.series,
-            t("toy_tasks.fig2.seeds", split=" · ".join(ss.categories)),
-            x_title=t("toy_tasks.split_label"),
-            y_title=t("toy_tasks.fig2.error"),
-            seed_label=t("toy_tasks.fig2.seed"),
-            mean_label=t("toy_tasks.fig2.mean"),
-        ),
+    strips(
+        ss.categories,
+        ss.series,
+        t("toy_tasks.fig2.seeds", split=" · ".join(ss.categories)),
+        t("toy_tasks.split_label"),
         "toy_seeds",
     )
     st.caption(t("toy_tasks.seeds_caption"))
@@ -216,18 +248,7 @@ else:
     prose(KEY, f"factors-{task_name}")
     fs = factor_series(task_name, encs, DIR, lang)
     if fs is not None and fs.series:
-        plot(
-            toy_tasks_figures.seed_strips(
-                fs.categories,
-                fs.series,
-                t("toy_tasks.fig2.factors"),
-                x_title=t("toy_tasks.probe_label"),
-                y_title=t("toy_tasks.fig2.error"),
-                seed_label=t("toy_tasks.fig2.seed"),
-                mean_label=t("toy_tasks.fig2.mean"),
-            ),
-            "toy_factors",
-        )
+        strips(fs.categories, fs.series, t("toy_tasks.fig2.factors"), t("toy_tasks.probe_label"), "toy_factors")
         st.caption(t("toy_tasks.factors_caption", n=probes.probe_strings(DIR)))
         st.markdown(
             " · ".join(
@@ -288,6 +309,24 @@ else:
             "toy_lengths",
         )
         st.caption(t("toy_tasks.lengths_caption", rows=ls.rows))
+
+    # --- a closer-to-paper scale (lab/toy_more.py) ---------------------------------------------------
+    st.markdown(t("toy_tasks.large.header"))
+    prose(KEY, "large")
+    sc = scale_section(task_name, encs, lang, DIR)
+    if sc.note:
+        st.caption(sc.note)
+    else:
+        st.markdown(sc.settings)
+        assert sc.series is not None
+        strips(
+            sc.categories, sc.series, t("toy_tasks.large.figure"), t("toy_tasks.probe_label"), "toy_scale", sc.styles
+        )
+        st.caption(sc.caption)
+        st.markdown("\n".join(sc.lines))
+        if sc.verdicts:
+            st.markdown(t("toy_tasks.large.ordering"))
+            st.markdown("\n".join(sc.verdicts))
 
 # --- train it yourself -------------------------------------------------------------------------
 st.header(t("toy_tasks.train_header"))
