@@ -157,6 +157,7 @@ def panels_part() -> None:
                         zmax=ps.zmax,
                         height=ps.height,
                         max_ticks=20,
+                        max_cells=lab.PANEL_CELLS,
                     ),
                     f"lab_panel_{v.method}",
                 )
