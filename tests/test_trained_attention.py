@@ -244,14 +244,14 @@ def test_the_grid_figure():
     heat = [d for d in fig.data if d.type == "heatmap"]
     assert len(heat) == r.n_layers * r.n_heads
     assert all(d.texttemplate is None for d in heat)  # no per-cell text
-    # Past theme.panel_cells bytes a panel draws f × f block means: the mark sits at byte
+    # Past theme.panel_cells bytes a panel draws each f × f block's largest value: the mark sits at byte
     # TRAIN_LEN's place among the blocks, the value label says what a cell is.
     m = np.asarray(r.grid("gates")).shape[-1]
     f = screen_factor(m, panel_cells(len(heat)))
     assert f > 1 and heat[0].z.shape == (-(-m // f),) * 2
-    np.testing.assert_allclose(heat[0].z, screen_blocks(np.asarray(r.grid("gates"))[0], f, f), atol=1e-6)
+    np.testing.assert_allclose(heat[0].z, screen_blocks(np.asarray(r.grid("gates"))[0], f, f, "max"), atol=1e-6)
     assert {s.x0 for s in fig.layout.shapes} >= {T.TRAIN_LEN / f - 0.5}
-    assert f"mean of {f} × {f} cells" in heat[0].hovertemplate
+    assert f"largest of {f} × {f} cells" in heat[0].hovertemplate
     assert [a.text for a in fig.layout.annotations][: len(r.panel_titles)] == list(r.panel_titles)
     assert len(fig.layout.xaxis.tickvals) <= TF.GRID_TICKS
     short = T.read_text("cope", "abc", "", "en")

@@ -64,9 +64,9 @@ def head_grid(
     column per head (cols = H), one shared 0…zmax scale (scale_title names it), no per-cell text.
     Byte labels on the axes (thinned to max_ticks per axis); hover names the panel, both bytes
     (position · label) and the value. mark_at: a dashed line on both axes before that position
-    (the training length), with `mark_label` under the grid's right edge. Past max_cells bytes a
-    panel draws the mean of f × f blocks (theme.panel_cells: what a small panel shows), named by their bytes
-    ("12–15 · a … d"); the scale title says so."""
+    (the training length), with `mark_label` under the grid's right edge. Past max_cells bytes (default
+    theme.panel_cells: what a small panel shows) a panel draws the largest value of each f × f block,
+    named by its bytes ("12–15 · a"); the scale title says so."""
     zs = np.asarray(zs, dtype=np.float32)
     n_panels, m, _ = zs.shape
     cols = max(1, min(cols, n_panels))
@@ -76,8 +76,10 @@ def head_grid(
         names = [f"{k} · {escape(s)}" for k, s in enumerate(labels[:m])]
     else:
         names = [block_name(a, b, labels) for a, b in block_spans(m, f)]
-        value_label = block_label(value_label, f, f)
-        scale_title = block_label(scale_title, f, f) if scale_title else None
+        # Weights, gates and the other maps of a read are all in [0, 1] with a few large values
+        # that make the picture: a block draws its largest (theme.screen_blocks).
+        value_label = block_label(value_label, f, f, "max")
+        scale_title = block_label(scale_title, f, f, "max") if scale_title else None
     idx, text = _ticks(labels[:m], max_ticks)
     blocks = [k // f for k in idx]
     keep = [j for j in range(len(idx)) if j == 0 or blocks[j] != blocks[j - 1]]  # one label per block
@@ -122,7 +124,7 @@ def head_grid(
         traces.append(
             dict(
                 type="heatmap",
-                z=screen_blocks(zs[p], f, f),
+                z=screen_blocks(zs[p], f, f, "max"),
                 x=names,
                 y=names,
                 xaxis=f"x{suffix}",

@@ -23,6 +23,7 @@ from .theme import (
     WEIGHTS,
     axis_words,
     block_centres,
+    block_how,
     block_label,
     block_name,
     block_spans,
@@ -102,7 +103,8 @@ def token_heatmap_parts(
     # Past SCREEN_CELLS² cells an axis longer than SCREEN_CELLS draws block means; cells keep their
     # place on the numeric axes (block centres), so ticks and marks at positions stay where they were.
     f, g = (screen_factor(k, SCREEN_CELLS) if n_rows * n_cols > SCREEN_CELLS**2 else 1 for k in (n_rows, n_cols))
-    value_label = block_label(value_label, f, g)
+    how = block_how(kind)
+    value_label = block_label(value_label, f, g, how)
     # Token names in the hover need one string per cell: ~3 MB and ~0.8 s per 256 × 256 map. Past
     # HOVER_NAMES_MAX_CELLS the hover names positions only (the thinned axis labels name tokens).
     custom = None
@@ -126,7 +128,7 @@ def token_heatmap_parts(
         show_values = max(n_rows, n_cols) <= 12
     heat = dict(
         type="heatmap",
-        z=screen_blocks(z, f, g),
+        z=screen_blocks(z, f, g, how),
         x=block_centres(range(n_cols), g) if g > 1 else list(range(n_cols)),
         y=block_centres(range(n_rows), f) if f > 1 else list(range(n_rows)),
         colorscale=scale,
@@ -185,10 +187,10 @@ def matrix_heatmap(
     # names, such as T5's buckets, is drawn whole: it is short, and a name has no mean).
     big = len(xs) * len(ys) > max_cells**2  # a long thin matrix (1024 positions × 8 channels) stays whole
     g, f = (screen_factor(len(v), max_cells) if big and _numeric(v) else 1 for v in (xs, ys))
-    value_label = block_label(value_label, f, g)
+    value_label = block_label(value_label, f, g, block_how(kind))
     heat = dict(
         type="heatmap",
-        z=screen_blocks(z, f, g),
+        z=screen_blocks(z, f, g, block_how(kind)),
         x=block_centres(xs, g) if g > 1 else xs,
         y=block_centres(ys, f) if f > 1 else ys,
         colorscale=scale,
@@ -241,7 +243,8 @@ def token_heatmap_grid(
     rows = int(np.ceil(n_panels / cols))
     # Past the screen's cells a panel draws the mean of f × f blocks, named "12–13 · the … cat".
     f = screen_factor(max(n_rows, n_cols), max_cells or panel_cells(n_panels))
-    value_label = block_label(value_label, f, f)
+    how = block_how(kind)
+    value_label = block_label(value_label, f, f, how)
     n_names = max(n_rows, n_cols) if f > 1 else len(tokens)
     spans = block_spans(n_names, f)
     names = (
@@ -297,7 +300,7 @@ def token_heatmap_grid(
         traces.append(
             dict(
                 type="heatmap",
-                z=screen_blocks(zs[p], f, f),  # float32 halves what the browser receives
+                z=screen_blocks(zs[p], f, f, how),  # float32 halves what the browser receives
                 x=names[: -(-n_cols // f)],
                 y=names[: -(-n_rows // f)],
                 xaxis=f"x{suffix}",
