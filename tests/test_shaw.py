@@ -368,7 +368,7 @@ def test_page_with_300_tokens():
     z = fig_array(fig["data"][0]["z"])
     # 256 × 256 drawn in 2 × 2 blocks (a screen shows 128 a side), each cell the exact block mean of
     # the clipped index, the veil on the blocks mostly clipped; the value label says so.
-    k = at.slider(key="shaw_k").value
+    k = int(np.asarray(at.slider(key="shaw_k").value))
     full = np.clip(np.arange(256)[None, :] - np.arange(256)[:, None], -k, k)
     np.testing.assert_allclose(z, full.reshape(128, 2, 128, 2).mean(axis=(1, 3)))
     veil = fig_array(fig["data"][1]["z"])
