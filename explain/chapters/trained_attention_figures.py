@@ -42,6 +42,15 @@ def _ticks(labels: Sequence[str], max_ticks: int) -> tuple[list[int], list[str]]
     return idx, [escape(short(labels[k], 6)) for k in idx]
 
 
+def grid_factor(m: int, max_cells: int, mark_at: int | None) -> int:
+    """Bytes per drawn cell of a grid of m bytes: the least f that draws at most max_cells a side and
+    divides mark_at (the training length), so its dashed line runs between blocks, not through one."""
+    f = screen_factor(m, max_cells)
+    while mark_at and 1 < f < mark_at and mark_at % f:
+        f += 1
+    return f
+
+
 def head_grid(
     zs: np.ndarray,
     labels: Sequence[str],
@@ -71,7 +80,7 @@ def head_grid(
     n_panels, m, _ = zs.shape
     cols = max(1, min(cols, n_panels))
     rows = int(np.ceil(n_panels / cols))
-    f = screen_factor(m, max_cells or panel_cells(n_panels))
+    f = grid_factor(m, max_cells or panel_cells(n_panels), mark_at)
     if f == 1:
         names = [f"{k} · {escape(s)}" for k, s in enumerate(labels[:m])]
     else:
