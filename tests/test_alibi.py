@@ -511,10 +511,12 @@ def test_page_with_300_tokens():
     at = open_page(PAGE, sentence=text)
     assert not errors(at)
     assert any("300 tokens" in w.value for w in at.warning)
-    assert _grid_panels(chart(at, "bias_grid"))[0].shape == (64, 64)
+    # A grid's panels share one budget of cells (theme.panel_cells): 16 panels of the first 64
+    # tokens draw 32 a side, a pair of 256-token maps 86 a side (blocks of 3).
+    assert _grid_panels(chart(at, "bias_grid"))[0].shape == (32, 32)
     assert "first 64 of 256 tokens" in chart(at, "att_grid")["layout"]["title"]["text"]
-    assert _grid_panels(chart(at, "att_pair"))[0].shape == (256, 256)
-    assert _grid_panels(chart(at, "code_bias"))[0].shape == (256, 256)
+    assert _grid_panels(chart(at, "att_pair"))[0].shape == (86, 86)
+    assert _grid_panels(chart(at, "code_bias"))[0].shape == (86, 86)
 
 
 def test_page_with_korean_and_emoji():

@@ -14,6 +14,7 @@ from explain.chapters import attention_lab as lab
 from explain.chapters import attention_lab_length as length_lab
 from explain.chapters import attention_lab_shift as shift
 from explain.chapters.common import run_tokens
+from explain.figures.theme import screen_blocks, screen_factor
 from tests.helpers import chart, errors, fig_array, open_page
 
 PAGE = "pages/labs/attention_lab.py"
@@ -489,8 +490,13 @@ def test_page_long_and_mixed_scripts(sentence):
     assert not errors(at)
     n = min(256, len(tokenize(sentence).tokens))
     z = _z(at, "lab_panel_rope")
-    assert z.shape == (n, n)
-    np.testing.assert_allclose(z.sum(-1), 1.0, atol=1e-5)
+    w = lab.panel(sentence, 0, "rope", 4, False, 1.0, ()).weights[0]  # head 0, as the page shows
+    assert w.shape == (n, n)
+    np.testing.assert_allclose(w.sum(-1), 1.0, atol=1e-5)
+    # A half-page panel draws at most PANEL_CELLS a side: past that, each f × f block's largest weight.
+    f = screen_factor(n, lab.PANEL_CELLS) if n > 64 else 1
+    assert (f > 1) == (n == 256)
+    np.testing.assert_allclose(z, screen_blocks(w, f, f, "max"), atol=1e-6)
 
 
 def test_page_predict_then_reveal_uses_the_shift_test():

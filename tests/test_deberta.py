@@ -442,10 +442,11 @@ def test_page_with_300_tokens():
     at = open_page(PAGE, sentence=" ".join(f"w{k % 41}" for k in range(300)))
     assert not errors(at)
     assert any("draws the first 256" in w.value for w in at.warning)
-    assert _z(chart(at, "deb_terms")).shape == (256, 256)
+    assert _z(chart(at, "deb_terms")).shape == (64, 64)  # 4 panels share a figure's cells: blocks of 4
     buckets = _z(chart(at, "deb_buckets"))
-    # bucket(255) = 17 with B = 16, M = 128; the lookup clamps it to 15 (row 31), −255 to −16 (row 0)
-    assert buckets.shape == (256, 256) and buckets[255, 0] == 15 and buckets[0, 255] == -16
+    # bucket(255) = 17 with B = 16, M = 128; the lookup clamps it to 15 (row 31), −255 to −16 (row 0):
+    # drawn in 2 × 2 block means, the corner blocks (254–255 × 0–1) hold 15 and −16 alone
+    assert buckets.shape == (128, 128) and buckets[127, 0] == 15 and buckets[0, 127] == -16
     assert sum(len(str(f)) for f in figures(at)) < 12_000_000
 
 

@@ -641,7 +641,8 @@ def test_page_with_300_tokens_korean_emoji_and_a_single_token():
     assert not errors(at)
     assert any("first 256" in w.value for w in at.warning)
     w = chart(at, "rope_attention")
-    assert fig_array(w["data"][1]["z"]).shape == (256, 256)
+    assert fig_array(w["data"][1]["z"]).shape == (86, 86)  # 2 panels: 256 a side in blocks of 3
+    assert "largest of 3 × 3 cells" in w["data"][1]["hovertemplate"]
     at.selectbox(key="rope_q_word").set_value(255).run()
     assert not errors(at) and "query “w9”" in chart(at, "rope_circles")["layout"]["title"]["text"]
     # the sentence shrinks under the chosen word: the picker falls back to the last word

@@ -36,6 +36,7 @@ from encoders.rope_scaling import (
     yarn_ramp,
 )
 from explain.chapters import rope_scaling as ch
+from explain.figures.theme import panel_cells, screen_factor
 from explain.i18n import t
 from tests.helpers import chart, errors, fig_array, open_page, rand
 
@@ -593,7 +594,8 @@ def test_page_with_300_tokens_korean_emoji_and_a_single_token():
     at = open_page(PAGE, sentence=long)
     assert not errors(at)
     grid = chart(at, "rs_attention")
-    assert fig_array(grid["data"][0]["z"]).shape == (256, 256)
+    side = -(-256 // screen_factor(256, panel_cells(len(grid["data"]))))  # the panels' share of cells
+    assert fig_array(grid["data"][0]["z"]).shape == (side, side) and side < 256
     at = open_page(PAGE, sentence="고양이가 🐱 매트 위에 앉았다 👩‍💻 and 東京 🇰🇷!")
     assert not errors(at)
     names = chart(at, "rs_attention")["data"][0]["x"]  # "position · token"

@@ -364,8 +364,17 @@ def test_page_with_300_tokens():
     at = open_page(PAGE, sentence=" ".join(f"w{i % 37}" for i in range(300)))
     assert not errors(at)
     assert any("draws the first 256" in w.value for w in at.warning)
-    z = fig_array(chart(at, "shaw_index")["data"][0]["z"])
-    assert z.shape == (256, 256)
+    fig = chart(at, "shaw_index")
+    z = fig_array(fig["data"][0]["z"])
+    # 256 × 256 drawn in 2 × 2 blocks (a screen shows 128 a side), each cell the exact block mean of
+    # the clipped index, the veil on the blocks mostly clipped; the value label says so.
+    k = int(np.asarray(at.slider(key="shaw_k").value))
+    full = np.clip(np.arange(256)[None, :] - np.arange(256)[:, None], -k, k)
+    np.testing.assert_allclose(z, full.reshape(128, 2, 128, 2).mean(axis=(1, 3)))
+    veil = fig_array(fig["data"][1]["z"])
+    clipped = np.abs(np.arange(256)[None, :] - np.arange(256)[:, None]) > k
+    assert np.array_equal(np.isfinite(veil), clipped.reshape(128, 2, 128, 2).mean(axis=(1, 3)) >= 0.5)
+    assert "mean of 2 × 2 cells" in fig["data"][0]["hovertemplate"]
     at.slider(key="shaw_k").set_value(64).run()
     assert not errors(at)
 

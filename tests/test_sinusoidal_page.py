@@ -16,8 +16,11 @@ def test_sliders_reshape_the_pe_matrix_and_checks_stay_exact():
     at.slider(key="n").set_value(512).run()
     at.slider(key="d").set_value(512).run()
     assert not errors(at)
-    z = fig_array(chart(at, "pe_matrix")["data"][0]["z"])
-    assert z.shape == (512, 512)
+    fig = chart(at, "pe_matrix")
+    z = fig_array(fig["data"][0]["z"])
+    # 512 × 512 is drawn in 4 × 4 block means (what the screen shows), at the blocks' centres
+    assert z.shape == (128, 128) and fig["data"][0]["y"][:2] == [1.5, 5.5]
+    assert "mean of 4 × 4 cells" in fig["data"][0]["hovertemplate"]
     at.slider(key="n").set_value(2).run()
     at.slider(key="d").set_value(2).run()
     assert not errors(at)

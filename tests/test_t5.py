@@ -400,7 +400,7 @@ def test_page_with_300_tokens():
     at = open_page(PAGE, sentence=" ".join(f"w{i % 41}" for i in range(300)))
     assert not errors(at)
     assert any("draws the first 256" in w.value for w in at.warning)
-    assert fig_array(chart(at, "t5_bucket_matrix")["data"][0]["z"]).shape == (256, 256)
+    assert fig_array(chart(at, "t5_bucket_matrix")["data"][0]["z"]).shape == (128, 128)  # 2 × 2 means
     at.toggle(key="t5_causal").set_value(True).run()
     assert not errors(at)
 

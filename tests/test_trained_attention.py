@@ -4,6 +4,7 @@ from the shipped model's own logits and weights."""
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -15,6 +16,7 @@ from hypothesis import strategies as st
 from explain.chapters import attention_lab as lab
 from explain.chapters import trained_attention as T
 from explain.chapters import trained_attention_figures as TF
+from explain.figures.theme import panel_cells, screen_blocks, screen_factor
 from explain.i18n import t
 from lab import corpus as C
 from lab import lm
@@ -243,7 +245,15 @@ def test_the_grid_figure():
     heat = [d for d in fig.data if d.type == "heatmap"]
     assert len(heat) == r.n_layers * r.n_heads
     assert all(d.texttemplate is None for d in heat)  # no per-cell text
-    assert {s.x0 for s in fig.layout.shapes} >= {T.TRAIN_LEN - 0.5}
+    # Past theme.panel_cells bytes a panel draws each f × f block's largest value: the mark sits at byte
+    # TRAIN_LEN's place among the blocks, the value label says what a cell is.
+    m = np.asarray(r.grid("gates")).shape[-1]
+    f = TF.grid_factor(m, panel_cells(len(heat)), T.TRAIN_LEN)
+    assert f >= screen_factor(m, panel_cells(len(heat))) > 1 and T.TRAIN_LEN % f == 0
+    assert heat[0].z.shape == (-(-m // f),) * 2 and -(-m // f) <= panel_cells(len(heat))
+    np.testing.assert_allclose(heat[0].z, screen_blocks(np.asarray(r.grid("gates"))[0], f, f, "max"), atol=1e-6)
+    assert {s.x0 for s in fig.layout.shapes} >= {T.TRAIN_LEN / f - 0.5}
+    assert f"largest of {f} × {f} cells" in heat[0].hovertemplate
     assert [a.text for a in fig.layout.annotations][: len(r.panel_titles)] == list(r.panel_titles)
     assert len(fig.layout.xaxis.tickvals) <= TF.GRID_TICKS
     short = T.read_text("cope", "abc", "", "en")
@@ -321,6 +331,14 @@ def test_grid_colours_stop_at_the_99th_percentile(encoding):
         assert r.zmax(shown) >= q
         label = T.scale_label(shown, r.zmax(shown), "en")
         assert (f"{r.zmax(shown):.2f}" in label) == (r.zmax(shown) < 1.0)
+
+
+def test_grid_factor_draws_at_most_the_cells_asked_and_keeps_the_mark_on_a_block_edge():
+    for m, cap, mark in itertools.product(range(1, 300), (32, 45, 64, 86), (None, 64, 128)):
+        f = TF.grid_factor(m, cap, mark)
+        assert -(-m // f) <= cap
+        assert f == 1 or not mark or mark % f == 0
+        assert all(-(-m // g) > cap or (mark and mark % g) for g in range(1, f))  # the least such f
 
 
 def test_grid_ticks_sit_on_characters_not_continuation_bytes():

@@ -22,8 +22,9 @@ from ui.i18n import activate, current, option_names, t
 read_text = cached(ta.read_text, max_entries=8)
 
 
-def head_grid(read: ta.TrainedRead, label: str, shown: str, key: str) -> None:
-    """Every head of every layer of one read, coloured up to its 99th percentile (ta.zmax)."""
+def head_grid(read: ta.TrainedRead, label: str, shown: str, key: str, max_cells: int | None = None) -> None:
+    """Every head of every layer of one read, coloured up to its 99th percentile (ta.zmax); max_cells:
+    bytes per panel axis drawn at most (default: the grid's share of a figure's cells)."""
     lang = current()
     top = read.zmax(shown)
     plot(
@@ -40,6 +41,7 @@ def head_grid(read: ta.TrainedRead, label: str, shown: str, key: str) -> None:
             mark_label=t("trained_attention.mark", train=ta.TRAIN_LEN),
             zmax=top,
             scale_title=ta.scale_label(shown, top, lang),
+            max_cells=max_cells,
         ),
         key,
     )

@@ -12,6 +12,7 @@ from explain.figures.theme import (
     SYMBOLS,
     escape,
     make_figure,
+    wire_values,
 )
 from explain.i18n import t as _t
 
@@ -94,7 +95,7 @@ def head_lines(
             dict(
                 type="scatter",
                 x=x[h],
-                y=ys[h],
+                y=wire_values(ys[h]),
                 name=names[h],
                 # A symbol per head, a few per curve: colour is not the only channel (WCAG 1.4.1);
                 # dashes are taken (a dotted companion means a prediction).
@@ -111,7 +112,7 @@ def head_lines(
                 dict(
                     type="scatter",
                     x=x[h],
-                    y=np.asarray(dashed_ys[h], dtype=float),
+                    y=wire_values(np.asarray(dashed_ys[h], dtype=float)),
                     name=label,
                     mode="lines",
                     legendgroup=str(h),

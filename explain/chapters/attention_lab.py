@@ -37,6 +37,8 @@ D_MODEL = 64  # the toy layer's size on every page
 HEAD_CHOICES = (1, 2, 4, 8)  # head counts the page offers (d = 64, 32, 16, 8 per head)
 MAX_METHODS = 4
 DEFAULT_METHODS = ("sinusoidal", "t5", "rope", "alibi")
+PANEL_CELLS = 86  # a half-page panel draws ≤ 86 cells a side (256 tokens: blocks of 3, ~5 px a cell)
+TRAINED_CELLS = 48  # a trained model's grid: ≤ 48 cells a side per head (192 bytes: blocks of 4)
 REGISTRY_NAMES = tuple(REGISTRY)  # every encoding the lab offers, in the registry's order
 SHOWN = ("weights", "position", "content")  # what every panel can show: ids, words in the catalogue
 MAX_PREFIX_CHARS = 60  # the prefix box takes this many characters …

@@ -53,20 +53,20 @@ def lookup_table(
             row_text.append(f"{p} · {_t('figures.lookup.not_yours')}")
         else:
             row_text.append(f"{p} · {escape(tokens[p])} {_t('figures.lookup.no_row_suffix')}")
-    custom = np.broadcast_to(np.asarray(row_text, dtype=object)[:, None], (n_rows, d))
     r = signed_range(z, None)
+    # The rows are named on a category axis (one name per row, hover reads it), not per cell in
+    # customdata: 256 rows × 64 channels of names were 320 KB. Shapes and notes keep their numeric
+    # coordinates: on a category axis a number is the category's index, here the position.
     heat = dict(
         type="heatmap",
         z=wire(z),
         x=list(range(d)),
-        y=list(range(n_rows)),
+        y=row_text,
         colorscale=SIGNED,
         zmin=-r,
         zmax=r,
-        customdata=custom,
         hovertemplate=(
-            f"{_t('figures.position')}: %{{customdata}}<br>{col_title}: %{{x}}"
-            f"<br>{value_label}: %{{z:.4g}}<extra></extra>"
+            f"{_t('figures.position')}: %{{y}}<br>{col_title}: %{{x}}<br>{value_label}: %{{z:.4g}}<extra></extra>"
         ),
         hoverongaps=False,
         colorbar=dict(title=dict(text=value_label, side="right"), thickness=12),
@@ -131,8 +131,9 @@ def lookup_table(
             title=_t("figures.lookup.row_axis"),
             autorange="reversed",
             showgrid=False,
+            type="category",
             tickmode="array",
-            tickvals=ticks,
+            tickvals=[row_text[p] for p in ticks],
             ticktext=text,
         ),
         shapes=shapes,

@@ -9,9 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from explain.figures.maps import token_heatmap_parts
-from explain.figures.theme import (
-    make_figure,
-)
+from explain.figures.theme import SCREEN_CELLS, make_figure, screen_blocks, screen_factor
 
 
 def token_heatmap_marked(
@@ -27,14 +25,17 @@ def token_heatmap_marked(
     clipped pairs, which all share one vector). The veil takes no hover: the cell below still
     answers. Say what the veil means in the title."""
     traces, layout = token_heatmap_parts(z, row_tokens, col_tokens, title, **kwargs)
-    veil = np.where(np.asarray(mark, dtype=bool), 1.0, np.nan)
+    mark = np.asarray(mark, dtype=bool)
+    # On the map's own cells: a block drawn as one cell (a long sentence) is veiled when most of it is.
+    f, g = (screen_factor(n, SCREEN_CELLS) for n in mark.shape)
+    veil = np.where(screen_blocks(mark, f, g) >= 0.5, np.float32(1.0), np.float32(np.nan))
     grey = "rgba(60, 60, 60, 0.42)"
     traces.append(
         dict(
             type="heatmap",
             z=veil,
-            x=list(range(veil.shape[1])),
-            y=list(range(veil.shape[0])),
+            x=traces[0]["x"],
+            y=traces[0]["y"],
             colorscale=[[0, grey], [1, grey]],
             zmin=0,
             zmax=1,

@@ -9,9 +9,25 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from explain.figures.theme import LINES, WEIGHTS, escape, make_figure, panel_title, short
+from explain.figures.theme import (
+    LINES,
+    WEIGHTS,
+    block_label,
+    block_name,
+    block_spans,
+    escape,
+    make_figure,
+    panel_cells,
+    panel_title,
+    screen_blocks,
+    screen_factor,
+    short,
+)
 
 GRID_TICKS = 8  # byte labels per small panel axis at most (thinned past that)
+# Cells per panel axis of the real-text chapter's grid, its main picture, which can afford more than a
+# grid beside others (theme.panel_cells): 256 bytes in blocks of 3, both default sentences whole.
+READING_CELLS = 86
 MARK = dict(color="#31333f", width=1.5, dash="dash")  # the training-length line: dashed, not a colour
 
 
@@ -24,6 +40,15 @@ def _ticks(labels: Sequence[str], max_ticks: int) -> tuple[list[int], list[str]]
         end = min(k + step, len(labels))
         idx.append(next((j for j in range(k, end) if labels[j] != "·"), k))
     return idx, [escape(short(labels[k], 6)) for k in idx]
+
+
+def grid_factor(m: int, max_cells: int, mark_at: int | None) -> int:
+    """Bytes per drawn cell of a grid of m bytes: the least f that draws at most max_cells a side and
+    divides mark_at (the training length), so its dashed line runs between blocks, not through one."""
+    f = screen_factor(m, max_cells)
+    while mark_at and 1 < f < mark_at and mark_at % f:
+        f += 1
+    return f
 
 
 def head_grid(
@@ -42,23 +67,36 @@ def head_grid(
     scale_title: str | None = None,
     panel_height: int = 240,
     max_ticks: int = GRID_TICKS,
+    max_cells: int | None = None,  # default: panel_cells(the number of panels)
 ) -> go.Figure:
     """Every head of a model as small maps, zs: (L·H, m, m) layer-major, one row per layer and one
     column per head (cols = H), one shared 0…zmax scale (scale_title names it), no per-cell text.
     Byte labels on the axes (thinned to max_ticks per axis); hover names the panel, both bytes
     (position · label) and the value. mark_at: a dashed line on both axes before that position
-    (the training length), with `mark_label` under the grid's right edge."""
+    (the training length), with `mark_label` under the grid's right edge. Past max_cells bytes (default
+    theme.panel_cells: what a small panel shows) a panel draws the largest value of each f × f block,
+    named by its bytes ("12–15 · a"); the scale title says so."""
     zs = np.asarray(zs, dtype=np.float32)
     n_panels, m, _ = zs.shape
     cols = max(1, min(cols, n_panels))
     rows = int(np.ceil(n_panels / cols))
-    names = [f"{k} · {escape(s)}" for k, s in enumerate(labels[:m])]
+    f = grid_factor(m, max_cells or panel_cells(n_panels), mark_at)
+    if f == 1:
+        names = [f"{k} · {escape(s)}" for k, s in enumerate(labels[:m])]
+    else:
+        names = [block_name(a, b, labels) for a, b in block_spans(m, f)]
+        # Weights, gates and the other maps of a read are all in [0, 1] with a few large values
+        # that make the picture: a block draws its largest (theme.screen_blocks).
+        value_label = block_label(value_label, f, f, "max")
+        scale_title = block_label(scale_title, f, f, "max") if scale_title else None
     idx, text = _ticks(labels[:m], max_ticks)
+    blocks = [k // f for k in idx]
+    keep = [j for j in range(len(idx)) if j == 0 or blocks[j] != blocks[j - 1]]  # one label per block
     ticks = dict(
         type="category",
         tickmode="array",
-        tickvals=[names[k] for k in idx],
-        ticktext=text,
+        tickvals=[names[blocks[j]] for j in keep],
+        ticktext=[text[j] for j in keep],
         showgrid=False,
         zeroline=False,
         tickfont=dict(size=9),
@@ -95,7 +133,7 @@ def head_grid(
         traces.append(
             dict(
                 type="heatmap",
-                z=zs[p],
+                z=screen_blocks(zs[p], f, f, "max"),
                 x=names,
                 y=names,
                 xaxis=f"x{suffix}",
@@ -109,11 +147,12 @@ def head_grid(
             )
         )
         if show_mark and mark_at is not None:
-            # On a category axis a number is the category's index: k − 0.5 is the edge before byte k.
-            edge = mark_at - 0.5
+            # On a category axis a number is the category's index: k / f − 0.5 is the edge before
+            # byte k (block k / f when drawn in blocks of f).
+            edge, end = mark_at / f - 0.5, len(names) - 0.5
             xr, yr = f"x{suffix}", f"y{suffix}"
-            shapes.append(dict(type="line", xref=xr, yref=yr, x0=edge, x1=edge, y0=-0.5, y1=m - 0.5, line=MARK))
-            shapes.append(dict(type="line", xref=xr, yref=yr, x0=-0.5, x1=m - 0.5, y0=edge, y1=edge, line=MARK))
+            shapes.append(dict(type="line", xref=xr, yref=yr, x0=edge, x1=edge, y0=-0.5, y1=end, line=MARK))
+            shapes.append(dict(type="line", xref=xr, yref=yr, x0=-0.5, x1=end, y0=edge, y1=edge, line=MARK))
     if show_mark and mark_label:
         notes.append(
             dict(

@@ -21,6 +21,7 @@ from .theme import (
     escape,
     make_figure,
     token_axis,
+    wire_values,
 )
 
 
@@ -55,7 +56,7 @@ def lines(
             dict(
                 type="scatter",
                 x=np.asarray(x),
-                y=np.asarray(y),
+                y=wire_values(y),
                 name=name,
                 mode="lines+markers" if markers or marker else "lines",
                 marker=marker or None,

@@ -18,16 +18,24 @@ from .theme import (
     HOVER_NAMES_MAX_CELLS,
     INDEX,
     MAX_TICKS,
+    SCREEN_CELLS,
     SIGNED,
     WEIGHTS,
     axis_words,
+    block_centres,
+    block_how,
+    block_label,
+    block_name,
+    block_spans,
     escape,
     make_figure,
+    panel_cells,
     panel_title,
+    screen_blocks,
+    screen_factor,
     short,
     signed_range,
     token_axis,
-    wire,
 )
 
 
@@ -92,10 +100,15 @@ def token_heatmap_parts(
     row_title, col_title, value_label = axis_words(row_title, col_title, value_label)
     z = np.asarray(z, dtype=float)
     n_rows, n_cols = z.shape
+    # Past SCREEN_CELLS² cells an axis longer than SCREEN_CELLS draws block means; cells keep their
+    # place on the numeric axes (block centres), so ticks and marks at positions stay where they were.
+    f, g = (screen_factor(k, SCREEN_CELLS) if n_rows * n_cols > SCREEN_CELLS**2 else 1 for k in (n_rows, n_cols))
+    how = block_how(kind)
+    value_label = block_label(value_label, f, g, how)
     # Token names in the hover need one string per cell: ~3 MB and ~0.8 s per 256 × 256 map. Past
     # HOVER_NAMES_MAX_CELLS the hover names positions only (the thinned axis labels name tokens).
     custom = None
-    if n_rows * n_cols <= HOVER_NAMES_MAX_CELLS:
+    if n_rows * n_cols <= HOVER_NAMES_MAX_CELLS and f == g == 1:
         rows = [f"{i} · {escape(t)}" for i, t in enumerate(row_tokens)]
         cols = [f"{j} · {escape(t)}" for j, t in enumerate(col_tokens)] if col_tokens else list(range(n_cols))
         custom = np.empty((n_rows, n_cols, 2), dtype=object)
@@ -115,9 +128,9 @@ def token_heatmap_parts(
         show_values = max(n_rows, n_cols) <= 12
     heat = dict(
         type="heatmap",
-        z=wire(z),
-        x=list(range(n_cols)),
-        y=list(range(n_rows)),
+        z=screen_blocks(z, f, g, how),
+        x=block_centres(range(n_cols), g) if g > 1 else list(range(n_cols)),
+        y=block_centres(range(n_rows), f) if f > 1 else list(range(n_rows)),
         colorscale=scale,
         zmin=zmin,
         zmax=zmax,
@@ -160,17 +173,26 @@ def matrix_heatmap(
     y: Sequence[Any] | None = None,
     zmax: float | None = None,
     height: int = 420,
+    max_cells: int = SCREEN_CELLS,
 ) -> go.Figure:
-    """A numeric matrix on numeric axes (the PE matrix: position × channel; a bucket map; …)."""
+    """A numeric matrix on numeric axes (the PE matrix: position × channel; a bucket map; …).
+    max_cells: cells per axis drawn at most (a caller that pooled its matrix itself passes its own)."""
     value_label = _t("figures.value") if value_label is None else value_label
     z = np.asarray(z, dtype=float)
     scale = dict(signed=SIGNED, weights=WEIGHTS, index=INDEX)[kind]
     r = signed_range(z, zmax) if kind == "signed" else None
+    xs = list(x) if x is not None else list(range(z.shape[1]))
+    ys = list(y) if y is not None else list(range(z.shape[0]))
+    # Past SCREEN_CELLS a numeric axis draws block means at the blocks' mean coordinates (an axis of
+    # names, such as T5's buckets, is drawn whole: it is short, and a name has no mean).
+    big = len(xs) * len(ys) > max_cells**2  # a long thin matrix (1024 positions × 8 channels) stays whole
+    g, f = (screen_factor(len(v), max_cells) if big and _numeric(v) else 1 for v in (xs, ys))
+    value_label = block_label(value_label, f, g, block_how(kind))
     heat = dict(
         type="heatmap",
-        z=wire(z),
-        x=list(x) if x is not None else list(range(z.shape[1])),
-        y=list(y) if y is not None else list(range(z.shape[0])),
+        z=screen_blocks(z, f, g, block_how(kind)),
+        x=block_centres(xs, g) if g > 1 else xs,
+        y=block_centres(ys, f) if f > 1 else ys,
         colorscale=scale,
         zmin=-r if r is not None else None,
         zmax=r,
@@ -184,6 +206,10 @@ def matrix_heatmap(
         xaxis=dict(title=x_title, showgrid=False),
         yaxis=dict(title=y_title, autorange="reversed", showgrid=False),
     )
+
+
+def _numeric(values: Sequence[Any]) -> bool:
+    return all(isinstance(v, (int, float, np.integer, np.floating)) for v in values)
 
 
 def token_heatmap_grid(
@@ -201,19 +227,29 @@ def token_heatmap_grid(
     cols: int = 4,
     panel_height: int = 250,
     max_ticks: int | None = None,
+    max_cells: int | None = None,
 ) -> go.Figure:
     """Small multiples: one (n × n) token heatmap per panel (zs: (panels, n, n)), one shared colour
     scale so panels compare at a glance. NaN cells stay blank. Rows and columns are named
     "position · token" so repeated words keep their own cells and hover names both tokens; tick
     labels are thinned to a few per panel, on the left column and the bottom row only.
     The layout is built as one dict (not make_subplots + per-axis updates, which cost ~1 s for 16
-    panels in plotly's validation)."""
+    panels in plotly's validation). max_cells: cells per panel axis drawn at most (default
+    theme.panel_cells: the grid's share of FIGURE_CELLS); past it a panel draws block means."""
     row_title, col_title, value_label = axis_words(row_title, col_title, value_label)
     zs = np.asarray(zs, dtype=float)
     n_panels, n_rows, n_cols = zs.shape
     cols = max(1, min(cols, n_panels))
     rows = int(np.ceil(n_panels / cols))
-    names = [f"{k} · {escape(t)}" for k, t in enumerate(tokens)]
+    # Past the screen's cells a panel draws the mean of f × f blocks, named "12–13 · the … cat".
+    f = screen_factor(max(n_rows, n_cols), max_cells or panel_cells(n_panels))
+    how = block_how(kind)
+    value_label = block_label(value_label, f, f, how)
+    n_names = max(n_rows, n_cols) if f > 1 else len(tokens)
+    spans = block_spans(n_names, f)
+    names = (
+        [f"{k} · {escape(t)}" for k, t in enumerate(tokens)] if f == 1 else [block_name(a, b, tokens) for a, b in spans]
+    )
     # Labels per panel axis: fewer as panels get narrower. The caller knows when the whole figure
     # itself sits in a narrow page column (max_ticks).
     step = max(1, int(np.ceil(len(names) / (max_ticks or {1: MAX_TICKS, 2: 24}.get(cols, 8)))))
@@ -222,7 +258,7 @@ def token_heatmap_grid(
         type="category",
         tickmode="array",
         tickvals=[names[k] for k in tick_idx],
-        ticktext=[escape(short(tokens[k], 8)) for k in tick_idx],
+        ticktext=[escape(short(tokens[spans[k][0]], 8)) for k in tick_idx],
         showgrid=False,
         zeroline=False,
         tickfont=dict(size=10),
@@ -264,9 +300,9 @@ def token_heatmap_grid(
         traces.append(
             dict(
                 type="heatmap",
-                z=zs[p].astype(np.float32),  # float32 halves what the browser receives
-                x=names[:n_cols],
-                y=names[:n_rows],
+                z=screen_blocks(zs[p], f, f, how),  # float32 halves what the browser receives
+                x=names[: -(-n_cols // f)],
+                y=names[: -(-n_rows // f)],
                 xaxis=f"x{suffix}",
                 yaxis=f"y{suffix}",
                 coloraxis="coloraxis",
@@ -314,11 +350,13 @@ def lab_map(
     zmax: float | None = None,
     height: int | None = None,
     max_ticks: int = MAX_TICKS,
+    max_cells: int | None = None,
 ) -> go.Figure:
     """token_map with a colour range the caller may fix (the attention lab shares one signed range
     across its panels, so "bigger" means the same in every encoding): token_heatmap up to 64 tokens,
     one categorical panel of token_heatmap_grid beyond. max_ticks: token labels per axis at most
-    (fewer for a map drawn in half a page's width, where 40 rotated labels run into each other)."""
+    (fewer for a map drawn in half a page's width, where 40 rotated labels run into each other);
+    max_cells: cells per axis drawn at most beyond 64 tokens (default SCREEN_CELLS)."""
     value_label = _t("figures.weight") if value_label is None else value_label
     if len(tokens) <= 64:
         return token_heatmap(
@@ -335,4 +373,5 @@ def lab_map(
         cols=1,
         panel_height=(height or 560) - 110,
         max_ticks=max_ticks,
+        max_cells=max_cells,
     )

@@ -56,15 +56,35 @@ MAX_TICKS = 40  # beyond this many tokens, label every k-th one; hover still nam
 HOVER_NAMES_MAX_CELLS = 100 * 100  # token_heatmap: larger maps name positions, not tokens, on hover
 
 
+# What a map draws at most per axis. A plot ~450 px high shows 128 cells at ~3.5 px each; 256 cells
+# get under 2 px, which a screen cannot tell apart, yet a 256 × 256 map is 370 KB on the wire and a
+# page at maximum sizes drew 5–14 of them (4 MB). Past the cap a map draws the mean of f × g blocks
+# (screen_blocks), says so in its value label, and hover names each block and its exact mean.
+SCREEN_CELLS = 128
+# A grid of small maps shares a budget: all its panels draw at most FIGURE_CELLS cells (~90 KB as
+# float32), as one full map does: each of 2 panels at most 90 × 90, of 8 at most 45 × 45, of 16 at
+# most 32 × 32 — a panel of a 4-column grid (~200 px wide) then gets 4 px or more per cell.
+FIGURE_CELLS = 16 * 1024
+
+
+def panel_cells(n_panels: int) -> int:
+    """Cells per axis one panel of a grid of n_panels draws at most."""
+    return min(SCREEN_CELLS, int((FIGURE_CELLS / max(1, n_panels)) ** 0.5))
+
+
 # The look is plotly_white's. But setting a template on a figure makes plotly copy and validate all
 # of it, and plotly_white carries defaults for 24 kinds of trace: ~11 ms per figure, measured as a
 # third of a whole page's rerun. So the atlas registers, once, a template with plotly_white's layout
 # and the defaults of the three trace kinds it draws, as the default every new figure starts from.
+# The template travels inside every figure sent: its defaults for map, polar, 3-D and ternary plots,
+# which the atlas never draws, are left out (1 KB a figure, 10–14 figures a page).
 _WHITE = pio.templates["plotly_white"]
+_UNUSED_SUBPLOTS = ("geo", "polar", "scene", "ternary")
 
 
 pio.templates["pe_atlas"] = go.layout.Template(
-    layout=_WHITE.layout, data={kind: _WHITE.data[kind] for kind in ("heatmap", "scatter", "bar")}
+    layout={k: v for k, v in _WHITE.layout.to_plotly_json().items() if k not in _UNUSED_SUBPLOTS},
+    data={kind: _WHITE.data[kind] for kind in ("heatmap", "scatter", "bar")},
 )
 
 
@@ -145,6 +165,72 @@ def wire(z: np.ndarray) -> np.ndarray:
     """What a heatmap sends to the browser: float32 (7 significant digits, more than any colour or
     6-digit hover shows) halves the payload of float64; a 512 × 512 map is 1 MB instead of 2."""
     return np.asarray(z, dtype=np.float32)
+
+
+def screen_factor(n: int, max_cells: int) -> int:
+    """How many cells of an axis of n one drawn cell stands for (1: drawn as is)."""
+    return max(1, -(-n // max_cells))
+
+
+def screen_blocks(z: np.ndarray, f: int, g: int, how: str = "mean") -> np.ndarray:
+    """(rows, cols) → (⌈rows/f⌉, ⌈cols/g⌉) float32: each f × g block's mean, or its largest value
+    (how="max": attention weights, whose few large values are the picture and whose mean over a
+    block would fade a sharp diagonal to a third), blocks starting at 0 (a ragged last block takes
+    the cells it has). NaN cells (causally masked) are left out; a block of NaN only (a masked
+    corner) stays NaN, so it stays blank."""
+    z = np.asarray(z, dtype=np.float64)
+    if f == g == 1:
+        return z.astype(np.float32)
+    r, c = z.shape
+    big_r, big_c = -(-r // f), -(-c // g)
+    padded = np.full((big_r * f, big_c * g), np.nan)
+    padded[:r, :c] = z
+    blocks = padded.reshape(big_r, f, big_c, g)  # (rows / f, f, cols / g, g)
+    seen = np.isfinite(blocks)
+    counts: np.ndarray = seen.sum(axis=(1, 3))
+    if how == "max":
+        top: np.ndarray = np.where(seen, blocks, -np.inf).max(axis=(1, 3))
+        return np.where(counts > 0, top, np.nan).astype(np.float32)
+    sums: np.ndarray = np.where(seen, blocks, 0.0).sum(axis=(1, 3))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means: np.ndarray = (sums / counts).astype(np.float32)  # 0 / 0 → NaN: an all-masked block
+    return means
+
+
+def block_how(kind: str) -> str:
+    """How a map of this kind draws a block: the largest weight (attention), else the mean."""
+    return "max" if kind == "weights" else "mean"
+
+
+def block_spans(n: int, f: int) -> list[tuple[int, int]]:
+    """(first, last) cell of each block of f along an axis of n."""
+    return [(a, min(n, a + f) - 1) for a in range(0, n, f)]
+
+
+def block_centres(coords: Sequence[Any], f: int) -> list[float]:
+    """The mean coordinate of each block of f along a numeric axis: cells keep their place on it."""
+    x = np.asarray(coords, dtype=np.float64)
+    return [float(x[a : b + 1].mean()) for a, b in block_spans(len(x), f)]
+
+
+def block_name(first: int, last: int, labels: Sequence[str]) -> str:
+    """A block of a category axis as hover names it: its positions and the token it starts with,
+    "12–13 · the" (one cell: "12 · the"). Every panel's axes repeat every name: kept short."""
+    if first == last:
+        return f"{first} · {escape(labels[first])}"
+    return f"{first}–{last} · {escape(short(labels[first], 12))}"
+
+
+def block_label(value_label: str, f: int, g: int, how: str = "mean") -> str:
+    """The value label of a map drawn in f × g blocks: says what a cell's colour and hover are."""
+    return value_label if f == g == 1 else _t(f"figures.block_{how}", value=value_label, f=f, g=g)
+
+
+def wire_values(v: Any) -> np.ndarray:
+    """A line's or bar's values as sent: floats as float32 (drawn on a screen and hovered to at most
+    6 digits, which float32's 7 keep), integers and anything else as they are."""
+    a = np.asarray(v)
+    return a.astype(np.float32) if a.dtype.kind == "f" else a
 
 
 def signed_range(z: np.ndarray, zmax: float | None) -> float:

@@ -178,6 +178,7 @@ def real_part() -> None:
             y=sec.table.row_coords,
             zmax=v.clip,
             height=480,
+            max_cells=max(sec.table.values.shape),  # pooled already (learned_real.MAX_TABLE_ROWS)
         ),
         "real_table",
     )

@@ -157,6 +157,7 @@ def panels_part() -> None:
                         zmax=ps.zmax,
                         height=ps.height,
                         max_ticks=20,
+                        max_cells=lab.PANEL_CELLS,
                     ),
                     f"lab_panel_{v.method}",
                 )
@@ -213,7 +214,7 @@ def trained_part() -> None:
                 format_func=option_names(r.maps, lambda s: trained.shown_label(s, lang)),
                 help=t("trained_attention.lab.show_help"),
             )
-        head_grid(r, short(v.method), shown, f"lab_trained_{v.method}")
+        head_grid(r, short(v.method), shown, f"lab_trained_{v.method}", max_cells=lab.TRAINED_CELLS)
         for line in (*r.notes, *r.sentences):
             st.markdown(line)
         with st.expander(t("trained_attention.lab.heads_expander")):

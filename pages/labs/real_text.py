@@ -209,7 +209,7 @@ def text_section() -> None:
         )
     label = ch.enc_label(stretch or model, lang)
     mark = t("trained_attention.mark", train=ch.TRAIN_LEN)
-    head_grid(read, label, shown, "real_text_heads")
+    head_grid(read, label, shown, "real_text_heads", max_cells=taf.READING_CELLS)
     with st.expander(t("trained_attention.lab.heads_expander")):
         st.markdown("\n".join(f"- {s}" for s in read.head_sentences))
     left, right = st.columns(2)
