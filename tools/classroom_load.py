@@ -57,7 +57,11 @@ from websockets.typing import Subprotocol  # noqa: E402
 from tools.browser import start_server, stop_server  # noqa: E402
 from tools.serve import Class, free_port  # noqa: E402
 
-MARKER = re.compile(rb"zqv(\d{3})x")
+# A session's marker as a word: not inside a run of base64 characters, where a typed array's bytes
+# (plotly sends arrays as base64) match "zqv…x" by chance about once per few hundred MB received
+# (a 100-learner run once "found" session 788 of 100 inside an array). "+" may border it: a sentence
+# in a URL's query string has "+" for its spaces.
+MARKER = re.compile(rb"(?<![A-Za-z0-9/])zqv(\d{3})x(?![A-Za-z0-9/=])")
 SENTENCES = (
     "The cat sat on the mat with {m} today.",
     "{m} reads every word in order, then backwards.",
