@@ -192,7 +192,9 @@ def test_a_korean_browser_opens_in_korean_with_no_lang_in_the_address(browser, s
         expect(page.locator("h1").first).to_contain_text("Shaw relative positions")
         assert "lang=en" in page.url
         box = side.get_by_role("textbox", name="Sentence")
-        assert box.input_value() == t("common.sidebar.default_sentence", "en")
+        # The box takes the English default in the run the switch starts, which may end after the h1
+        # has changed: wait for the value rather than read it once (a read raced it once in CI).
+        expect(box).to_have_value(t("common.sidebar.default_sentence", "en"), timeout=TIMEOUT_MS // 3)
         no_exception(page)
     finally:
         context.close()
