@@ -30,14 +30,16 @@ APP_SERVICES = [name for name, s in SERVICES.items() if "build" in s]
 CFG = (DEPLOY / "haproxy.cfg").read_text(encoding="utf-8")
 SECRET_VAR = "STREAMLIT_SERVER_COOKIE_SECRET"
 
-# What ./run-app --workers 2 gave HAProxy before haproxy_config took (host, port) servers: the loopback
-# layout must stay byte for byte what tests/e2e/test_workers.py drives in real browsers.
+# What ./run-app --workers 2 gives HAProxy (the layout before haproxy_config took (host, port) servers,
+# plus http-no-delay): the loopback layout must stay byte for byte what tests/e2e/test_workers.py
+# drives in real browsers.
 RUN_APP_CFG = """global
     maxconn 4096
 
 defaults
     mode http
     option http-server-close
+    option http-no-delay    # no MSG_MORE hold on a rerun's small websocket messages
     timeout connect 5s
     timeout client 1h
     timeout server 1h

@@ -72,6 +72,7 @@ def haproxy_config(bind: str, port: int, servers: Sequence[tuple[str, int]], dns
 defaults
     mode http
     option http-server-close
+    option http-no-delay    # no MSG_MORE hold on a rerun's small websocket messages
     timeout connect 5s
     timeout client 1h
     timeout server 1h
