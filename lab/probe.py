@@ -22,6 +22,7 @@ than the latest (Flip-Flop) or the other variables of the program (Counting).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import time
@@ -32,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from encoders.base import PositionOutOfRange, derived_seed
+from lab import parallel
 from lab import tasks as T
 from lab.train import DISTANCE_EDGES, load, predict
 
@@ -185,10 +187,54 @@ def score(task: str, wrong: np.ndarray, batch: T.Batch) -> dict:
     }
 
 
+@functools.cache
+def _task_strings(task: str, k: int) -> tuple[dict[str, T.Batch], dict[str, tuple[str, T.Batch]], list]:
+    """A task's probe strings (per base probe), its probes as (base, batch) and its length ladder
+    [(factor, tokens, batch)]: drawn from fixed seeds, so every worker process draws the same."""
+    # A hard probe scores a subset of its base probe's strings: one forward pass serves both.
+    strings: dict[str, T.Batch] = {}
+    batches: dict[str, tuple[str, T.Batch]] = {}
+    for p in probes(task, k):
+        base = p.name.removesuffix("_hard")
+        if base not in strings:
+            strings[base] = sample(task, p.config, "all" if p.answers == "hard" else p.answers, k, base)
+        batches[p.name] = (base, hard(task, strings[base]) if p.answers == "hard" else strings[base])
+    ladder = []
+    for f in LENGTH_FACTORS:
+        cfg = length_config(task, f)
+        b = sample(task, cfg, "small" if task == "counting" else "all", k, f"length{f}")
+        ladder.append((f, T._max_len(task, cfg), b))
+    return strings, batches, ladder
+
+
+def _probe_checkpoint(item: tuple[str, int, Path, str]) -> tuple[dict[str, dict], list, list, float]:
+    """One shipped checkpoint on its task's probes and length ladder (a worker's job): the score per
+    probe, errors and answers per rung (None where a learned table has no row) and its CPU seconds."""
+    task, k, directory, file = item
+    c0 = time.thread_time()
+    strings, batches, ladder = _task_strings(task, k)
+    model, _cfg = load(directory / f"{file}.safetensors")
+    preds = {base: predict(model, b) for base, b in strings.items()}
+    scores = {name: score(task, (preds[base] != b.tokens) & b.answer, b) for name, (base, b) in batches.items()}
+    row_e: list[int | None] = []
+    row_a: list[int | None] = []
+    for _f, _n, b in ladder:
+        try:
+            wrong = (predict(model, b) != b.tokens) & b.answer
+        except PositionOutOfRange:  # a learned table has no row past its longest string
+            row_e.append(None)
+            row_a.append(None)
+            continue
+        row_e.append(int(wrong.sum()))
+        row_a.append(int(b.answer.sum()))
+    return scores, row_e, row_a, time.thread_time() - c0
+
+
 def write_probes(directory: Path, index: dict, tasks: tuple[str, ...] | None = None) -> dict:
     """Evaluate every shipped seed of every (task, encoding) in `index` on the probes and the length
     ladder; write <directory>/probes.json and return it. With `tasks`, only those tasks are
-    re-evaluated and the others kept from an existing probes.json (same probe settings)."""
+    re-evaluated and the others kept from an existing probes.json (same probe settings). The
+    checkpoints are evaluated on lab.parallel's workers."""
     k = counting_k()
     out: dict[str, Any] = {
         "n": N_PROBE,
@@ -201,55 +247,33 @@ def write_probes(directory: Path, index: dict, tasks: tuple[str, ...] | None = N
     }
     path = directory / "probes.json"
     runs = index.get("runs", {})
-    for task in tasks or tuple(T.TASKS):
-        cells = {key: r for key, r in runs.items() if r["task"] == task}
-        if not cells:
-            continue
-        t0 = time.perf_counter()
-        c0 = time.thread_time()
-        # A hard probe scores a subset of its base probe's strings: one forward pass serves both.
-        strings: dict[str, T.Batch] = {}
-        batches: dict[str, tuple[str, T.Batch]] = {}
-        for p in probes(task, k):
-            base = p.name.removesuffix("_hard")
-            if base not in strings:
-                strings[base] = sample(task, p.config, "all" if p.answers == "hard" else p.answers, k, base)
-            batches[p.name] = (base, hard(task, strings[base]) if p.answers == "hard" else strings[base])
-        ladder = []
-        for f in LENGTH_FACTORS:
-            cfg = length_config(task, f)
-            b = sample(task, cfg, "small" if task == "counting" else "all", k, f"length{f}")
-            ladder.append((f, T._max_len(task, cfg), b))
-        fac: dict[str, dict[str, list]] = {name: {} for name in batches}
-        lengths: dict[str, Any] = {"tokens": [n for _, n, _ in ladder], "errors": {}, "answers": {}}
-        for r in cells.values():
-            enc = r["encoding"]
-            errs, answers = [], []
-            for s in r["seeds"]:
-                model, _cfg = load(directory / f"{s['file']}.safetensors")
-                preds = {base: predict(model, b) for base, b in strings.items()}
-                for name, (base, b) in batches.items():
-                    wrong = (preds[base] != b.tokens) & b.answer
-                    fac[name].setdefault(enc, []).append(score(task, wrong, b))
-                row_e: list[int | None] = []
-                row_a: list[int | None] = []
-                for _f, _n, b in ladder:
-                    try:
-                        wrong = (predict(model, b) != b.tokens) & b.answer
-                    except PositionOutOfRange:  # a learned table has no row past its longest string
-                        row_e.append(None)
-                        row_a.append(None)
-                        continue
-                    row_e.append(int(wrong.sum()))
-                    row_a.append(int(b.answer.sum()))
-                errs.append(row_e)
-                answers.append(row_a)
-            lengths["errors"][enc] = errs
-            lengths["answers"][enc] = answers
+    todo = [t for t in tasks or tuple(T.TASKS) if any(r["task"] == t for r in runs.values())]
+    jobs = [
+        (task, r["encoding"], (task, k, directory, s["file"]))
+        for task in todo
+        for r in runs.values()
+        if r["task"] == task
+        for s in r["seeds"]
+    ]
+    t0 = time.perf_counter()
+    results = parallel.run_all(_probe_checkpoint, [item for _t, _e, item in jobs])
+    for task in todo:
+        fac: dict[str, dict[str, list]] = {p.name: {} for p in probes(task, k)}
+        lengths: dict[str, Any] = {"tokens": [n for _, n, _ in _task_strings(task, k)[2]], "errors": {}, "answers": {}}
+        cpu = 0.0
+        for (t, enc, _item), (scores, row_e, row_a, c) in zip(jobs, results, strict=True):
+            if t != task:
+                continue
+            for name, sc in scores.items():
+                fac[name].setdefault(enc, []).append(sc)
+            lengths["errors"].setdefault(enc, []).append(row_e)
+            lengths["answers"].setdefault(enc, []).append(row_a)
+            cpu += c
         out["factors"][task] = {"probes": [p.name for p in probes(task, k)], "results": fac}
         out["lengths"][task] = lengths
-        out["cpu_seconds"][task] = round(time.thread_time() - c0, 1)
-        print(f"[probe] {task}: {time.perf_counter() - t0:.0f} s wall, {out['cpu_seconds'][task]} s CPU", flush=True)
+        out["cpu_seconds"][task] = round(cpu, 1)
+        print(f"[probe] {task}: {out['cpu_seconds'][task]} s CPU", flush=True)
+    print(f"[probe] {len(jobs)} checkpoints in {time.perf_counter() - t0:.0f} s wall", flush=True)
     if tasks is not None and path.exists():
         # Read only now, so that probes of other tasks written meanwhile are kept.
         old = json.loads(path.read_text())

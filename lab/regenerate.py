@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import threading
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -34,6 +35,7 @@ from typing import Any
 import torch
 
 from encoders.base import derived_seed
+from lab import parallel
 from lab import tasks as T
 from lab.train import TrainConfig, TrainResult, answer_loss, evaluate, fixed_test_set, save, task_of, train
 
@@ -119,28 +121,55 @@ def _log(r: TrainResult, extra: str = "") -> None:
     )
 
 
-def train_cell(task: str, enc: str) -> dict:
-    """The sweep and the seeds of one (task, encoding); writes its checkpoints, returns its index entry."""
-    sweep, best, best_key = [], None, None
-    for lr in LEARNING_RATES:
-        r = train(shipped_config(task, enc, SEEDS[0], lr))
-        val = validation(r)
-        _log(r, f"validation {val}")
-        sweep.append({"lr": lr, "val_error": val["error"], "val_loss": val["loss"], **_summary(r)})
-        key = (val["error"], val["loss"])  # ties in error (e.g. 0 %) go to the lower loss
-        if best_key is None or key < best_key:
-            best, best_key = r, key
-    assert best is not None
-    lr = best.config.lr
-    save(best, TOY_DIR, run_stem(task, enc, SEEDS[0]))
-    runs = [_summary(best)]
-    for seed in SEEDS[1:]:
-        r = train(shipped_config(task, enc, seed, lr))
-        _log(r)
-        save(r, TOY_DIR, run_stem(task, enc, seed))
-        runs.append(_summary(r))
-    cpu = sum(s["train_cpu_seconds"] for s in sweep) + sum(x["train_cpu_seconds"] for x in runs[1:])
-    return {"task": task, "encoding": enc, "lr": lr, "sweep": sweep, "seeds": runs, "cpu_seconds": round(cpu, 1)}
+def _sweep_run(item: tuple[str, str, float]) -> tuple[TrainResult, dict]:
+    """One run of the sweep (seed SEEDS[0] at one rate) and its validation error (a worker's job)."""
+    task, enc, lr = item
+    r = train(shipped_config(task, enc, SEEDS[0], lr))
+    val = validation(r)
+    _log(r, f"{task} × {enc} validation {val}")
+    return r, val
+
+
+def _seed_run(item: tuple[str, str, int, float]) -> dict:
+    """One further seed at the chosen rate, saved where the page reads it (a worker's job)."""
+    task, enc, seed, lr = item
+    r = train(shipped_config(task, enc, seed, lr))
+    _log(r, f"{task} × {enc}")
+    save(r, TOY_DIR, run_stem(task, enc, seed))
+    return _summary(r)
+
+
+def train_cells(cells: list[tuple[str, str]]) -> dict[str, dict]:
+    """The sweep and the seeds of each (task, encoding): every run of the sweep at once, then every
+    further seed at its cell's chosen rate (lab.parallel spreads them over the cores). Writes the
+    checkpoints and returns each cell's index entry, keyed "task/encoding"."""
+    swept = parallel.run_all(_sweep_run, [(t, e, lr) for t, e in cells for lr in LEARNING_RATES])
+    chosen: dict[tuple[str, str], tuple[TrainResult, list[dict]]] = {}
+    for (task, enc), i in zip(cells, range(0, len(swept), len(LEARNING_RATES)), strict=True):
+        sweep, best, best_key = [], None, None
+        for r, val in swept[i : i + len(LEARNING_RATES)]:
+            sweep.append({"lr": r.config.lr, "val_error": val["error"], "val_loss": val["loss"], **_summary(r)})
+            key = (val["error"], val["loss"])  # ties in error (e.g. 0 %) go to the lower loss
+            if best_key is None or key < best_key:
+                best, best_key = r, key
+        assert best is not None
+        save(best, TOY_DIR, run_stem(task, enc, SEEDS[0]))
+        chosen[task, enc] = (best, sweep)
+    more = parallel.run_all(_seed_run, [(t, e, s, chosen[t, e][0].config.lr) for t, e in cells for s in SEEDS[1:]])
+    out = {}
+    for (task, enc), i in zip(cells, range(0, len(more), len(SEEDS) - 1), strict=True):
+        best, sweep = chosen[task, enc]
+        runs = [_summary(best), *more[i : i + len(SEEDS) - 1]]
+        cpu = sum(s["train_cpu_seconds"] for s in sweep) + sum(x["train_cpu_seconds"] for x in runs[1:])
+        out[f"{task}/{enc}"] = {
+            "task": task,
+            "encoding": enc,
+            "lr": best.config.lr,
+            "sweep": sweep,
+            "seeds": runs,
+            "cpu_seconds": round(cpu, 1),
+        }
+    return out
 
 
 def regenerate_toy(args) -> None:
@@ -152,29 +181,29 @@ def regenerate_toy(args) -> None:
     if "seeds" not in index or args.fresh:
         index = fresh  # an index from before the seeds and the sweep: start over
     t_all = time.perf_counter()
-    c_all = time.thread_time()
     if not args.probe_only:
-        for task in args.tasks:
-            for enc in args.encodings:
-                print(f"[toy] {task} × {enc}: lr sweep {LEARNING_RATES}, seeds {SEEDS} …", flush=True)
-                index["runs"][f"{task}/{enc}"] = train_cell(task, enc)
-                # Written after every cell, so an interrupted regeneration keeps what it finished.
-                index.update(
-                    torch=torch.__version__,
-                    machine=platform.machine(),
-                    threads=torch.get_num_threads(),
-                    encodings=list(ENCODINGS),
-                    tasks=list(SHIPPED),
-                    seeds=list(SEEDS),
-                    learning_rates=list(LEARNING_RATES),
-                    settings={
-                        t: {k: v for k, v in asdict(c).items() if k not in ("encoding", "seed", "lr")}
-                        for t, c in SHIPPED.items()
-                    },
-                )
-                index_path.write_text(json.dumps(index, indent=1) + "\n")
+        cells = [(task, enc) for task in args.tasks for enc in args.encodings]
+        print(
+            f"[toy] {len(cells)} cells: lr sweep {LEARNING_RATES}, seeds {SEEDS}, {parallel.jobs()} jobs …", flush=True
+        )
+        index["runs"].update(train_cells(cells))
+        index.update(
+            torch=torch.__version__,
+            machine=platform.machine(),
+            threads=1,  # per run: every worker process runs one torch thread
+            encodings=list(ENCODINGS),
+            tasks=list(SHIPPED),
+            seeds=list(SEEDS),
+            learning_rates=list(LEARNING_RATES),
+            settings={
+                t: {k: v for k, v in asdict(c).items() if k not in ("encoding", "seed", "lr")}
+                for t, c in SHIPPED.items()
+            },
+        )
         if set(args.tasks) == set(SHIPPED) and set(args.encodings) == set(ENCODINGS):
             index["train_wall_seconds"] = round(time.perf_counter() - t_all, 1)  # only a full regeneration
+            index["jobs"] = parallel.jobs()
+        index_path.write_text(json.dumps(index, indent=1) + "\n")
     if not args.no_probe:
         from lab import probe  # the evaluation-only splits and length curves of the shipped checkpoints
 
@@ -182,7 +211,7 @@ def regenerate_toy(args) -> None:
         index["probe_cpu_seconds"] = round(sum(done["cpu_seconds"].values()), 1)
     index_path.write_text(json.dumps(index, indent=1) + "\n")
     write_toy_readme()
-    print(f"[toy] done in {time.perf_counter() - t_all:.0f} s ({time.thread_time() - c_all:.0f} s CPU)", flush=True)
+    print(f"[toy] done in {time.perf_counter() - t_all:.0f} s", flush=True)
 
 
 def write_toy_readme() -> None:
@@ -208,9 +237,10 @@ def write_toy_readme() -> None:
         "of every shipped checkpoint (lab/probe.py). Everything else is the same for every encoding of",
         "a task (lab/regenerate.py, SHIPPED).",
         "",
-        f"Measured on {index.get('machine', '?')}, torch {index.get('torch', '?')}, one torch thread, on a shared",
-        "2-core machine: CPU time is the training thread's own time (what one idle core needs); wall",
-        "time includes waiting for the CPU while other work ran.",
+        f"Measured on {index.get('machine', '?')}, torch {index.get('torch', '?')}, one torch thread per run, on a",
+        "2-core machine: CPU time is the training thread's own time (what one idle core needs). The runs",
+        f"are independent and spread over {index.get('jobs', 1)} worker process(es) (lab/parallel.py, `--jobs`); which",
+        "process trains a run does not change a weight (tests/test_regenerate_parallel.py).",
         "",
         "| task | encoding | lr sweep: validation error % | chosen lr | test error % per split, seeds "
         + ", ".join(str(s) for s in index.get("seeds", ()))
@@ -229,7 +259,12 @@ def write_toy_readme() -> None:
         "",
         f"Total CPU time: training {cpu / 60:.1f} min (every run of the sweep and the seeds), evaluation-only"
         f" probes {probe / 60:.1f} min; together {(cpu + probe) / 60:.1f} min."
-        + (f" The training took {wall / 60:.1f} min of wall time." if wall else ""),
+        + (
+            f" The training took {wall / 60:.1f} min of wall time on {index.get('jobs', 1)} worker process(es),"
+            " shared with `toy_large` when both are regenerated together."
+            if wall
+            else ""
+        ),
         f"Size of assets/toy/ (without this file): {size / 1e6:.2f} MB.",
         "",
     ]
@@ -272,6 +307,12 @@ REGENERATORS = [
 ]
 
 
+# Regenerators that share lab.parallel's workers and may run beside the others (they read nothing
+# another one writes); the rest run one after another in REGENERATORS' order (cope_table reads the
+# learning rate `toy` chose).
+CONCURRENT = ("toy_large",)
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("only", nargs="*", help=f"regenerate only these ({', '.join(n for n, _ in REGENERATORS)})")
@@ -282,12 +323,39 @@ def main(argv: list[str] | None = None) -> None:
         "--probe-only", action="store_true", help="toy, toy_large: only re-evaluate the shipped checkpoints"
     )
     ap.add_argument("--no-probe", action="store_true", help="toy: train only, skip the evaluation-only probes")
+    ap.add_argument(
+        "--jobs",
+        type=int,
+        default=parallel.default_jobs(),
+        help="toy, toy_large, cope_table: worker processes, one torch thread each (default: one per core); "
+        "the results do not depend on it",
+    )
     args = ap.parse_args(argv)
+    chosen = [(name, fn) for name, fn in REGENERATORS if not args.only or name in args.only]
     t0 = time.perf_counter()
-    for name, fn in REGENERATORS:
-        if not args.only or name in args.only:
+    parallel.configure(args.jobs)
+    failed: list[BaseException] = []
+
+    def beside_run(fn: Any) -> None:
+        try:
             fn(args)
-    print(f"regenerated in {time.perf_counter() - t0:.0f} s")
+        except BaseException as e:  # re-raised below: a failed regenerator fails the command
+            failed.append(e)
+
+    try:
+        beside = [threading.Thread(target=beside_run, args=(fn,), name=n) for n, fn in chosen if n in CONCURRENT]
+        for t in beside:
+            t.start()  # its jobs queue first on the shared workers; the others' follow
+        for name, fn in chosen:
+            if name not in CONCURRENT:
+                fn(args)
+        for t in beside:
+            t.join()
+    finally:
+        parallel.shutdown()
+    if failed:
+        raise failed[0]
+    print(f"regenerated in {time.perf_counter() - t0:.0f} s with {args.jobs} jobs")
 
 
 if __name__ == "__main__":

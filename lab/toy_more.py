@@ -30,6 +30,7 @@ from typing import Any
 
 import torch
 
+from lab import parallel
 from lab import probe as P
 from lab import tasks as T
 from lab.train import TrainConfig, TrainResult, load, predict, save, train
@@ -75,44 +76,48 @@ def evaluate_large(model: Any, scale: int) -> dict[str, dict]:
 
 
 def _environment() -> dict[str, Any]:
-    return {"torch": torch.__version__, "machine": platform.machine(), "threads": torch.get_num_threads()}
+    # One torch thread per run, in each of lab.parallel's worker processes.
+    return {"torch": torch.__version__, "machine": platform.machine(), "threads": 1, "jobs": parallel.jobs()}
+
+
+def _large_run(item: tuple[str, bool, dict]) -> dict[str, Any]:
+    """Train (unless probe-only) and probe one encoding of the large configuration (a worker's job):
+    its index entry. The in-training test splits are skipped: the probes evaluate the same strings'
+    distribution ("id", and "both" is the OOD split) on the shipped float16 weights."""
+    enc, probe_only, old = item
+    cfg = large_config(enc)
+    if probe_only:
+        entry = dict(old)
+    else:
+        print(f"[toy_large] {enc}: {cfg.steps} steps, {cfg.n_layers} layers, × {cfg.length_scale} length …", flush=True)
+        r = train(cfg, test=False)
+        save(r, LARGE_DIR, large_stem(enc))
+        entry = {
+            "file": large_stem(enc),
+            "parameters": r.metrics["parameters"],
+            "train_cpu_seconds": r.metrics["train_cpu_seconds"],
+            "final_loss": r.metrics["curve"][-1]["loss"] if r.metrics["curve"] else None,
+        }
+    model, _ = load(LARGE_DIR / f"{large_stem(enc)}.safetensors")  # the shipped float16 weights
+    e0 = time.thread_time()
+    entry["probes"] = evaluate_large(model, cfg.length_scale)
+    entry["eval_cpu_seconds"] = round(time.thread_time() - e0, 1)
+    print(f"    {enc}:", {k: f"{v['errors']}/{v['answers']}" for k, v in entry["probes"].items()}, flush=True)
+    return entry
 
 
 def regenerate_large(args: Any = None) -> None:
-    """Train and probe every encoding of LARGE_ENCODINGS; with args.probe_only, only re-probe the
-    shipped checkpoints (their training record is kept)."""
+    """Train and probe every encoding of LARGE_ENCODINGS on lab.parallel's workers; with
+    args.probe_only, only re-probe the shipped checkpoints (their training record is kept)."""
     torch.set_num_threads(1)
     LARGE_DIR.mkdir(parents=True, exist_ok=True)
     probe_only = bool(getattr(args, "probe_only", False))
-    old = json.loads((LARGE_DIR / "index.json").read_text()) if probe_only else {}
-    c0 = time.thread_time()
-    runs: dict[str, Any] = {}
-    for enc in LARGE_ENCODINGS:
-        cfg = large_config(enc)
-        if probe_only:
-            entry = dict(old["runs"][enc])
-        else:
-            print(
-                f"[toy_large] {enc}: {cfg.steps} steps, {cfg.n_layers} layers, × {cfg.length_scale} length …",
-                flush=True,
-            )
-            r = train(cfg)
-            save(r, LARGE_DIR, large_stem(enc))
-            entry = {
-                "file": large_stem(enc),
-                "parameters": r.metrics["parameters"],
-                "train_cpu_seconds": r.metrics["train_cpu_seconds"],
-                "final_loss": r.metrics["curve"][-1]["loss"] if r.metrics["curve"] else None,
-            }
-        model, _ = load(LARGE_DIR / f"{large_stem(enc)}.safetensors")  # the shipped float16 weights
-        e0 = time.thread_time()
-        entry["probes"] = evaluate_large(model, cfg.length_scale)
-        entry["eval_cpu_seconds"] = round(time.thread_time() - e0, 1)
-        runs[enc] = entry
-        print(f"    {enc}:", {k: f"{v['errors']}/{v['answers']}" for k, v in entry["probes"].items()}, flush=True)
-    cpu = time.thread_time() - c0
-    if probe_only:  # the training's share of the recorded total, plus the probes just measured
-        cpu += old["cpu_seconds"] - sum(r["eval_cpu_seconds"] for r in old["runs"].values())
+    old = json.loads((LARGE_DIR / "index.json").read_text())["runs"] if probe_only else {}
+    # CoPE first: the longest run starts at once instead of last on a busy pool.
+    order = sorted(LARGE_ENCODINGS, key=lambda e: e != "cope")
+    done = parallel.run_all(_large_run, [(enc, probe_only, old.get(enc, {})) for enc in order])
+    runs = {enc: done[order.index(enc)] for enc in LARGE_ENCODINGS}
+    cpu = sum(r["train_cpu_seconds"] + r["eval_cpu_seconds"] for r in runs.values())
     index = {
         "settings": {k: v for k, v in asdict(LARGE).items() if k not in ("encoding",)},
         "encodings": list(LARGE_ENCODINGS),
@@ -139,29 +144,38 @@ def _shared_summary(r: TrainResult) -> dict[str, Any]:
     }
 
 
+def _shared_run(item: tuple[str, int]) -> dict[str, Any]:
+    """CoPE with the shared table on one task and seed, as shipped otherwise (a worker's job)."""
+    from lab.regenerate import shipped_config
+
+    task, seed = item
+    c0 = time.thread_time()
+    r = train(replace(shipped_config(task, "cope", seed), encoder_options=SHARED))
+    out = {**_shared_summary(r), "lr": r.config.lr, "cpu": time.thread_time() - c0}  # training and its tests
+    print(f"[cope_table] {task} seed {seed}: {out['errors']} ({out['train_cpu_seconds']} s CPU)", flush=True)
+    return out
+
+
 def regenerate_cope_table(args: Any = None) -> None:
-    from lab.regenerate import SEEDS, SHIPPED, shipped_config
+    """Every task × shipped seed of CoPE with one shared table, on lab.parallel's workers. Reads the
+    learning rate the toy lab's sweep chose (assets/toy/index.json): run it after `toy`."""
+    from lab.regenerate import SEEDS, SHIPPED
 
     torch.set_num_threads(1)
     COPE_TABLE_DIR.mkdir(parents=True, exist_ok=True)
-    c0 = time.thread_time()
+    done = parallel.run_all(_shared_run, [(task, seed) for task in SHIPPED for seed in SEEDS])
     cells: dict[str, Any] = {}
-    for task in SHIPPED:
-        seeds = []
-        for seed in SEEDS:
-            cfg = replace(shipped_config(task, "cope", seed), encoder_options=SHARED)
-            r = train(cfg)
-            seeds.append(_shared_summary(r))
-            print(
-                f"[cope_table] {task} seed {seed}: {seeds[-1]['errors']} ({seeds[-1]['train_cpu_seconds']} s CPU)",
-                flush=True,
-            )
-        cells[task] = {"lr": cfg.lr, "seeds": seeds}
+    for i, task in enumerate(SHIPPED):
+        seeds = done[i * len(SEEDS) : (i + 1) * len(SEEDS)]
+        lrs = {s.pop("lr") for s in seeds}
+        assert len(lrs) == 1, lrs  # every seed at the rate the sweep chose
+        cells[task] = {"lr": lrs.pop(), "seeds": seeds}
+    cpu = sum(s.pop("cpu") for c in cells.values() for s in c["seeds"])
     index = {
         "encoding": "cope",
         "encoder_options": [list(o) for o in SHARED],
         "runs": cells,
-        "cpu_seconds": round(time.thread_time() - c0, 1),
+        "cpu_seconds": round(cpu, 1),
         **_environment(),
     }
     (COPE_TABLE_DIR / "index.json").write_text(json.dumps(index, indent=1) + "\n")

@@ -163,8 +163,12 @@ def evaluate(model: TinyTransformer, batch: T.Batch) -> dict:
     }
 
 
-def train(cfg: TrainConfig, callback: Callable[[Progress], bool | None] | None = None) -> TrainResult:
-    """Train and evaluate; `callback(progress)` after every step, True stops the run early."""
+def train(
+    cfg: TrainConfig, callback: Callable[[Progress], bool | None] | None = None, test: bool = True
+) -> TrainResult:
+    """Train and evaluate; `callback(progress)` after every step, True stops the run early. With
+    test=False the test splits are not evaluated (metrics' results stay empty): for a caller that
+    evaluates its own probes on the same strings, which would only repeat the work."""
     task = task_of(cfg)
     model = TinyTransformer(model_config(cfg), seed=cfg.seed)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, betas=(0.9, 0.98), weight_decay=cfg.weight_decay)
@@ -200,7 +204,9 @@ def train(cfg: TrainConfig, callback: Callable[[Progress], bool | None] | None =
     # Round to the shipped precision first, so the recorded errors are those of the checkpoint.
     model.load_state_dict({k: v.half().float() for k, v in model.state_dict().items()})
     model.eval()
-    results = {s.name: evaluate(model, fixed_test_set(task, s.name, cfg.n_test, cfg.test_seed)) for s in task.splits}
+    results = {
+        s.name: evaluate(model, fixed_test_set(task, s.name, cfg.n_test, cfg.test_seed)) for s in task.splits if test
+    }
     metrics = {
         "settings": asdict(cfg),
         "model": asdict(model_config(cfg)),
