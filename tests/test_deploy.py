@@ -31,7 +31,7 @@ CFG = (DEPLOY / "haproxy.cfg").read_text(encoding="utf-8")
 SECRET_VAR = "STREAMLIT_SERVER_COOKIE_SECRET"
 
 # What ./run-app --workers 2 gives HAProxy (the layout before haproxy_config took (host, port) servers,
-# plus http-no-delay): the loopback layout must stay byte for byte what tests/e2e/test_workers.py
+# plus http-no-delay and compression): the loopback layout must stay byte for byte what tests/e2e/test_workers.py
 # drives in real browsers.
 RUN_APP_CFG = """global
     maxconn 4096
@@ -40,6 +40,8 @@ defaults
     mode http
     option http-server-close
     option http-no-delay    # no MSG_MORE hold on a rerun's small websocket messages
+    compression algo gzip   # Streamlit serves its ~10 MB of JavaScript uncompressed: a class's Wi-Fi pays
+    compression type text/html text/css text/javascript application/javascript application/json image/svg+xml
     timeout connect 5s
     timeout client 1h
     timeout server 1h

@@ -73,6 +73,8 @@ defaults
     mode http
     option http-server-close
     option http-no-delay    # no MSG_MORE hold on a rerun's small websocket messages
+    compression algo gzip   # Streamlit serves its ~10 MB of JavaScript uncompressed: a class's Wi-Fi pays
+    compression type text/html text/css text/javascript application/javascript application/json image/svg+xml
     timeout connect 5s
     timeout client 1h
     timeout server 1h
