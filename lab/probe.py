@@ -230,11 +230,13 @@ def _probe_checkpoint(item: tuple[str, int, Path, str]) -> tuple[dict[str, dict]
     return scores, row_e, row_a, time.thread_time() - c0
 
 
-def write_probes(directory: Path, index: dict, tasks: tuple[str, ...] | None = None) -> dict:
+def write_probes(
+    directory: Path, index: dict, tasks: tuple[str, ...] | None = None, workers: parallel.Workers | None = None
+) -> dict:
     """Evaluate every shipped seed of every (task, encoding) in `index` on the probes and the length
     ladder; write <directory>/probes.json and return it. With `tasks`, only those tasks are
     re-evaluated and the others kept from an existing probes.json (same probe settings). The
-    checkpoints are evaluated on lab.parallel's workers."""
+    checkpoints are evaluated on `workers` (lab.parallel; none: here, one after another)."""
     k = counting_k()
     out: dict[str, Any] = {
         "n": N_PROBE,
@@ -256,7 +258,7 @@ def write_probes(directory: Path, index: dict, tasks: tuple[str, ...] | None = N
         for s in r["seeds"]
     ]
     t0 = time.perf_counter()
-    results = parallel.run_all(_probe_checkpoint, [item for _t, _e, item in jobs])
+    results = (workers or parallel.Workers(1)).run_all(_probe_checkpoint, [item for _t, _e, item in jobs])
     for task in todo:
         fac: dict[str, dict[str, list]] = {p.name: {} for p in probes(task, k)}
         lengths: dict[str, Any] = {"tokens": [n for _, n, _ in _task_strings(task, k)[2]], "errors": {}, "answers": {}}

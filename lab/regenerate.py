@@ -139,11 +139,11 @@ def _seed_run(item: tuple[str, str, int, float]) -> dict:
     return _summary(r)
 
 
-def train_cells(cells: list[tuple[str, str]]) -> dict[str, dict]:
+def train_cells(cells: list[tuple[str, str]], workers: parallel.Workers) -> dict[str, dict]:
     """The sweep and the seeds of each (task, encoding): every run of the sweep at once, then every
-    further seed at its cell's chosen rate (lab.parallel spreads them over the cores). Writes the
+    further seed at its cell's chosen rate (`workers` spreads them over the cores). Writes the
     checkpoints and returns each cell's index entry, keyed "task/encoding"."""
-    swept = parallel.run_all(_sweep_run, [(t, e, lr) for t, e in cells for lr in LEARNING_RATES])
+    swept = workers.run_all(_sweep_run, [(t, e, lr) for t, e in cells for lr in LEARNING_RATES])
     chosen: dict[tuple[str, str], tuple[TrainResult, list[dict]]] = {}
     for (task, enc), i in zip(cells, range(0, len(swept), len(LEARNING_RATES)), strict=True):
         sweep, best, best_key = [], None, None
@@ -155,7 +155,7 @@ def train_cells(cells: list[tuple[str, str]]) -> dict[str, dict]:
         assert best is not None
         save(best, TOY_DIR, run_stem(task, enc, SEEDS[0]))
         chosen[task, enc] = (best, sweep)
-    more = parallel.run_all(_seed_run, [(t, e, s, chosen[t, e][0].config.lr) for t, e in cells for s in SEEDS[1:]])
+    more = workers.run_all(_seed_run, [(t, e, s, chosen[t, e][0].config.lr) for t, e in cells for s in SEEDS[1:]])
     out = {}
     for (task, enc), i in zip(cells, range(0, len(more), len(SEEDS) - 1), strict=True):
         best, sweep = chosen[task, enc]
@@ -174,6 +174,7 @@ def train_cells(cells: list[tuple[str, str]]) -> dict[str, dict]:
 
 def regenerate_toy(args) -> None:
     torch.set_num_threads(1)
+    workers = parallel.of(args)
     TOY_DIR.mkdir(parents=True, exist_ok=True)
     index_path = TOY_DIR / "index.json"
     fresh: dict[str, Any] = {"runs": {}}
@@ -183,10 +184,8 @@ def regenerate_toy(args) -> None:
     t_all = time.perf_counter()
     if not args.probe_only:
         cells = [(task, enc) for task in args.tasks for enc in args.encodings]
-        print(
-            f"[toy] {len(cells)} cells: lr sweep {LEARNING_RATES}, seeds {SEEDS}, {parallel.jobs()} jobs …", flush=True
-        )
-        index["runs"].update(train_cells(cells))
+        print(f"[toy] {len(cells)} cells: lr sweep {LEARNING_RATES}, seeds {SEEDS}, {workers.jobs} jobs …", flush=True)
+        index["runs"].update(train_cells(cells, workers))
         index.update(
             torch=torch.__version__,
             machine=platform.machine(),
@@ -202,12 +201,12 @@ def regenerate_toy(args) -> None:
         )
         if set(args.tasks) == set(SHIPPED) and set(args.encodings) == set(ENCODINGS):
             index["train_wall_seconds"] = round(time.perf_counter() - t_all, 1)  # only a full regeneration
-            index["jobs"] = parallel.jobs()
+            index["jobs"] = workers.jobs
         index_path.write_text(json.dumps(index, indent=1) + "\n")
     if not args.no_probe:
         from lab import probe  # the evaluation-only splits and length curves of the shipped checkpoints
 
-        done = probe.write_probes(TOY_DIR, index, tuple(args.tasks) if args.probe_only else None)
+        done = probe.write_probes(TOY_DIR, index, tuple(args.tasks) if args.probe_only else None, workers)
         index["probe_cpu_seconds"] = round(sum(done["cpu_seconds"].values()), 1)
     index_path.write_text(json.dumps(index, indent=1) + "\n")
     write_toy_readme()
@@ -333,7 +332,6 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     chosen = [(name, fn) for name, fn in REGENERATORS if not args.only or name in args.only]
     t0 = time.perf_counter()
-    parallel.configure(args.jobs)
     failed: list[BaseException] = []
 
     def beside_run(fn: Any) -> None:
@@ -342,7 +340,8 @@ def main(argv: list[str] | None = None) -> None:
         except BaseException as e:  # re-raised below: a failed regenerator fails the command
             failed.append(e)
 
-    try:
+    with parallel.Workers(args.jobs) as workers:  # stops the worker processes however this ends
+        args.workers = workers
         beside = [threading.Thread(target=beside_run, args=(fn,), name=n) for n, fn in chosen if n in CONCURRENT]
         for t in beside:
             t.start()  # its jobs queue first on the shared workers; the others' follow
@@ -351,8 +350,6 @@ def main(argv: list[str] | None = None) -> None:
                 fn(args)
         for t in beside:
             t.join()
-    finally:
-        parallel.shutdown()
     if failed:
         raise failed[0]
     print(f"regenerated in {time.perf_counter() - t0:.0f} s with {args.jobs} jobs")

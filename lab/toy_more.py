@@ -75,9 +75,9 @@ def evaluate_large(model: Any, scale: int) -> dict[str, dict]:
     return out
 
 
-def _environment() -> dict[str, Any]:
+def _environment(workers: parallel.Workers) -> dict[str, Any]:
     # One torch thread per run, in each of lab.parallel's worker processes.
-    return {"torch": torch.__version__, "machine": platform.machine(), "threads": 1, "jobs": parallel.jobs()}
+    return {"torch": torch.__version__, "machine": platform.machine(), "threads": 1, "jobs": workers.jobs}
 
 
 def _large_run(item: tuple[str, bool, dict]) -> dict[str, Any]:
@@ -113,10 +113,9 @@ def regenerate_large(args: Any = None) -> None:
     LARGE_DIR.mkdir(parents=True, exist_ok=True)
     probe_only = bool(getattr(args, "probe_only", False))
     old = json.loads((LARGE_DIR / "index.json").read_text())["runs"] if probe_only else {}
-    # CoPE first: the longest run starts at once instead of last on a busy pool.
-    order = sorted(LARGE_ENCODINGS, key=lambda e: e != "cope")
-    done = parallel.run_all(_large_run, [(enc, probe_only, old.get(enc, {})) for enc in order])
-    runs = {enc: done[order.index(enc)] for enc in LARGE_ENCODINGS}
+    workers = parallel.of(args)
+    done = workers.run_all(_large_run, [(enc, probe_only, old.get(enc, {})) for enc in LARGE_ENCODINGS])
+    runs = dict(zip(LARGE_ENCODINGS, done, strict=True))
     cpu = sum(r["train_cpu_seconds"] + r["eval_cpu_seconds"] for r in runs.values())
     index = {
         "settings": {k: v for k, v in asdict(LARGE).items() if k not in ("encoding",)},
@@ -125,7 +124,7 @@ def regenerate_large(args: Any = None) -> None:
         "n": N_LARGE,
         "runs": runs,
         "cpu_seconds": round(cpu, 1),
-        **_environment(),
+        **_environment(workers),
     }
     (LARGE_DIR / "index.json").write_text(json.dumps(index, indent=1) + "\n")
     write_large_readme()
@@ -163,7 +162,8 @@ def regenerate_cope_table(args: Any = None) -> None:
 
     torch.set_num_threads(1)
     COPE_TABLE_DIR.mkdir(parents=True, exist_ok=True)
-    done = parallel.run_all(_shared_run, [(task, seed) for task in SHIPPED for seed in SEEDS])
+    workers = parallel.of(args)
+    done = workers.run_all(_shared_run, [(task, seed) for task in SHIPPED for seed in SEEDS])
     cells: dict[str, Any] = {}
     for i, task in enumerate(SHIPPED):
         seeds = done[i * len(SEEDS) : (i + 1) * len(SEEDS)]
@@ -176,7 +176,7 @@ def regenerate_cope_table(args: Any = None) -> None:
         "encoder_options": [list(o) for o in SHARED],
         "runs": cells,
         "cpu_seconds": round(cpu, 1),
-        **_environment(),
+        **_environment(workers),
     }
     (COPE_TABLE_DIR / "index.json").write_text(json.dumps(index, indent=1) + "\n")
     write_cope_table_readme()

@@ -19,29 +19,29 @@ from lab.train import TrainConfig, train
 
 
 @pytest.fixture
-def two_workers(monkeypatch) -> Iterator[None]:
+def two_workers(monkeypatch) -> Iterator[parallel.Workers]:
     for k in parallel.MALLOC_ENV:  # the pool sets these for its workers: restored after the test
         monkeypatch.delenv(k, raising=False)
-    before = parallel.jobs()
-    parallel.configure(2)
-    yield
-    parallel.configure(before)  # also shuts the workers down
+    with parallel.Workers(2) as workers:  # stops its processes after the test
+        yield workers
 
 
 @pytest.mark.parametrize("jobs", [0, -1])
 def test_jobs_must_be_positive(jobs):
     with pytest.raises(ValueError, match="at least 1"):
-        parallel.configure(jobs)
+        parallel.Workers(jobs)
 
 
 def test_one_job_runs_here_in_order():
-    assert parallel.jobs() == 1  # the default: nothing spawns unless a regeneration asks
-    assert parallel.run_all(abs, [-3, 2, -1]) == [3, 2, 1]
-    assert parallel.run_all(abs, []) == []
+    here = parallel.of(None)  # a regeneration given no workers: this process alone
+    assert here.jobs == 1
+    assert here.run_all(abs, [-3, 2, -1]) == [3, 2, 1]
+    assert here.run_all(abs, []) == []
+    assert here._pool is None  # nothing was spawned
 
 
 def test_workers_run_with_the_allocator_settings(two_workers):
-    assert parallel.run_all(os.getenv, list(parallel.MALLOC_ENV)) == list(parallel.MALLOC_ENV.values())
+    assert two_workers.run_all(os.getenv, list(parallel.MALLOC_ENV)) == list(parallel.MALLOC_ENV.values())
 
 
 def test_a_run_on_a_worker_has_the_weights_of_the_run_here(two_workers):
@@ -49,7 +49,7 @@ def test_a_run_on_a_worker_has_the_weights_of_the_run_here(two_workers):
     # so a worker's earlier run must not leak into its next one either. The workers run with
     # parallel.MALLOC_ENV and this process without it: the allocator must not change a bit either.
     configs = [TrainConfig("flipflop", enc, steps=25, seed=s) for enc, s in (("cope", 1), ("rope", 0), ("t5", 2))]
-    there = parallel.run_all(train, configs)
+    there = two_workers.run_all(train, configs)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # as every regeneration runs (its workers too): two threads sum differently
     try:
@@ -72,7 +72,8 @@ def test_probes_on_a_worker_are_the_shipped_probes(tmp_path, two_workers):
     first = cell["seeds"][0]
     for ext in ("safetensors", "json"):
         shutil.copy(R.TOY_DIR / f"{first['file']}.{ext}", tmp_path)
-    out = P.write_probes(tmp_path, {"runs": {f"{task}/{enc}": {**cell, "seeds": [first]}}}, (task,))
+    index = {"runs": {f"{task}/{enc}": {**cell, "seeds": [first]}}}
+    out = P.write_probes(tmp_path, index, (task,), two_workers)
     shipped = json.loads((R.TOY_DIR / "probes.json").read_text())
     for name, per_enc in out["factors"][task]["results"].items():
         assert per_enc[enc] == [shipped["factors"][task]["results"][name][enc][0]], name
@@ -83,13 +84,15 @@ def test_probes_on_a_worker_are_the_shipped_probes(tmp_path, two_workers):
 
 
 def test_a_failing_regenerator_beside_the_others_fails_the_command(monkeypatch):
-    ran = []
+    ran: list[str] = []
 
     def fails(args):
         raise RuntimeError("toy_large broke")
 
-    monkeypatch.setattr(R, "REGENERATORS", [("toy", lambda a: ran.append("toy")), ("toy_large", fails)])
+    monkeypatch.setattr(
+        R, "REGENERATORS", [("toy", lambda a: ran.append(f"toy, {a.workers.jobs} job")), ("toy_large", fails)]
+    )
     with pytest.raises(RuntimeError, match="toy_large broke"):
         R.main(["--jobs", "1"])
-    assert ran == ["toy"]  # the others still ran to the end
+    assert ran == ["toy, 1 job"]  # the others still ran to the end, given the command's workers
     assert "toy_large" in R.CONCURRENT

@@ -10,6 +10,7 @@ import asyncio
 import asyncio.base_events
 import socket
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -43,16 +44,22 @@ async def _accepted_nodelay() -> int:
     return value
 
 
+def accepted_nodelay() -> int:
+    # On a thread of its own: another test in this worker may have left an event loop running here.
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(lambda: asyncio.run(_accepted_nodelay())).result()
+
+
 def test_without_the_fix_a_streamlit_style_socket_keeps_nagle(monkeypatch):
     # The reason for the fix: if a Python release sets it by itself, this fails and the fix can go.
     monkeypatch.setattr(asyncio.base_events, "_set_nodelay", asyncio.base_events._set_nodelay)
-    assert asyncio.run(_accepted_nodelay()) == 0
+    assert accepted_nodelay() == 0
 
 
 def test_with_the_fix_every_accepted_connection_has_nodelay(monkeypatch):
     monkeypatch.setattr(asyncio.base_events, "_set_nodelay", asyncio.base_events._set_nodelay)
     serve_app.no_delay_for_every_tcp_socket()
-    assert asyncio.run(_accepted_nodelay()) != 0
+    assert accepted_nodelay() != 0
 
 
 @pytest.mark.parametrize(
