@@ -261,7 +261,9 @@ def write_probes(
     results = (workers or parallel.Workers(1)).run_all(_probe_checkpoint, [item for _t, _e, item in jobs])
     for task in todo:
         fac: dict[str, dict[str, list]] = {p.name: {} for p in probes(task, k)}
-        lengths: dict[str, Any] = {"tokens": [n for _, n, _ in _task_strings(task, k)[2]], "errors": {}, "answers": {}}
+        # The rungs' lengths from their settings: drawing the strings here would repeat the workers' work.
+        tokens = [T._max_len(task, length_config(task, f)) for f in LENGTH_FACTORS]
+        lengths: dict[str, Any] = {"tokens": tokens, "errors": {}, "answers": {}}
         cpu = 0.0
         for (t, enc, _item), (scores, row_e, row_a, c) in zip(jobs, results, strict=True):
             if t != task:

@@ -7,6 +7,7 @@
     python -m lab.regenerate toy_large cope_table  # the toy lab's closer-to-paper Flip-Flop and CoPE's
                                                    # shared table (lab/toy_more.py)
     python -m lab.regenerate toy --tasks flipflop --encodings cope rope
+    python -m lab.regenerate toy toy_large cope_table --jobs 2  # worker processes (default: one per core)
 
 Each entry of REGENERATORS is (name, function(args) → None) and owns one folder of assets/;
 another shipped result is added by appending its function. The toy-task lab, per (task, encoding):
@@ -344,7 +345,7 @@ def main(argv: list[str] | None = None) -> None:
         args.workers = workers
         beside = [threading.Thread(target=beside_run, args=(fn,), name=n) for n, fn in chosen if n in CONCURRENT]
         for t in beside:
-            t.start()  # its jobs queue first on the shared workers; the others' follow
+            t.start()  # its jobs join the same queue as the others', in the order they are submitted
         for name, fn in chosen:
             if name not in CONCURRENT:
                 fn(args)
