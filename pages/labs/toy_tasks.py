@@ -53,6 +53,18 @@ cope_table_section = cached(more.cope_table_section, max_entries=64)
 # trainer of this server.
 load_model = resource(models.load_model, max_entries=len(T.TASKS) * len(ENCODINGS))
 service = resource(models.training_service, max_entries=1)
+probe_label = cached(probes.probe_label, max_entries=64)
+probe_strings = cached(probes.probe_strings, max_entries=1)
+shipped_seeds = cached(probes.shipped_seeds, max_entries=1)
+lr_text = cached(probes.lr_text, max_entries=64)
+
+
+def _inspection(task: str, encoding: str, text: str, directory: str, lang: str) -> models.Inspection:
+    """A shipped model on a typed string (a function of the five; the model comes from load_model)."""
+    return models.inspect_string(load_model(task, encoding, directory), task, text, lang)
+
+
+inspection = cached(_inspection, max_entries=64)
 lang = current()
 DIR = str(TOY_DIR)  # where the shipped results live (a string: it is part of every cache key)
 
@@ -113,6 +125,51 @@ st.markdown(
 )
 st.markdown(t("toy_tasks.example", example=task.example))
 
+
+@st.fragment
+def probe_section(task_name: str, encs: tuple[str, ...], ids: tuple[str, ...]) -> None:
+    """The probe radio and its two bar charts: choosing a probe reruns this section only."""
+    activate()  # a fragment rerun does not pass through app.py: set this run's language
+    lang = current()
+    PROBE = Param.choice("toy_probe", ids, default=ids[0])
+    PROBE.settle(ids)  # a probe of the task chosen before is gone
+    probe = PROBE.widget(
+        st.radio,
+        t("toy_tasks.probe_label"),
+        list(ids),
+        format_func=option_names(ids, lambda p: probes.probe_short(task_name, p, lang)),
+        horizontal=True,
+        help=t("toy_tasks.probe_help"),
+    )
+    name = probes.probe_short(task_name, probe, lang)
+    left, right = st.columns(2)
+    for col, kind, fig_key, title, axis in (
+        (left, "by_distance", "toy_probe_distance", "toy_tasks.fig2.distance", f"toy_tasks.distance.{task_name}"),
+        (
+            right,
+            "by_distractors",
+            "toy_probe_distractors",
+            "toy_tasks.fig2.distractors",
+            f"toy_tasks.distractors.{task_name}",
+        ),
+    ):
+        pb = probe_bins(task_name, probe, kind, encs, DIR, lang)
+        if pb is not None:
+            with col:
+                plot(
+                    toy_tasks_figures.grouped_bars(
+                        pb.bins,
+                        pb.error,
+                        t(title, probe=name),
+                        x_title=t(axis),
+                        y_title=t("toy_tasks.fig2.error"),
+                        counts=pb.counts,
+                    ),
+                    fig_key,
+                )
+    st.caption(t("toy_tasks.distance_caption"))
+
+
 # --- shipped results ---------------------------------------------------------------------------
 st.header(t("toy_tasks.shipped_header"))
 index = shipped_index(DIR)
@@ -132,7 +189,7 @@ else:
             "toy_tasks.run_caption",
             steps=cfg.steps,
             batch=cfg.batch_size,
-            seeds=", ".join(str(x) for x in probes.shipped_seeds(DIR)),
+            seeds=", ".join(str(x) for x in shipped_seeds(DIR)),
             layers=cfg.n_layers,
             d=cfg.d_model,
             heads=cfg.n_heads,
@@ -143,7 +200,7 @@ else:
             not_in_paper=t("toy_tasks.not_in_paper"),
         )
     )
-    st.caption(probes.lr_text(task_name, encs, DIR, lang))
+    st.caption(lr_text(task_name, encs, DIR, lang))
     prose(KEY, "stand-ins")
     tables = encoder_tables(task_name, "t5", DIR)
     if tables is not None and tables.tables:
@@ -249,49 +306,11 @@ else:
     fs = factor_series(task_name, encs, DIR, lang)
     if fs is not None and fs.series:
         strips(fs.categories, fs.series, t("toy_tasks.fig2.factors"), t("toy_tasks.probe_label"), "toy_factors")
-        st.caption(t("toy_tasks.factors_caption", n=probes.probe_strings(DIR)))
+        st.caption(t("toy_tasks.factors_caption", n=probe_strings(DIR)))
         st.markdown(
-            " · ".join(
-                f"*{fs.categories[k]}* — {probes.probe_label(task_name, p, DIR, lang)}" for k, p in enumerate(fs.ids)
-            )
+            " · ".join(f"*{fs.categories[k]}* — {probe_label(task_name, p, DIR, lang)}" for k, p in enumerate(fs.ids))
         )
-        PROBE = Param.choice("toy_probe", tuple(fs.ids), default=fs.ids[0])
-        PROBE.settle(tuple(fs.ids))  # a probe of the task chosen before is gone
-        probe = PROBE.widget(
-            st.radio,
-            t("toy_tasks.probe_label"),
-            list(fs.ids),
-            format_func=option_names(tuple(fs.ids), lambda p: probes.probe_short(task_name, p, lang)),
-            horizontal=True,
-            help=t("toy_tasks.probe_help"),
-        )
-        name = probes.probe_short(task_name, probe, lang)
-        left, right = st.columns(2)
-        for col, kind, fig_key, title, axis in (
-            (left, "by_distance", "toy_probe_distance", "toy_tasks.fig2.distance", f"toy_tasks.distance.{task_name}"),
-            (
-                right,
-                "by_distractors",
-                "toy_probe_distractors",
-                "toy_tasks.fig2.distractors",
-                f"toy_tasks.distractors.{task_name}",
-            ),
-        ):
-            pb = probe_bins(task_name, probe, kind, encs, DIR, lang)
-            if pb is not None:
-                with col:
-                    plot(
-                        toy_tasks_figures.grouped_bars(
-                            pb.bins,
-                            pb.error,
-                            t(title, probe=name),
-                            x_title=t(axis),
-                            y_title=t("toy_tasks.fig2.error"),
-                            counts=pb.counts,
-                        ),
-                        fig_key,
-                    )
-        st.caption(t("toy_tasks.distance_caption"))
+        probe_section(task_name, encs, tuple(fs.ids))
 
     # --- train short, test long --------------------------------------------------------------------
     st.markdown(t("toy_tasks.lengths_header"))
@@ -438,99 +457,110 @@ live_panel()
 # --- inspect -----------------------------------------------------------------------------------
 st.header(t("toy_tasks.inspect_header"))
 prose(KEY, "inspect")
-i1, i2 = st.columns([1, 3])
-MODEL = Param.choice("toy_inspect_enc", ENCODINGS, default=ENCODINGS[-1])
-MODEL.restore()
-st.session_state.setdefault(MODEL.key, MODEL.default)
-i_enc = MODEL.widget(
-    i1.selectbox,
-    t("toy_tasks.inspect.model"),
-    list(ENCODINGS),
-    format_func=option_names(ENCODINGS, short),
-    help=t("toy_tasks.inspect.model_help"),
-)
-text = i2.text_input(
-    t("toy_tasks.inspect.string"),
-    task.example,
-    key=f"toy_inspect_text_{task_name}",
-    max_chars=400,
-    help=t(
-        "toy_tasks.inspect.string_help",
-        task=task.label,
-        max=task.max_length(),
-        tokens=t("toy_tasks.inspect.chars" if task.char_tokens else "toy_tasks.inspect.words"),
-    ),
-)
-model = load_model(task_name, i_enc, DIR)
-if model is None:
-    st.warning(t("toy_tasks.inspect.not_shipped"))
-else:
-    ins: models.Inspection | None = None
-    try:
-        ins = models.inspect_string(model, task_name, text, lang)
-    except T.ParseError as exc:
-        st.warning(models.parse_error_text(exc, lang))
-        if exc.token is not None:
-            st.markdown(t("toy_tasks.inspect.bad_token") + " " + inline_tokens([exc.token]))
-    if ins is not None:
-        rows = models.inspection_table(ins, lang)
-        probability = t("toy_tasks.inspect.col.probability")
-        st.dataframe(
-            rows,
-            hide_index=True,
-            key="toy_inspect_table",
-            column_config={probability: st.column_config.NumberColumn(format="%.3f")},
-        )
-        st.markdown(t("toy_tasks.inspect.as_read") + " " + inline_tokens(ins.tokens))
-        panel_height = 300 if len(ins.tokens) <= 40 else 360
-        query, key = t("toy_tasks.fig.query"), t("toy_tasks.fig.key")
-        plot(
-            F.token_heatmap_grid(
-                ins.weights,
-                ins.tokens,
-                t("toy_tasks.fig.attention"),
-                kind="weights",
-                value_label=t("toy_tasks.fig.weight"),
-                row_title=query,
-                col_title=key,
-                cols=model.cfg.n_heads,
-                panel_titles=ins.panel_titles,
-                panel_height=panel_height,
-            ),
-            "toy_attn",
-        )
-        if ins.gates is not None and ins.positions is not None:
-            prose(KEY, "cope-inspect")
+
+
+@st.fragment
+def inspect_section(task_name: str) -> None:
+    """The model, the typed string and what the model makes of it: typing reruns this section only."""
+    activate()  # a fragment rerun does not pass through app.py: set this run's language
+    lang = current()
+    task = T.get(task_name)
+    i1, i2 = st.columns([1, 3])
+    MODEL = Param.choice("toy_inspect_enc", ENCODINGS, default=ENCODINGS[-1])
+    MODEL.restore()
+    st.session_state.setdefault(MODEL.key, MODEL.default)
+    i_enc = MODEL.widget(
+        i1.selectbox,
+        t("toy_tasks.inspect.model"),
+        list(ENCODINGS),
+        format_func=option_names(ENCODINGS, short),
+        help=t("toy_tasks.inspect.model_help"),
+    )
+    text = i2.text_input(
+        t("toy_tasks.inspect.string"),
+        task.example,
+        key=f"toy_inspect_text_{task_name}",
+        max_chars=400,
+        help=t(
+            "toy_tasks.inspect.string_help",
+            task=task.label,
+            max=task.max_length(),
+            tokens=t("toy_tasks.inspect.chars" if task.char_tokens else "toy_tasks.inspect.words"),
+        ),
+    )
+    model = load_model(task_name, i_enc, DIR)
+    if model is None:
+        st.warning(t("toy_tasks.inspect.not_shipped"))
+    else:
+        ins: models.Inspection | None = None
+        try:
+            ins = inspection(task_name, i_enc, text, DIR, lang)
+        except T.ParseError as exc:
+            st.warning(models.parse_error_text(exc, lang))
+            if exc.token is not None:
+                st.markdown(t("toy_tasks.inspect.bad_token") + " " + inline_tokens([exc.token]))
+        if ins is not None:
+            rows = models.inspection_table(ins, lang)
+            probability = t("toy_tasks.inspect.col.probability")
+            st.dataframe(
+                rows,
+                hide_index=True,
+                key="toy_inspect_table",
+                column_config={probability: st.column_config.NumberColumn(format="%.3f")},
+            )
+            st.markdown(t("toy_tasks.inspect.as_read") + " " + inline_tokens(ins.tokens))
+            panel_height = 300 if len(ins.tokens) <= 40 else 360
+            query, key = t("toy_tasks.fig.query"), t("toy_tasks.fig.key")
             plot(
                 F.token_heatmap_grid(
-                    ins.gates,
+                    ins.weights,
                     ins.tokens,
-                    t("toy_tasks.fig.gates"),
+                    t("toy_tasks.fig.attention"),
                     kind="weights",
-                    value_label=t("toy_tasks.fig.gate"),
+                    value_label=t("toy_tasks.fig.weight"),
                     row_title=query,
                     col_title=key,
                     cols=model.cfg.n_heads,
                     panel_titles=ins.panel_titles,
                     panel_height=panel_height,
                 ),
-                "toy_gates",
+                "toy_attn",
             )
-            plot(
-                F.token_heatmap_grid(
-                    ins.positions,
-                    ins.tokens,
-                    t("toy_tasks.fig.positions"),
-                    kind="index",
-                    value_label="p_ij",
-                    row_title=query,
-                    col_title=key,
-                    cols=model.cfg.n_heads,
-                    panel_titles=ins.panel_titles,
-                    panel_height=panel_height,
-                ),
-                "toy_positions",
-            )
+            if ins.gates is not None and ins.positions is not None:
+                prose(KEY, "cope-inspect")
+                plot(
+                    F.token_heatmap_grid(
+                        ins.gates,
+                        ins.tokens,
+                        t("toy_tasks.fig.gates"),
+                        kind="weights",
+                        value_label=t("toy_tasks.fig.gate"),
+                        row_title=query,
+                        col_title=key,
+                        cols=model.cfg.n_heads,
+                        panel_titles=ins.panel_titles,
+                        panel_height=panel_height,
+                    ),
+                    "toy_gates",
+                )
+                plot(
+                    F.token_heatmap_grid(
+                        ins.positions,
+                        ins.tokens,
+                        t("toy_tasks.fig.positions"),
+                        kind="index",
+                        value_label="p_ij",
+                        row_title=query,
+                        col_title=key,
+                        cols=model.cfg.n_heads,
+                        panel_titles=ins.panel_titles,
+                        panel_height=panel_height,
+                    ),
+                    "toy_positions",
+                )
+
+
+inspect_section(task_name)
 
 st.header(t("toy_tasks.regenerate_header"))
 prose(KEY, "regenerate")
