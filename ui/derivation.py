@@ -293,10 +293,16 @@ def _numbers_panel(d: D.Derivation, key_prefix: str, compact: bool) -> None:
                                 if "," in specs[entries[0].name].short_label
                                 else 1
                             )
-                            for r in range(0, len(entries), width):
-                                row = st.columns(width)
-                                for c, p in zip(row, entries[r : r + width], strict=False):
-                                    _input(c, p, specs[p.name], keys[p.name], label=specs[p.name].short_label)
+                            # One set of columns per matrix, each holding its column's entries top
+                            # to bottom: the same grid as a row of columns per matrix row, with a
+                            # fraction of the layout blocks (each block is a message of every rerun
+                            # of this panel; a vector needs none). The inputs are of equal height, so
+                            # rows line up; Tab walks a matrix column by column.
+                            places = st.columns(width) if width > 1 else [col]
+                            for k, p in enumerate(entries):
+                                _input(
+                                    places[k % width], p, specs[p.name], keys[p.name], label=specs[p.name].short_label
+                                )
 
         values = {p.name: st.session_state[keys[p.name]] for p in d.parameters}
         try:
