@@ -459,6 +459,25 @@ st.header(t("toy_tasks.inspect_header"))
 prose(KEY, "inspect")
 
 
+def inspection_grid(ins, values, title: str, kind: str, value_label: str, fig_key: str, heads: int) -> None:
+    """One of the inspected model's maps (query × key), one panel per layer and head."""
+    plot(
+        F.token_heatmap_grid(
+            values,
+            ins.tokens,
+            t(title),
+            kind=kind,
+            value_label=value_label,
+            row_title=t("toy_tasks.fig.query"),
+            col_title=t("toy_tasks.fig.key"),
+            cols=heads,
+            panel_titles=ins.panel_titles,
+            panel_height=300 if len(ins.tokens) <= 40 else 360,
+        ),
+        fig_key,
+    )
+
+
 @st.fragment
 def inspect_section(task_name: str) -> None:
     """The model, the typed string and what the model makes of it: typing reruns this section only."""
@@ -509,55 +528,16 @@ def inspect_section(task_name: str) -> None:
                 column_config={probability: st.column_config.NumberColumn(format="%.3f")},
             )
             st.markdown(t("toy_tasks.inspect.as_read") + " " + inline_tokens(ins.tokens))
-            panel_height = 300 if len(ins.tokens) <= 40 else 360
-            query, key = t("toy_tasks.fig.query"), t("toy_tasks.fig.key")
-            plot(
-                F.token_heatmap_grid(
-                    ins.weights,
-                    ins.tokens,
-                    t("toy_tasks.fig.attention"),
-                    kind="weights",
-                    value_label=t("toy_tasks.fig.weight"),
-                    row_title=query,
-                    col_title=key,
-                    cols=model.cfg.n_heads,
-                    panel_titles=ins.panel_titles,
-                    panel_height=panel_height,
-                ),
-                "toy_attn",
+            heads = model.cfg.n_heads
+            inspection_grid(
+                ins, ins.weights, "toy_tasks.fig.attention", "weights", t("toy_tasks.fig.weight"), "toy_attn", heads
             )
             if ins.gates is not None and ins.positions is not None:
                 prose(KEY, "cope-inspect")
-                plot(
-                    F.token_heatmap_grid(
-                        ins.gates,
-                        ins.tokens,
-                        t("toy_tasks.fig.gates"),
-                        kind="weights",
-                        value_label=t("toy_tasks.fig.gate"),
-                        row_title=query,
-                        col_title=key,
-                        cols=model.cfg.n_heads,
-                        panel_titles=ins.panel_titles,
-                        panel_height=panel_height,
-                    ),
-                    "toy_gates",
+                inspection_grid(
+                    ins, ins.gates, "toy_tasks.fig.gates", "weights", t("toy_tasks.fig.gate"), "toy_gates", heads
                 )
-                plot(
-                    F.token_heatmap_grid(
-                        ins.positions,
-                        ins.tokens,
-                        t("toy_tasks.fig.positions"),
-                        kind="index",
-                        value_label="p_ij",
-                        row_title=query,
-                        col_title=key,
-                        cols=model.cfg.n_heads,
-                        panel_titles=ins.panel_titles,
-                        panel_height=panel_height,
-                    ),
-                    "toy_positions",
-                )
+                inspection_grid(ins, ins.positions, "toy_tasks.fig.positions", "index", "p_ij", "toy_positions", heads)
 
 
 inspect_section(task_name)
