@@ -1,5 +1,5 @@
-"""Section-level reruns (issue 18) on RoPE, Stretching RoPE, ALiBi, CoPE, Splines, the attention lab
-and MiniLM: which sections are st.fragments, which widgets and charts each one owns, which shared
+"""Section-level reruns (issue 18) on RoPE, Stretching RoPE, ALiBi, CoPE, Splines, the attention lab,
+MiniLM and the toy-task lab: which sections are st.fragments, which widgets and charts each one owns, which shared
 controls stay at page level, and that moving a fragment's own widget leaves the page whole.
 
 A fragment reruns alone when a widget inside it changes, so a widget whose value another section
@@ -35,7 +35,17 @@ PAGES: dict[str, dict[str, set[str]]] = {
             "rope_skew_blocks",
         },
         "sentence_section": {"rope_causal", "rope_offset", "rope_terms", "rope_attention", "rope_terms_grid"},
-        "": {"rope_q_word", "rope_k_word", "rope_d", "rope_base", "rope_goal"},
+        # The words, head size and base are read by sections 1, 2 and 4 only: one fragment around them.
+        "rotation_part": {
+            "rope_q_word",
+            "rope_k_word",
+            "rope_d",
+            "rope_base",
+            "rope_proof2d",
+            "rope_proofd",
+            "rope_proofc",
+        },
+        "": {"rope_goal"},
     },
     "pages/rotary/rope_scaling.py": {
         "frequencies_part": {"rs_ratio", "rs_wavelength"},
@@ -116,6 +126,18 @@ PAGES: dict[str, dict[str, set[str]]] = {
         "experiment_section": {"minilm_mode", "minilm_shift", "minilm_change"},
         "": {"minilm_grid"},
     },
+}
+PAGES["pages/labs/toy_tasks.py"] = {
+    "probe_section": {"toy_probe", "toy_probe_distance", "toy_probe_distractors"},
+    "inspect_section": {
+        "toy_inspect_enc",
+        "toy_inspect_table",
+        "toy_attn",
+        "toy_gates",
+        "toy_positions",
+    },
+    # The task and the encodings change every section; training's settings sit in a form (no rerun).
+    "": {"toy_task", "toy_encodings", "toy_train_form", "toy_train_enc", "toy_train_steps", "toy_train_seed"},
 }
 NESTED = {
     ("pages/beyond/spline.py", "local_part"): "part1_section",
@@ -207,6 +229,7 @@ def another(options: list[Any], value: Any) -> Any:
 
 # (page, widget kind, key, a value or another(), a chart of the same fragment that must change)
 MOVES: list[tuple[str, str, str, Any, str | None]] = [
+    ("pages/rotary/rope.py", "selectbox", "rope_q_word", another, "rope_circles"),
     ("pages/rotary/rope.py", "slider", "rope_frame", 5, "rope_circles"),
     ("pages/rotary/rope.py", "slider", "rope_size", 8, "rope_identity"),
     ("pages/rotary/rope.py", "slider", "rope_decay_dist", 1024, "rope_decay"),
@@ -234,6 +257,7 @@ MOVES: list[tuple[str, str, str, Any, str | None]] = [
     ("pages/labs/minilm.py", "selectbox", "minilm_head", another, "minilm_big"),
     ("pages/labs/minilm.py", "radio", "minilm_src", another, "minilm_masses"),
     ("pages/labs/minilm.py", "radio", "minilm_mode", another, "minilm_change"),
+    ("pages/labs/toy_tasks.py", "radio", "toy_probe", another, "toy_probe_distance"),
 ]
 
 

@@ -128,7 +128,7 @@ st.markdown(t("toy_tasks.example", example=task.example))
 
 @st.fragment
 def probe_section(task_name: str, encs: tuple[str, ...], ids: tuple[str, ...]) -> None:
-    """The probe radio and its two bar charts: choosing a probe reruns this section only."""
+    """Owns the probe radio and its two bar charts: choosing a probe reruns this section only."""
     activate()  # a fragment rerun does not pass through app.py: set this run's language
     lang = current()
     PROBE = Param.choice("toy_probe", ids, default=ids[0])
@@ -399,6 +399,8 @@ polling = job0 is not None and not job0.finished
 
 @st.fragment(run_every=1.0 if polling else None)
 def live_panel() -> None:
+    """Owns the Stop button and the running job's progress, curve and results (polled every second
+    while this session's job runs)."""
     activate()  # a fragment rerun (every poll) skips app.py, which sets the language of a full run
     job, ahead = svc.status(st.session_state.get("toy_job", 0))
     if job is None:
@@ -480,7 +482,7 @@ def inspection_grid(ins, values, title: str, kind: str, value_label: str, fig_ke
 
 @st.fragment
 def inspect_section(task_name: str) -> None:
-    """The model, the typed string and what the model makes of it: typing reruns this section only."""
+    """Owns the model, the typed string and what the model makes of it: typing reruns this section only."""
     activate()  # a fragment rerun does not pass through app.py: set this run's language
     lang = current()
     task = T.get(task_name)

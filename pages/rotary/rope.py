@@ -47,38 +47,10 @@ prose(KEY, "complex")
 # -- 1. rotation circles -----------------------------------------------------------------------
 st.header(t("rope.circles.subheader"))
 prose(KEY, "circles")
-w1, w2, w3, w4 = st.columns([3, 3, 2, 2])
-# The word pickers hold token indices (language-neutral); a shorter sentence clamps them.
-word = option_names(range(n_tok), lambda i: f"{i} · {toks[i]}")
-Q_WORD = Param.integer("rope_q_word", 0, ch.MAX_WORDS - 1, default=min(1, n_tok - 1))
-K_WORD = Param.integer("rope_k_word", 0, ch.MAX_WORDS - 1, default=min(5, n_tok - 1))
-for picker in (Q_WORD, K_WORD):
-    picker.settle(range(n_tok))  # a shorter sentence clamps the word; the widget then needs no index=
-qi = Q_WORD.widget(
-    w1.selectbox,
-    t("rope.circles.query_word"),
-    list(range(n_tok)),
-    format_func=word,
-    help=t("rope.circles.query_word_help"),
-)
-ki = K_WORD.widget(
-    w2.selectbox, t("rope.circles.key_word"), list(range(n_tok)), format_func=word, help=t("rope.circles.key_word_help")
-)
-d = w3.select_slider(
-    t("rope.circles.head_size"),
-    list(range(2, 33, 2)),
-    value=16,
-    key="rope_d",
-    **URL,
-    help=t("rope.circles.head_size_help"),
-)
-base = w4.select_slider(
-    t("rope.circles.base"), list(ch.BASES), value=10_000, key="rope_base", **URL, help=t("rope.circles.base_help")
-)
 
 
 @st.fragment
-def circles_part() -> None:
+def circles_part(qi: int, ki: int, d: int, base: int) -> None:
     """Owns the positions, what moves and the frame (the words, head size and base are shared)."""
     activate()  # a fragment rerun skips app.py, which sets the language of a full run
     p1, p2, p3 = st.columns([2, 2, 3])
@@ -143,21 +115,8 @@ def circles_part() -> None:
     st.markdown(t("rope.circles.gap", pairs=d // 2, frames=ch.FRAMES, gap=cs.gap))
 
 
-circles_part()
-
-# -- 2. the relative identity, in numbers -------------------------------------------------------
-st.header(t("rope.identity.subheader"))
-prose(KEY, "identity")
-with st.expander(t("rope.identity.proof_2d")):
-    show_derivation("rope-matrix-2d", key_prefix="rope_proof2d", compact=True)
-with st.expander(t("rope.identity.proof_d")):
-    show_derivation("rope-relative-block", key_prefix="rope_proofd", compact=True)
-with st.expander(t("rope.identity.proof_complex")):
-    show_derivation("rope-complex-2d", key_prefix="rope_proofc", compact=True)
-
-
 @st.fragment
-def identity_part() -> None:
+def identity_part(qi: int, ki: int, d: int, base: int) -> None:
     """Owns the size, the shift and the question: they change only this map and its rows."""
     activate()  # a fragment rerun skips app.py, which sets the language of a full run
     r1, r2 = st.columns(2)
@@ -206,9 +165,6 @@ def identity_part() -> None:
     )
 
 
-identity_part()
-
-
 # -- 3. long-term decay ---------------------------------------------------------------------------
 @st.fragment
 def decay_section() -> None:
@@ -242,12 +198,9 @@ def decay_section() -> None:
     )
 
 
-decay_section()
-
-
 # -- 4. the rotation matrix, and its two layouts ---------------------------------------------------
 @st.fragment
-def matrix_section() -> None:
+def matrix_section(qi: int, ki: int, base: int) -> None:
     """Owns the matrix head size and position and the why-block panel (the layouts summary reads them)."""
     activate()  # a fragment rerun skips app.py, which sets the language of a full run
     st.header(t("rope.matrix.subheader"))
@@ -364,7 +317,61 @@ def matrix_section() -> None:
     )
 
 
-matrix_section()
+@st.fragment
+def rotation_part() -> None:
+    """Owns the two words, the head size and the base, which sections 1, 2 and 4 read (and nothing
+    else does): moving one reruns these sections only, not the page's top nor its sentence section.
+    Each section inside is a fragment of its own for its own controls."""
+    activate()  # a fragment rerun skips app.py, which sets the language of a full run
+    w1, w2, w3, w4 = st.columns([3, 3, 2, 2])
+    # The word pickers hold token indices (language-neutral); a shorter sentence clamps them.
+    word = option_names(range(n_tok), lambda i: f"{i} · {toks[i]}")
+    Q_WORD = Param.integer("rope_q_word", 0, ch.MAX_WORDS - 1, default=min(1, n_tok - 1))
+    K_WORD = Param.integer("rope_k_word", 0, ch.MAX_WORDS - 1, default=min(5, n_tok - 1))
+    for picker in (Q_WORD, K_WORD):
+        picker.settle(range(n_tok))  # a shorter sentence clamps the word; the widget then needs no index=
+    qi = Q_WORD.widget(
+        w1.selectbox,
+        t("rope.circles.query_word"),
+        list(range(n_tok)),
+        format_func=word,
+        help=t("rope.circles.query_word_help"),
+    )
+    ki = K_WORD.widget(
+        w2.selectbox,
+        t("rope.circles.key_word"),
+        list(range(n_tok)),
+        format_func=word,
+        help=t("rope.circles.key_word_help"),
+    )
+    d = w3.select_slider(
+        t("rope.circles.head_size"),
+        list(range(2, 33, 2)),
+        value=16,
+        key="rope_d",
+        **URL,
+        help=t("rope.circles.head_size_help"),
+    )
+    base = w4.select_slider(
+        t("rope.circles.base"), list(ch.BASES), value=10_000, key="rope_base", **URL, help=t("rope.circles.base_help")
+    )
+    circles_part(qi, ki, d, base)
+
+    # -- 2. the relative identity, in numbers -------------------------------------------------------
+    st.header(t("rope.identity.subheader"))
+    prose(KEY, "identity")
+    with st.expander(t("rope.identity.proof_2d")):
+        show_derivation("rope-matrix-2d", key_prefix="rope_proof2d", compact=True)
+    with st.expander(t("rope.identity.proof_d")):
+        show_derivation("rope-relative-block", key_prefix="rope_proofd", compact=True)
+    with st.expander(t("rope.identity.proof_complex")):
+        show_derivation("rope-complex-2d", key_prefix="rope_proofc", compact=True)
+    identity_part(qi, ki, d, base)
+    decay_section()
+    matrix_section(qi, ki, base)
+
+
+rotation_part()
 
 
 # -- 5. on your sentence ---------------------------------------------------------------------------
