@@ -31,12 +31,17 @@ def test_a_memoized_wrapper_still_caches_per_argument():
     assert CALLS == [3, 4]
 
 
-def test_a_new_function_object_gets_its_own_wrapper():
-    def local(x: int) -> int:  # a page script's own function: a new object every run
-        return x + 1
+def _page_function(source: str):
+    """A function as a page script makes it: Streamlit runs the script as __main__ in fresh globals."""
+    namespace = {"__name__": "__main__"}
+    exec(source, namespace)
+    return namespace["f"]
 
-    def other(x: int) -> int:
-        return x + 2
 
-    assert cached(local)(1) == 2
-    assert cached(other)(1) == 3
+def test_a_page_scripts_function_is_not_memoized():
+    """Each run of a page makes its functions anew, each holding that run's globals: memoizing their
+    wrappers would keep every run's names alive. They get a fresh wrapper, which still caches."""
+    first, second = _page_function("def f(x):\n    return x + 1\n"), _page_function("def f(x):\n    return x + 1\n")
+    assert cached(first) is not cached(first)
+    assert cached(first)(1) == cached(second)(1) == 2
+    assert resource(first) is not resource(first)

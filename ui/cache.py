@@ -18,6 +18,7 @@ No other module calls st.cache_data or st.cache_resource (tests/test_architectur
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from functools import lru_cache
 from typing import ParamSpec, TypeVar
@@ -33,25 +34,34 @@ RESOURCE_ENTRIES = 4  # models: a handful per process
 
 def cached(fn: Callable[P, R], *, max_entries: int = DEFAULT_ENTRIES) -> Callable[P, R]:
     """`fn` with a bounded, process-wide cache keyed on its arguments."""
-    return _wrapper(fn, max_entries, "data")
+    return _wrapper(fn, max_entries, "data") if _module_level(fn) else _make(fn, max_entries, "data")
 
 
 def resource(fn: Callable[P, R], *, max_entries: int = RESOURCE_ENTRIES) -> Callable[P, R]:
     """`fn` returning a read-only object shared by every session (loaded once per argument)."""
-    return _wrapper(fn, max_entries, "resource")
+    return _wrapper(fn, max_entries, "resource") if _module_level(fn) else _make(fn, max_entries, "resource")
+
+
+def _make(fn: Callable, max_entries: int, kind: str) -> Callable:
+    if kind == "data":
+        return st.cache_data(max_entries=max_entries, show_spinner=False)(fn)
+    return st.cache_resource(max_entries=max_entries, show_spinner=False)(fn)
 
 
 # A page wraps its functions at the top of its script, so every full rerun wrapped them again, and
 # making a Streamlit cache wrapper hashes the function's source: 0.85 ms each, 13 ms of every full
 # rerun of the toy lab (15 wrappers). The wrapper is only a handle (the entries live in Streamlit's
-# cache, keyed on the same source hash), so one per function serves every run. Bounded: the pages
-# wrap ~120 functions, and a function made inside a page script (a new object each run) only
-# pushes the oldest handle out.
-@lru_cache(maxsize=512)
-def _wrapper(fn: Callable, max_entries: int, kind: str) -> Callable:
-    if kind == "data":
-        return st.cache_data(max_entries=max_entries, show_spinner=False)(fn)
-    return st.cache_resource(max_entries=max_entries, show_spinner=False)(fn)
+# cache, keyed on the same source hash), so one per function serves every run: ~120 functions of
+# imported modules, hence the bound.
+_wrapper = lru_cache(maxsize=256)(_make)
+
+
+def _module_level(fn: Callable) -> bool:
+    """True for a function of an imported module (the same object every run). A function a page
+    script defines is a new object each run and holds that run's globals: memoized, every run's
+    names would stay alive in the memo until pushed out, so it gets a fresh wrapper instead."""
+    module = sys.modules.get(getattr(fn, "__module__", None) or "")
+    return module is not None and getattr(fn, "__globals__", None) is vars(module)
 
 
 def clear_all() -> None:
