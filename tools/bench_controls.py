@@ -103,12 +103,9 @@ async def bench_page(s: Bench, ws, path: str, repeats: int) -> dict:
     # A control inside an st.form sends nothing when moved: a browser reruns the page only at the
     # form's submit button (SKIP: the toy lab's Train). Timing it alone would time a rerun no learner
     # causes, so it is counted apart.
-    in_form = sum(1 for _, (kind, p) in s.elements.items() if kind in KINDS and getattr(p, "form_id", ""))
-    controls = [
-        (wid, kind, p)
-        for wid, (kind, p) in s.elements.items()
-        if kind in KINDS and not any(k in wid for k in SKIP) and not getattr(p, "form_id", "")
-    ]
+    shown = [(wid, kind, p) for wid, (kind, p) in s.elements.items() if kind in KINDS]
+    in_form = len([p for _, _, p in shown if p.form_id])
+    controls = [(wid, kind, p) for wid, kind, p in shown if not any(k in wid for k in SKIP) and not p.form_id]
     times: dict[str, list[float]] = {}
     in_fragment = 0
     for wid, kind, p in controls:

@@ -60,8 +60,12 @@ lr_text = cached(probes.lr_text, max_entries=64)
 
 
 def _inspection(task: str, encoding: str, text: str, directory: str, lang: str) -> models.Inspection:
-    """A shipped model on a typed string (a function of the five; the model comes from load_model)."""
-    return models.inspect_string(load_model(task, encoding, directory), task, text, lang)
+    """A shipped model on a typed string (a function of the five; the model comes from load_model).
+    Called only for a model the page found shipped."""
+    model = load_model(task, encoding, directory)
+    if model is None:
+        raise FileNotFoundError(f"no shipped model for {task}/{encoding}")
+    return models.inspect_string(model, task, text, lang)
 
 
 inspection = cached(_inspection, max_entries=64)
