@@ -128,6 +128,7 @@ PAGES: dict[str, dict[str, set[str]]] = {
     },
 }
 PAGES["pages/labs/toy_tasks.py"] = {
+    "distance_section": {"toy_dist_split", "toy_distance"},
     "probe_section": {"toy_probe", "toy_probe_distance", "toy_probe_distractors"},
     "inspect_section": {
         "toy_inspect_enc",
@@ -257,6 +258,7 @@ MOVES: list[tuple[str, str, str, Any, str | None]] = [
     ("pages/labs/minilm.py", "selectbox", "minilm_head", another, "minilm_big"),
     ("pages/labs/minilm.py", "radio", "minilm_src", another, "minilm_masses"),
     ("pages/labs/minilm.py", "radio", "minilm_mode", another, "minilm_change"),
+    ("pages/labs/toy_tasks.py", "radio", "toy_dist_split", another, "toy_distance"),
     ("pages/labs/toy_tasks.py", "radio", "toy_probe", another, "toy_probe_distance"),
 ]
 

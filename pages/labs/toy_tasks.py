@@ -64,7 +64,7 @@ def _inspection(task: str, encoding: str, text: str, directory: str, lang: str) 
     Called only for a model the page found shipped."""
     model = load_model(task, encoding, directory)
     if model is None:
-        raise FileNotFoundError(f"no shipped model for {task}/{encoding}")
+        raise LookupError(task, encoding)  # not shipped
     return models.inspect_string(model, task, text, lang)
 
 
@@ -128,6 +128,37 @@ st.markdown(
     + " · ".join(f"*{split_short(s.name)}* — {t(f'toy_tasks.split.{task_name}.{s.name}')}" for s in task.splits)
 )
 st.markdown(t("toy_tasks.example", example=task.example))
+
+
+@st.fragment
+def distance_section(task_name: str, encs: tuple[str, ...]) -> None:
+    """Owns the test-split radio and its error-by-distance chart: choosing a split reruns this only."""
+    activate()  # a fragment rerun does not pass through app.py: set this run's language
+    lang = current()
+    task = T.get(task_name)
+    SPLIT = Param.choice("toy_dist_split", task.split_names, default=task.split_names[0])
+    SPLIT.settle(task.split_names)  # a split of the task chosen before is gone
+    split = SPLIT.widget(
+        st.radio,
+        t("toy_tasks.split_label"),
+        task.split_names,
+        format_func=option_names(task.split_names, split_short),
+        horizontal=True,
+        help=t("toy_tasks.split_help"),
+    )
+    de = distance_errors(task_name, encs, split, DIR, lang)
+    plot(
+        toy_tasks_figures.grouped_bars(
+            de.bins,
+            de.error,
+            t("toy_tasks.fig.distance", split=split_short(split)),
+            x_title=t(f"toy_tasks.distance.{task_name}"),
+            y_title=t("toy_tasks.fig.error"),
+            counts=de.counts,
+        ),
+        "toy_distance",
+    )
+    st.caption(t("toy_tasks.distance_caption"))
 
 
 @st.fragment
@@ -280,29 +311,7 @@ else:
 
     st.markdown(t("toy_tasks.distance_header"))
     prose(KEY, f"distance-{task_name}")
-    SPLIT = Param.choice("toy_dist_split", task.split_names, default=task.split_names[0])
-    SPLIT.settle(task.split_names)  # a split of the task chosen before is gone
-    split = SPLIT.widget(
-        st.radio,
-        t("toy_tasks.split_label"),
-        task.split_names,
-        format_func=option_names(task.split_names, split_short),
-        horizontal=True,
-        help=t("toy_tasks.split_help"),
-    )
-    de = distance_errors(task_name, encs, split, DIR, lang)
-    plot(
-        toy_tasks_figures.grouped_bars(
-            de.bins,
-            de.error,
-            t("toy_tasks.fig.distance", split=split_short(split)),
-            x_title=t(f"toy_tasks.distance.{task_name}"),
-            y_title=t("toy_tasks.fig.error"),
-            counts=de.counts,
-        ),
-        "toy_distance",
-    )
-    st.caption(t("toy_tasks.distance_caption"))
+    distance_section(task_name, encs)
 
     # --- one factor at a time (evaluation-only probes of the shipped checkpoints) ----------------
     st.markdown(t("toy_tasks.factors_header"))
