@@ -15,6 +15,9 @@ see there why that alone took ~40 ms from every rerun.
 
 And it moves what it imported out of the garbage collector's sight (`settle_heap`): see there why a
 full collection of those objects stalled every session for up to 0.2 s.
+
+Last, it says that app.py is a st.navigation app (`navigation_app`), so the first visitor of a fresh
+server who opens a link to a chapter is not told "Page not found".
 """
 
 from __future__ import annotations
@@ -85,10 +88,25 @@ def settle_heap() -> None:
     gc.freeze()
 
 
+def navigation_app() -> None:
+    """Tell Streamlit up front that app.py is a st.navigation app, not a pages/-folder app.
+
+    Streamlit decides that once per process, when its first session starts: a folder named pages/
+    beside the entrypoint makes it run that session the old way (a page per pages/*.py file, which
+    finds none: ours live in pages/<part>/). The first learner who opens a link to a chapter
+    (/rope, /toy-lab?lang=ko) was then told "Page not found … running the app's main page" over
+    the right chapter, until app.py's st.navigation call set the flag for every later session. On
+    a freshly started server that is the teacher's first shared link. Set here, no session sees it."""
+    from streamlit.runtime.pages_manager import PagesManager
+
+    PagesManager.uses_pages_directory = False
+
+
 def main() -> None:
     no_delay_for_every_tcp_socket()
     preload()
     settle_heap()
+    navigation_app()
     from streamlit.web.cli import main as streamlit_main
 
     streamlit_main(prog_name="streamlit")

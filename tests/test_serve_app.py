@@ -129,3 +129,62 @@ def test_preload_imports_every_streamlit_free_module_and_no_cache():
     assert out.stdout.strip().splitlines()[-1] == "[]"
     # Streamlit warns on stderr when a cache is made before its runtime exists (as importing ui/ does).
     assert "No runtime found" not in out.stderr, out.stderr[-2000:]
+
+
+def test_main_says_the_app_uses_st_navigation_before_streamlit_starts(monkeypatch):
+    """Streamlit decides on its first session whether app.py is a pages/-folder app; serve_app decides
+    it first (navigation_app), so that session is not run the old way."""
+    from streamlit.runtime.pages_manager import PagesManager
+
+    monkeypatch.setattr(serve_app, "preload", lambda: None)
+    monkeypatch.setattr(serve_app, "settle_heap", lambda: None)
+    monkeypatch.setattr(PagesManager, "uses_pages_directory", None)
+    seen = []
+    import streamlit.web.cli
+
+    monkeypatch.setattr(streamlit.web.cli, "main", lambda prog_name: seen.append(PagesManager.uses_pages_directory))
+    monkeypatch.setattr(sys, "argv", ["serve_app", "run", "app.py"])
+    serve_app.main()
+    assert seen == [False]
+
+
+async def _first_visit(url: str, page_name: str) -> tuple[list[str], dict[str, str], str]:
+    """Open `page_name` as a browser does on a link (a rerun that names the page by its URL path and
+    no page hash); return the message kinds, the pages (URL path → hash) and the page it ran."""
+    import websockets
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+    from websockets.typing import Subprotocol
+
+    msg = BackMsg()
+    msg.rerun_script.page_name = page_name
+    msg.rerun_script.query_string = "lang=ko"
+    kinds: list[str] = []
+    pages: dict[str, str] = {}
+    ran = ""
+    ws_url = url.replace("http://", "ws://") + "/_stcore/stream"
+    async with websockets.connect(ws_url, subprotocols=[Subprotocol("streamlit")], max_size=2**28) as ws:
+        await ws.send(msg.SerializeToString())
+        while "script_finished" not in kinds:
+            fm = ForwardMsg()
+            fm.ParseFromString(await asyncio.wait_for(ws.recv(), timeout=120))
+            kinds.append(str(fm.WhichOneof("type")))
+            if kinds[-1] == "navigation":
+                pages = {p.url_pathname: p.page_script_hash for p in fm.navigation.app_pages}
+                ran = fm.navigation.page_script_hash
+    return kinds, pages, ran
+
+
+def test_the_first_visitor_of_a_fresh_server_can_open_a_chapter_by_its_link(tmp_path):
+    """The first session of a freshly started server opens /rope: no "Page not found", and it runs
+    RoPE (before navigation_app, that session got the dialog and a navigation with the main page only)."""
+    from tools.browser import start_server, stop_server
+
+    proc, url, _ = start_server(tmp_path / "server.log")
+    try:
+        with ThreadPoolExecutor(1) as pool:
+            kinds, pages, ran = pool.submit(lambda: asyncio.run(_first_visit(url, "rope"))).result()
+    finally:
+        stop_server(proc)
+    assert "page_not_found" not in kinds
+    assert "rope" in pages and ran == pages["rope"]

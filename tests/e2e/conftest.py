@@ -56,12 +56,10 @@ def app_url(server_log):
 
 @pytest.fixture(scope="session")
 def served(browser, app_url) -> str:
-    """The server after one warm-up session on "/".
-
-    Two reasons. The first session of a fresh Streamlit 1.67 server that is opened at a page path
-    ("/sinusoidal") gets a spurious "Page not found" modal (the page registry is empty until the
-    frame's first st.navigation call) which makes the sidebar inert for the test. And the first
-    render pays for importing torch; the tests below should measure pages, not imports.
+    """The server after one warm-up session on "/": the first render still compiles every module of
+    the frame, and the tests below should measure pages, not that. (A first session opened at a page
+    path used to get a spurious "Page not found" modal too; serve_app.navigation_app prevents it, and
+    tests/test_serve_app.py pins that on a fresh server.)
     """
     context = browser.new_context()
     page = context.new_page()
