@@ -11,6 +11,8 @@ import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from explain import figures as F
 from explain.figures import fast
@@ -120,3 +122,49 @@ def test_typed_arrays_match_plotlys_own_encoding(array):
         return json.loads(pio.to_json(fig.to_dict(), validate=False))["data"][0]["x"]
 
     assert sent(fast.typed_arrays(array)) == sent(array)
+
+
+# AtlasFigure.to_dict copies only the dicts (and the lists and tuples on the way to one) that
+# plotly's base64 conversion assigns into. Its result must be plotly's own, and the figure must come
+# out of it unchanged: a page reads the same figure again for its Numbers panel.
+_arrays = st.sampled_from(["float64", "float32", "int64", "int32", "uint8", "bool"]).flatmap(
+    lambda dtype: st.integers(1, 6).flatmap(
+        lambda n: st.just(np.arange(n * 3, dtype=dtype).reshape(n, 3) if dtype != "bool" else np.ones((n, 3), bool))
+    )
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    z=_arrays,
+    hover=st.lists(st.text(max_size=5), min_size=1, max_size=6),
+    n_shapes=st.integers(0, 3),
+    n_frames=st.integers(0, 3),
+    ticks=st.lists(st.integers(-5, 5), max_size=4),
+)
+def test_atlas_figures_to_dict_is_plotlys_and_leaves_the_figure_alone(z, hover, n_shapes, n_frames, ticks):
+    from explain.figures.theme import AtlasFigure, make_figure
+
+    data = [
+        dict(type="heatmap", z=z, customdata=np.asarray(z, float), hovertemplate="%{z}"),
+        dict(type="scatter", x=np.arange(len(hover)), y=[float(k) for k in range(len(hover))], text=hover),
+    ]
+    shapes = [dict(type="line", x0=k, x1=k, y0=0, y1=1, line=dict(color="red")) for k in range(n_shapes)]
+    fig = make_figure(
+        data, "t", 300, xaxis=dict(tickvals=np.asarray(ticks, int), ticktext=[str(v) for v in ticks]), shapes=shapes
+    )
+    fig._frame_objs = [go.Frame(data=[dict(type="scatter", y=np.arange(3) * k)], name=str(k)) for k in range(n_frames)]
+    assert isinstance(fig, AtlasFigure)
+    before = pio.to_json(go.Figure.to_dict(fig), validate=False)
+    assert pio.to_json(fig.to_dict(), validate=False) == before
+    assert pio.to_json(go.Figure.to_dict(fig), validate=False) == before  # the figure is as it was
+    assert isinstance(fig.data[0].z, np.ndarray) and isinstance(fig._data[0]["z"], np.ndarray)
+
+
+def test_atlas_figures_are_what_streamlit_sends():
+    """st.plotly_chart turns a figure into its spec through fig.to_dict(): the override is the one used."""
+    import plotly.tools
+
+    fig = F.token_heatmap(np.eye(3), ["a", "b", "c"], ["a", "b", "c"], "t")
+    sent = plotly.tools.return_figure_from_figure_or_data(fig, validate_figure=True)
+    assert pio.to_json(sent, validate=False) == pio.to_json(go.Figure.to_dict(fig), validate=False)

@@ -19,6 +19,7 @@ import numpy as np
 import pandas  # noqa: F401  (see below)
 import plotly.graph_objects as go
 import plotly.io as pio
+from _plotly_utils.utils import convert_to_base64
 
 from explain.i18n import t as _t
 
@@ -91,6 +92,38 @@ pio.templates["pe_atlas"] = go.layout.Template(
 pio.templates.default = "pe_atlas"
 
 
+def _containers(obj: Any) -> Any:
+    """A copy of every dict in `obj`, and of every list and tuple on the way to one; everything else
+    (numbers, strings, numpy arrays, a list of plain values) is shared, not copied."""
+    if isinstance(obj, dict):
+        return {k: _containers(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)) and any(isinstance(v, (dict, list, tuple)) for v in obj):
+        return type(obj)(_containers(v) for v in obj)
+    return obj
+
+
+class AtlasFigure(go.Figure):
+    """A go.Figure whose to_dict copies only what plotly's conversion then changes.
+
+    st.plotly_chart sends a figure as fig.to_dict(), and plotly's to_dict deep-copies all of the
+    figure (numpy arrays included) only so that the base64 conversion after it (convert_to_base64,
+    which replaces each numpy array in its dict by a typed-array spec) leaves the figure alone. That
+    conversion assigns into dicts and nothing else, so copying the dicts (and the lists and tuples
+    holding them) protects the figure as well; a long list of hover strings is not copied at all.
+    The deep copy was 3.6 ms a figure, 18 % of the Sinusoidal page's rerun (15 figures). Same
+    result, key for key (tests/test_figures_speed.py, and every page's figure snapshots); _data,
+    _layout and _frame_objs are where plotly's own to_dict reads them (plotly is pinned in
+    requirements.txt)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        res = {"data": _containers(self._data), "layout": _containers(self._layout)}
+        frames = _containers([frame._props for frame in self._frame_objs])
+        if frames:
+            res["frames"] = frames
+        convert_to_base64(res)
+        return res
+
+
 def make_figure(data: Any, title: str, height: int, *, _validate: bool = True, **layout: Any) -> go.Figure:
     """The one way a figure is made here: traces and the whole layout (the shared look below, then
     the builder's own keys: xaxis=…, shapes=[…], a margin of its own…) handed to the constructor once.
@@ -113,7 +146,7 @@ def make_figure(data: Any, title: str, height: int, *, _validate: bool = True, *
         hoverlabel=dict(font=dict(family=FONT["family"])),
     )
     spec.update(layout)
-    return go.Figure(data=data, layout=spec, _validate=_validate)
+    return AtlasFigure(data=data, layout=spec, _validate=_validate)
 
 
 def tick_positions(n: int, max_ticks: int = MAX_TICKS) -> list[int]:
