@@ -102,7 +102,7 @@ def _containers(obj: Any) -> Any:
     return obj
 
 
-class AtlasFigure(go.Figure):
+class AtlasFigure(go.Figure):  # type: ignore[misc]
     """A go.Figure whose to_dict copies only what plotly's conversion then changes.
 
     st.plotly_chart sends a figure as fig.to_dict(), and plotly's to_dict deep-copies all of the
