@@ -69,7 +69,8 @@ PAGES: dict[str, dict[str, set[str]]] = {
         },
         "shuffle_section": {"nope_shuffle", "nope_shuffles", "nope_shuffle_bars"},
         "counting_section": {"nope_count_n", "count_weights", "count_share"},
-        "": {"alibi_heads", "alibi_causal", "alibi_proof"},
+        # The heads and the mask are read from the slopes to the extrapolation: one fragment around them.
+        "heads_part": {"alibi_heads", "alibi_causal", "alibi_proof"},
     },
     "pages/contextual/cope.py": {
         "gates_section": {"gates"},
@@ -237,6 +238,8 @@ MOVES: list[tuple[str, str, str, Any, str | None]] = [
     ("pages/rotary/rope.py", "slider", "rope_matrix_m", 7, "rope_R_interleaved"),
     ("pages/rotary/rope.py", "toggle", "rope_causal", True, "rope_attention"),
     ("pages/rotary/rope_scaling.py", "toggle", "rs_causal", False, "rs_attention"),
+    ("pages/rotary/alibi.py", "slider", "alibi_heads", 4, "slopes"),
+    ("pages/rotary/alibi.py", "toggle", "alibi_causal", False, "bias_grid"),
     ("pages/rotary/alibi.py", "checkbox", "alibi_log_slopes", False, "slopes"),
     ("pages/rotary/alibi.py", "selectbox", "alibi_head", another, "att_pair"),
     ("pages/rotary/alibi.py", "slider", "alibi_train_len", 64, "penalty"),

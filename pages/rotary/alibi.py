@@ -49,24 +49,17 @@ counting = cached(ch.counting, max_entries=16)
 
 tokens = sentence_tokens()
 text = st.session_state.sentence
-lang = current()
 
-c1, c2 = st.columns([2, 1])
-H = c1.slider(
-    t("alibi.heads"), 1, ch.MAX_HEADS, 8, key="alibi_heads", **URL, help=t("alibi.heads_help", max=ch.MAX_HEADS)
-)
-causal = c2.toggle(t("alibi.causal"), value=True, key="alibi_causal", **URL, help=t("alibi.causal_help"))
-sec = slopes_section(H, lang)
-sv = sec.view
-colors = alibi_figures.head_colors(sv.slopes)
 sign = sign_text(enc.Alibi.name)  # "i − j (query − key)" in the learner's language
+query_i, key_j = t("figures.query_i"), t("figures.key_j")  # the grids' axis titles
 
 
 # ------------------------------------------------------------------------------------- slopes
 @st.fragment
-def slopes_part() -> None:
+def slopes_part(H: int, sec: ch.SlopesSection, colors: list[str]) -> None:
     """Owns the question and the log-axis checkbox: they change only the slopes chart."""
     activate()  # a fragment rerun skips app.py, which sets the language of a full run
+    sv = sec.view
     st.header(t("alibi.slopes.subheader"))
     if sec.question is not None:
         ask(sec.question)
@@ -91,20 +84,9 @@ def slopes_part() -> None:
         st.info(sec.note)
 
 
-slopes_part()
-
 # --------------------------------------------------------------------------------------- bias
-hv = heads_view(text, seed(), H, causal)
-cut = t("alibi.cut", shown=ch.GRID, n=len(tokens)) if hv.cut else ""
-query_i, key_j = t("figures.query_i"), t("figures.key_j")  # the grids' axis titles
-st.header(t("alibi.bias.subheader"))
-prose(KEY, "bias")
-with st.expander(t("alibi.bias.proof")):
-    show_derivation("alibi-shift-invariance", key_prefix="alibi_proof", compact=True)
-
-
 @st.fragment
-def bias_part() -> None:
+def bias_part(causal: bool, sec: ch.SlopesSection, hv: ch.HeadsView, cut: str) -> None:
     """Owns only its chart's Numbers panel: reads the heads and the mask above."""
     activate()  # a fragment rerun skips app.py, which sets the language of a full run
     bias_form = t("alibi.bias.form_causal" if causal else "alibi.bias.form_bidirectional")
@@ -123,14 +105,12 @@ def bias_part() -> None:
     )
 
 
-bias_part()
-
-
 # --------------------------------------------------------------------------------- attention
 @st.fragment
-def attention_section() -> None:
+def attention_section(H: int, sec: ch.SlopesSection, hv: ch.HeadsView, cut: str) -> None:
     """Owns the head picker, which the code section below also reads, so both are in here."""
     activate()  # a fragment rerun skips app.py, which sets the language of a full run
+    sv = sec.view
     st.header(t("alibi.attention.subheader"))
     prose(KEY, "attention")
     HEAD = Param.integer("alibi_head", 1, ch.MAX_HEADS, default=1)
@@ -195,16 +175,12 @@ def attention_section() -> None:
     st.markdown(t("alibi.code.last_key", head=head, code=cf.last_key_mass_code, symmetric=cf.last_key_mass_symmetric))
 
 
-attention_section()
-
-trained_panel("alibi", KEY)
-
-
 # ------------------------------------------------------------------------ past the training length
 @st.fragment
-def extrapolation_section() -> None:
+def extrapolation_section(H: int, sec: ch.SlopesSection, colors: list[str]) -> None:
     """Owns the two lengths and the axis checkboxes: they change only this section."""
     activate()  # a fragment rerun skips app.py, which sets the language of a full run
+    sv = sec.view
     st.header(t("alibi.extrapolation.subheader"))
     prose(KEY, "extrapolation")
     e1, e2 = st.columns(2)
@@ -290,7 +266,34 @@ def extrapolation_section() -> None:
     prose(KEY, "extrapolation-read")
 
 
-extrapolation_section()
+@st.fragment
+def heads_part() -> None:
+    """Owns the number of heads and the causal toggle, which every section from the slopes to the
+    extrapolation reads (and the NoPE sections below do not): moving one reruns these sections only,
+    not the page's top, nor the NoPE sections and the app's frame. Each section inside is a fragment
+    of its own for its own controls; the trained panel sits among them, in its place on the page."""
+    activate()  # a fragment rerun skips app.py, which sets the language of a full run
+    c1, c2 = st.columns([2, 1])
+    H = c1.slider(
+        t("alibi.heads"), 1, ch.MAX_HEADS, 8, key="alibi_heads", **URL, help=t("alibi.heads_help", max=ch.MAX_HEADS)
+    )
+    causal = c2.toggle(t("alibi.causal"), value=True, key="alibi_causal", **URL, help=t("alibi.causal_help"))
+    sec = slopes_section(H, current())
+    colors = alibi_figures.head_colors(sec.view.slopes)
+    slopes_part(H, sec, colors)
+    hv = heads_view(text, seed(), H, causal)
+    cut = t("alibi.cut", shown=ch.GRID, n=len(tokens)) if hv.cut else ""
+    st.header(t("alibi.bias.subheader"))
+    prose(KEY, "bias")
+    with st.expander(t("alibi.bias.proof")):
+        show_derivation("alibi-shift-invariance", key_prefix="alibi_proof", compact=True)
+    bias_part(causal, sec, hv, cut)
+    attention_section(H, sec, hv, cut)
+    trained_panel("alibi", KEY)
+    extrapolation_section(H, sec, colors)
+
+
+heads_part()
 
 # -------------------------------------------------------------------------------------- NoPE
 st.header(t("alibi.nope.header"))
