@@ -283,19 +283,21 @@ def test_every_identity_names_a_chapter_of_the_table_of_contents():
 
 
 def test_a_chapter_embeds_only_its_own_identities():
-    """A page that calls show_derivation("<id>") is the chapter CHAPTER_OF names for that id, so the
-    catalogue's chapter column points where the proof is actually shown."""
+    """A page that calls show_derivation("<id>") or proof(label, "<id>", …) is the chapter CHAPTER_OF
+    names for that id, so the catalogue's chapter column points where the proof is actually shown."""
     embedded = {}
     for chapter in CHAPTERS:
         tree = ast.parse((ROOT / chapter.path).read_text(encoding="utf-8"))
         for node in ast.walk(tree):
+            name = getattr(node, "func", None) and getattr(node.func, "id", getattr(node.func, "attr", None))
+            at = {"show_derivation": 0, "proof": 1}.get(str(name))
             if (
                 isinstance(node, ast.Call)
-                and getattr(node.func, "id", getattr(node.func, "attr", None)) == "show_derivation"
-                and node.args
-                and isinstance(node.args[0], ast.Constant)
+                and at is not None
+                and len(node.args) > at
+                and isinstance(node.args[at], ast.Constant)
             ):
-                embedded[node.args[0].value] = chapter.key
+                embedded[node.args[at].value] = chapter.key
     assert len(embedded) >= 10  # the chapters embed most identities; the test must see them
     for derivation_id, chapter_key in embedded.items():
         assert DV.CHAPTER_OF[derivation_id] == chapter_key, derivation_id
@@ -451,6 +453,16 @@ def test_sinusoidal_chapter_embeds_both_proofs():
     labels = [e.label for e in at.expander]
     assert "Proof: PE(m)·PE(n) depends only on m − n" in labels
     assert any(lbl.startswith("Proof: PE(p+Δ) = T(Δ)·PE(p)") for lbl in labels)
+    # Closed, a proof runs nothing (ui.derivation.proof): no badge, no steps, no inputs.
+    assert GREEN not in _markdown(at)
+    assert not {w.key for w in at.number_input} & {
+        "sin-dot:sinusoidal-dot-product:m",
+        "sin-shift:sinusoidal-shift:Delta",
+    }
+    for prefix in ("sin-dot", "sin-shift"):
+        at.session_state[f"{prefix}__proof"] = True  # open the expander, as a click would
+    at.run()
+    assert not errors(at)
     bodies = _latex_bodies(at)
     for derivation_id in ("sinusoidal-dot-product", "sinusoidal-shift"):
         d = D.get(derivation_id)

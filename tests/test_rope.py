@@ -545,11 +545,16 @@ def test_page_runs_and_its_figures_show_the_identity():
     radio.set_value(t("rope.identity.answer_no", "en")).run()
     at.button(key="rope_q__reveal").click().run()
     assert any(s.value.startswith("Right:") for s in at.success)
-    # the goal's derivation is on the page, and the block-diagonal panel is closed until opened
-    bodies = [el.value for el in at.latex]
-    for s in D.get("rope-from-the-goal").steps:
-        assert any(DV.step_latex(s) in b for b in bodies)
+    # the goal's proof and the block-diagonal panel are closed until opened; opened, the proof is there
+    goal = D.get("rope-from-the-goal").steps
+    assert not any(DV.step_latex(s) in el.value for s in goal for el in at.latex)
     assert not [c for c in at.get("plotly_chart") if c.key == "rope_skew_blocks"]
+    at.session_state["rope_goal__proof"] = True  # open the expander, as a click would
+    at.run()
+    assert not errors(at)
+    bodies = [el.value for el in at.latex]
+    for s in goal:
+        assert any(DV.step_latex(s) in b for b in bodies)
 
 
 def test_why_block_diagonal_panel_shows_every_proof_and_the_numbers():

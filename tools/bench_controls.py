@@ -7,9 +7,12 @@ Streamlit's websocket protocol (tools/classroom_load.Session): it opens each cha
 every control the page itself shows (the sidebar's are the frame's: see SKIP) — each slider and
 select-slider to its maximum and back to its minimum, each checkbox and toggle both ways, each
 selectbox and radio to another option, each number input one step, each multiselect to one option,
-each button once (except the toy lab's Train) — and times the rerun that input causes, from sending
-it to the server's "script finished". A control inside an st.fragment reruns only its fragment,
-exactly as in a browser; every other control reruns the page. A control inside an st.form is not
+each button once (except the toy lab's Train), each proof's expander closed and opened again — and
+times the rerun that input causes, from sending it to the server's "script finished". A chapter's
+proofs (ui.derivation.proof) run only while open, so the page is first opened with every proof open,
+and every control is timed on that page: the inputs of a proof's numbers panel are controls too.
+A control inside an st.fragment reruns only its fragment, exactly as in a browser; every other
+control reruns the page. A control inside an st.form is not
 timed: a browser sends nothing when it moves (only the form's submit button reruns the page).
 
 Reported per page: its controls, how many live in a fragment, a full rerun with nothing changed,
@@ -46,7 +49,8 @@ from ui.chapters import CHAPTERS  # noqa: E402
 # sentence ("new text") on every page.
 SKIP = ("toy_train_go", "-sentence", "-seed", "-example", "-presenter", "-lesson")
 
-KINDS = ("slider", "checkbox", "selectbox", "radio", "number_input", "multiselect", "button")
+KINDS = ("slider", "checkbox", "selectbox", "radio", "number_input", "multiselect", "button", "expander")
+PROOF = "__proof"  # the key suffix of a chapter's proof expander (ui.derivation.proof)
 
 
 def settings(kind: str, p: Any) -> list[WidgetState]:
@@ -65,6 +69,8 @@ def settings(kind: str, p: Any) -> list[WidgetState]:
             s = WidgetState(id=wid)
             s.double_array_value.data.extend([lo, v] if len(p.default) == 2 else [v])
             out.append(s)
+    elif kind == "expander":  # closed, then open again: the page keeps its proofs open
+        out = [WidgetState(id=wid, bool_value=False), WidgetState(id=wid, bool_value=True)]
     elif kind == "checkbox":
         out = [WidgetState(id=wid, bool_value=not p.default), WidgetState(id=wid, bool_value=bool(p.default))]
     elif kind in ("selectbox", "radio") and len(p.options) > 1:
@@ -85,7 +91,18 @@ def settings(kind: str, p: Any) -> list[WidgetState]:
     return out
 
 
+def form_of(p: Any) -> str:
+    """The form a control sits in ("" for none; an expander is never in one here)."""
+    return str(p.form_id) if "form_id" in p.DESCRIPTOR.fields_by_name else ""
+
+
 class Bench(Session):
+    def _see_block(self, block, fragment: str = "") -> None:
+        if block.WhichOneof("type") == "expandable" and block.expandable.id.endswith(PROOF):
+            self.elements[block.expandable.id] = ("expander", block.expandable)
+            if fragment:
+                self.fragment_of[block.expandable.id] = fragment
+
     def _see(self, el, fragment: str = "") -> None:
         super()._see(el, fragment)
         kind = el.WhichOneof("type")
@@ -99,13 +116,18 @@ async def bench_page(s: Bench, ws, path: str, repeats: int) -> dict:
     page_hash = s.pages.get(path, "")
     s.widgets = {}
     await s.run_script(ws, page_hash)
+    # Every proof open, as the page's defaults here (see the docstring).
+    opened = {wid: WidgetState(id=wid, bool_value=True) for wid, (kind, _) in s.elements.items() if kind == "expander"}
+    if opened:
+        s.widgets = dict(opened)
+        await s.run_script(ws)
     full = [await s.run_script(ws) for _ in range(repeats)]
     # A control inside an st.form sends nothing when moved: a browser reruns the page only at the
     # form's submit button (SKIP: the toy lab's Train). Timing it alone would time a rerun no learner
     # causes, so it is counted apart.
     shown = [(wid, kind, p) for wid, (kind, p) in s.elements.items() if kind in KINDS]
-    in_form = len([p for _, _, p in shown if p.form_id])
-    controls = [(wid, kind, p) for wid, kind, p in shown if not any(k in wid for k in SKIP) and not p.form_id]
+    in_form = len([p for _, _, p in shown if form_of(p)])
+    controls = [(wid, kind, p) for wid, kind, p in shown if not any(k in wid for k in SKIP) and not form_of(p)]
     times: dict[str, list[float]] = {}
     in_fragment = 0
     for wid, kind, p in controls:
@@ -128,7 +150,7 @@ async def bench_page(s: Bench, ws, path: str, repeats: int) -> dict:
         if samples:
             times[name] = samples
         # back to the page's defaults before the next control, so each is timed on the default page
-        s.widgets = {}
+        s.widgets = dict(opened)
         await s.run_script(ws)
     medians = {k: statistics.median(v) for k, v in times.items()}
     worst = max(medians, key=lambda k: medians[k]) if medians else None

@@ -127,6 +127,8 @@ class Session:
                 self.page_hash = fm.navigation.page_script_hash
             elif kind == "delta" and fm.delta.WhichOneof("type") == "new_element":
                 self._see(fm.delta.new_element, fm.delta.fragment_id)
+            elif kind == "delta" and fm.delta.WhichOneof("type") == "add_block":
+                self._see_block(fm.delta.add_block, fm.delta.fragment_id)
             elif kind == "script_finished":
                 status = ForwardMsg.ScriptFinishedStatus.Name(fm.script_finished)
                 if status == "FINISHED_EARLY_FOR_RERUN":
@@ -153,6 +155,9 @@ class Session:
             self.elements[getattr(el, kind).id] = (kind, getattr(el, kind))
             if fragment:
                 self.fragment_of[getattr(el, kind).id] = fragment
+
+    def _see_block(self, block, fragment: str = "") -> None:
+        """A layout block (a learner here opens no expander; tools/bench_controls.py does)."""
 
     def widget(self, kind: str, suffix: str):
         for wid, (k, proto) in self.elements.items():

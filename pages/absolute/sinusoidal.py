@@ -11,7 +11,7 @@ from explain import figures as F
 from explain.chapters import sinusoidal as ch
 from ui.cache import cached
 from ui.common import header, plot, prose, seed, sentence_tokens
-from ui.derivation import show_derivation
+from ui.derivation import proof
 from ui.i18n import activate, current, t
 from ui.presenter import secondary
 from ui.question import ask
@@ -214,8 +214,7 @@ def dot_section(n: int, d: int, base_f: float) -> None:
             "dot_vs_distance",
         )
     st.markdown(t("sinusoidal.dot.gap", gap=dp.gap))
-    with st.expander(t("sinusoidal.dot.proof")):
-        show_derivation("sinusoidal-dot-product", key_prefix="sin-dot", compact=True)
+    proof(t("sinusoidal.dot.proof"), "sinusoidal-dot-product", "sin-dot")
 
 
 dot_section(n, d, base_f)
@@ -264,8 +263,7 @@ def shift_section(d: int, base_f: float) -> None:
             "T",
         )
     st.markdown(t("sinusoidal.shift.difference", d=d, diff=chk.max_abs_diff))
-    with st.expander(t("sinusoidal.shift.proof")):
-        show_derivation("sinusoidal-shift", key_prefix="sin-shift", compact=True)
+    proof(t("sinusoidal.shift.proof"), "sinusoidal-shift", "sin-shift")
 
 
 shift_section(d, base_f)

@@ -18,7 +18,7 @@ from explain.chapters import cope_results, cope_seeds
 from explain.chapters.common import sign_text
 from ui.cache import cached
 from ui.common import header, inline_tokens, plot, prose, seed, sentence_tokens
-from ui.derivation import show_derivation
+from ui.derivation import proof
 from ui.i18n import activate, current, option_names, t
 from ui.question import ask
 from ui.trained import trained_panel
@@ -158,8 +158,7 @@ def positions_section() -> None:
     question = positions_question(n, lang)
     if question is not None:
         ask(question)
-    with st.expander(t("cope.positions.proof")):
-        show_derivation("cope-all-gates-open", key_prefix="cope_proof", compact=True)
+    proof(t("cope.positions.proof"), "cope-all-gates-open", "cope_proof")
     plot(
         F.token_heatmap(
             cv.positions,

@@ -14,7 +14,7 @@ from explain.chapters.common import sign_text
 from ui import panels
 from ui.cache import cached
 from ui.common import header, plot, prose, seed, sentence_tokens
-from ui.derivation import show_derivation
+from ui.derivation import proof
 from ui.i18n import activate, current, option_names, t
 from ui.question import ask
 from ui.url_state import URL, Param
@@ -29,8 +29,7 @@ header(
 )
 prose(KEY, "intro")
 prose(KEY, "equation")
-with st.expander(t("deberta.derivation")):
-    show_derivation("deberta-three-terms", key_prefix="deberta_proof", compact=True)
+proof(t("deberta.derivation"), "deberta-three-terms", "deberta_proof")
 
 # Bounded caches shared by every session. One term_maps entry holds five (n, n) maps of a ≤ 256-token
 # sentence (~1.3 MB), hence 32; the rest are small.

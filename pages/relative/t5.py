@@ -14,7 +14,7 @@ from explain.chapters.common import sign_text
 from ui import panels
 from ui.cache import cached
 from ui.common import header, plot, prose, seed, sentence_tokens
-from ui.derivation import show_derivation
+from ui.derivation import proof
 from ui.i18n import activate, current, t
 from ui.question import ask
 from ui.trained import trained_panel
@@ -305,5 +305,4 @@ st.header(t("t5.shift.subheader"))
 prose(KEY, "shift")
 panels.shift_metrics(v.shift, "t5.shift.bias", "t5.shift.output")
 prose(KEY, "derivation")
-with st.expander(t("t5.shift.proof")):
-    show_derivation("t5-shift-invariance", key_prefix="t5_proof", compact=True)
+proof(t("t5.shift.proof"), "t5-shift-invariance", "t5_proof")

@@ -14,7 +14,7 @@ from explain.chapters.common import sign_text
 from ui import panels
 from ui.cache import cached
 from ui.common import header, plot, prose, seed, sentence_tokens
-from ui.derivation import show_derivation
+from ui.derivation import proof
 from ui.i18n import activate, current, option_names, t
 from ui.question import ask
 from ui.url_state import URL, Param
@@ -37,8 +37,7 @@ header(
 prose(KEY, "intro")
 prose(KEY, "equation")
 prose(KEY, "shared")
-with st.expander(t("transformer_xl.derivation")):
-    show_derivation("absolute-pe-attention", key_prefix="xl_proof", compact=True)
+proof(t("transformer_xl.derivation"), "absolute-pe-attention", "xl_proof")
 
 # Bounded caches shared by every session. One term_maps entry holds six (n, n) maps of a ≤ 256-token
 # sentence (~1.5 MB), hence 32; the rest are small.

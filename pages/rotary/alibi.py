@@ -16,7 +16,7 @@ from explain.chapters.common import sign_text
 from ui import panels
 from ui.cache import cached
 from ui.common import header, inline_tokens, plot, prose, seed, sentence_tokens
-from ui.derivation import show_derivation
+from ui.derivation import proof
 from ui.i18n import activate, current, t
 from ui.presenter import secondary
 from ui.question import ask
@@ -285,8 +285,7 @@ def heads_part() -> None:
     cut = t("alibi.cut", shown=ch.GRID, n=len(tokens)) if hv.cut else ""
     st.header(t("alibi.bias.subheader"))
     prose(KEY, "bias")
-    with st.expander(t("alibi.bias.proof")):
-        show_derivation("alibi-shift-invariance", key_prefix="alibi_proof", compact=True)
+    proof(t("alibi.bias.proof"), "alibi-shift-invariance", "alibi_proof")
     bias_part(causal, sec, hv, cut)
     attention_section(H, sec, hv, cut)
     trained_panel("alibi", KEY)

@@ -12,7 +12,7 @@ from explain.chapters import rope as ch
 from explain.chapters import rope_figures
 from ui.cache import cached
 from ui.common import header, plot, prose, seed, sentence_tokens
-from ui.derivation import show_derivation
+from ui.derivation import proof, show_derivation
 from ui.i18n import activate, current, option_names, t
 from ui.presenter import secondary
 from ui.question import ask
@@ -40,8 +40,7 @@ lang = current()
 # -- 0. where the rotation comes from ------------------------------------------------------------
 st.header(t("rope.goal.subheader"))
 prose(KEY, "goal")
-with st.expander(t("rope.goal.proof")):
-    show_derivation("rope-from-the-goal", key_prefix="rope_goal", compact=True)
+proof(t("rope.goal.proof"), "rope-from-the-goal", "rope_goal")
 prose(KEY, "complex")
 
 # -- 1. rotation circles -----------------------------------------------------------------------
@@ -360,12 +359,9 @@ def rotation_part() -> None:
     # -- 2. the relative identity, in numbers -------------------------------------------------------
     st.header(t("rope.identity.subheader"))
     prose(KEY, "identity")
-    with st.expander(t("rope.identity.proof_2d")):
-        show_derivation("rope-matrix-2d", key_prefix="rope_proof2d", compact=True)
-    with st.expander(t("rope.identity.proof_d")):
-        show_derivation("rope-relative-block", key_prefix="rope_proofd", compact=True)
-    with st.expander(t("rope.identity.proof_complex")):
-        show_derivation("rope-complex-2d", key_prefix="rope_proofc", compact=True)
+    proof(t("rope.identity.proof_2d"), "rope-matrix-2d", "rope_proof2d")
+    proof(t("rope.identity.proof_d"), "rope-relative-block", "rope_proofd")
+    proof(t("rope.identity.proof_complex"), "rope-complex-2d", "rope_proofc")
     identity_part(qi, ki, d, base)
     decay_section()
     matrix_section(qi, ki, base)
