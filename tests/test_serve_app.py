@@ -88,6 +88,7 @@ def test_the_fix_touches_only_tcp_sockets(family, kind):
 def test_main_applies_it_before_streamlit_starts(monkeypatch):
     monkeypatch.setattr(asyncio.base_events, "_set_nodelay", asyncio.base_events._set_nodelay)
     monkeypatch.setattr(serve_app, "preload", lambda: None)
+    monkeypatch.setattr(serve_app, "prove_in_background", lambda: None)
     seen = []
     import streamlit.web.cli
 
@@ -100,6 +101,7 @@ def test_main_applies_it_before_streamlit_starts(monkeypatch):
 def test_main_freezes_the_preloaded_heap_before_streamlit_starts(monkeypatch):
     """A full collection must not walk the preloaded modules' objects (see settle_heap)."""
     monkeypatch.setattr(serve_app, "preload", lambda: None)
+    monkeypatch.setattr(serve_app, "prove_in_background", lambda: None)
     frozen_at_start = []
     import streamlit.web.cli
 
@@ -137,6 +139,7 @@ def test_main_says_the_app_uses_st_navigation_before_streamlit_starts(monkeypatc
     from streamlit.runtime.pages_manager import PagesManager
 
     monkeypatch.setattr(serve_app, "preload", lambda: None)
+    monkeypatch.setattr(serve_app, "prove_in_background", lambda: None)
     monkeypatch.setattr(serve_app, "settle_heap", lambda: None)
     monkeypatch.setattr(PagesManager, "uses_pages_directory", None)
     seen = []
@@ -188,3 +191,34 @@ def test_the_first_visitor_of_a_fresh_server_can_open_a_chapter_by_its_link(tmp_
         stop_server(proc)
     assert "page_not_found" not in kinds
     assert "rope" in pages and ran == pages["rope"]
+
+
+def test_main_starts_proving_the_derivations_before_streamlit_starts(monkeypatch):
+    monkeypatch.setattr(serve_app, "preload", lambda: None)
+    monkeypatch.setattr(serve_app, "settle_heap", lambda: None)
+    order = []
+    monkeypatch.setattr(serve_app, "prove_in_background", lambda: order.append("prove"))
+    import streamlit.web.cli
+
+    monkeypatch.setattr(streamlit.web.cli, "main", lambda prog_name: order.append("streamlit"))
+    monkeypatch.setattr(sys, "argv", ["serve_app", "run", "app.py"])
+    serve_app.main()
+    assert order == ["prove", "streamlit"]
+
+
+def test_the_background_proof_proves_every_derivation_once():
+    """What the thread leaves behind is what the pages read (ui.derivation's proofs come from
+    D.proven): every registered identity proven, green, with the time its proof took."""
+    from explain import derivations as D
+    from explain.derivations.view import status
+
+    D.proven.cache_clear()
+    thread = serve_app.prove_in_background()
+    thread.join(timeout=300)
+    assert not thread.is_alive() and thread.daemon
+    assert D.proven.cache_info().currsize == len(D.ALL_DERIVATIONS)
+    for d in D.ALL_DERIVATIONS:
+        report, seconds = D.proven(d.id)
+        assert status(d, report).ok, d.id
+        assert seconds > 0
+    assert D.proven.cache_info().misses == len(D.ALL_DERIVATIONS)  # the pages' calls were all hits

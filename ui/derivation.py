@@ -18,7 +18,6 @@ from derivations.ui.* in the catalogue, looked up at render time.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from typing import cast
 
@@ -67,14 +66,10 @@ _IDS = len(D.ALL_DERIVATIONS)
 _LANGS = len(i18n.LANGS)
 
 
-def _prove(derivation_id: str) -> tuple[D.VerifyReport, float]:
-    """verify() for a registered derivation, and how long it took (s); language-free."""
-    t0 = time.perf_counter()
-    report = D.verify(D.get(derivation_id))
-    return report, time.perf_counter() - t0
-
-
-_proof = cached(_prove, max_entries=_IDS)
+def _proof(derivation_id: str) -> tuple[D.VerifyReport, float]:
+    """verify() for a registered derivation, and how long it took (s); language-free. Proven once
+    per process (D.proven), usually before anyone asks: serve_app proves them all as it starts."""
+    return D.proven(derivation_id)
 
 
 def _prove_with_spinner(derivation_id: str, lang: str) -> tuple[D.VerifyReport, float]:

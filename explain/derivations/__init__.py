@@ -68,7 +68,7 @@ from explain.derivations.prover import (
     step_values,
     verify,
 )
-from explain.derivations.registry import ALL_DERIVATIONS, all_derivations, get, registered
+from explain.derivations.registry import ALL_DERIVATIONS, all_derivations, get, proven, registered
 from explain.derivations.rope import (
     DerivativeAt,
     DirectSum,
@@ -127,6 +127,7 @@ __all__ = [
     "is_frequency",
     "message_text",
     "numeric_check",
+    "proven",
     "registered",
     "rope_absorb_basis",
     "rope_block_diagonal",
