@@ -88,7 +88,7 @@ def test_the_fix_touches_only_tcp_sockets(family, kind):
 def test_main_applies_it_before_streamlit_starts(monkeypatch):
     monkeypatch.setattr(asyncio.base_events, "_set_nodelay", asyncio.base_events._set_nodelay)
     monkeypatch.setattr(serve_app, "preload", lambda: None)
-    monkeypatch.setattr(serve_app, "prove_in_background", lambda: None)
+    monkeypatch.setattr(serve_app, "prove_all", lambda: None)
     seen = []
     import streamlit.web.cli
 
@@ -101,7 +101,7 @@ def test_main_applies_it_before_streamlit_starts(monkeypatch):
 def test_main_freezes_the_preloaded_heap_before_streamlit_starts(monkeypatch):
     """A full collection must not walk the preloaded modules' objects (see settle_heap)."""
     monkeypatch.setattr(serve_app, "preload", lambda: None)
-    monkeypatch.setattr(serve_app, "prove_in_background", lambda: None)
+    monkeypatch.setattr(serve_app, "prove_all", lambda: None)
     frozen_at_start = []
     import streamlit.web.cli
 
@@ -139,7 +139,7 @@ def test_main_says_the_app_uses_st_navigation_before_streamlit_starts(monkeypatc
     from streamlit.runtime.pages_manager import PagesManager
 
     monkeypatch.setattr(serve_app, "preload", lambda: None)
-    monkeypatch.setattr(serve_app, "prove_in_background", lambda: None)
+    monkeypatch.setattr(serve_app, "prove_all", lambda: None)
     monkeypatch.setattr(serve_app, "settle_heap", lambda: None)
     monkeypatch.setattr(PagesManager, "uses_pages_directory", None)
     seen = []
@@ -193,29 +193,27 @@ def test_the_first_visitor_of_a_fresh_server_can_open_a_chapter_by_its_link(tmp_
     assert "rope" in pages and ran == pages["rope"]
 
 
-def test_main_starts_proving_the_derivations_before_streamlit_starts(monkeypatch):
-    monkeypatch.setattr(serve_app, "preload", lambda: None)
-    monkeypatch.setattr(serve_app, "settle_heap", lambda: None)
+def test_main_proves_the_derivations_before_streamlit_starts_and_before_the_freeze(monkeypatch):
     order = []
-    monkeypatch.setattr(serve_app, "prove_in_background", lambda: order.append("prove"))
+    monkeypatch.setattr(serve_app, "preload", lambda: order.append("preload"))
+    monkeypatch.setattr(serve_app, "settle_heap", lambda: order.append("freeze"))
+    monkeypatch.setattr(serve_app, "prove_all", lambda: order.append("prove"))
     import streamlit.web.cli
 
     monkeypatch.setattr(streamlit.web.cli, "main", lambda prog_name: order.append("streamlit"))
     monkeypatch.setattr(sys, "argv", ["serve_app", "run", "app.py"])
     serve_app.main()
-    assert order == ["prove", "streamlit"]
+    assert order == ["preload", "prove", "freeze", "streamlit"]
 
 
-def test_the_background_proof_proves_every_derivation_once():
-    """What the thread leaves behind is what the pages read (ui.derivation's proofs come from
-    D.proven): every registered identity proven, green, with the time its proof took."""
+def test_prove_all_proves_every_derivation_once():
+    """What it leaves behind is what the pages read (ui.derivation's proofs come from D.proven):
+    every registered identity proven, green, with the time its proof took."""
     from explain import derivations as D
     from explain.derivations.view import status
 
     D.proven.cache_clear()
-    thread = serve_app.prove_in_background()
-    thread.join(timeout=300)
-    assert not thread.is_alive() and thread.daemon
+    serve_app.prove_all()
     assert D.proven.cache_info().currsize == len(D.ALL_DERIVATIONS)
     for d in D.ALL_DERIVATIONS:
         report, seconds = D.proven(d.id)
