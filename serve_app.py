@@ -110,8 +110,8 @@ def prove_all() -> None:
     other sessions), and a chapter's first opened proof its own. Proven on a thread alongside
     Streamlit's start instead, they shared the GIL with it and then with the first visitors (measured
     once: healthy after 7.0 s instead of 3.5–4.5 s, and the first render after it 5.1 s instead of
-    4.3–4.7 s). Here they cost their seconds before healthy, once, and nothing after; what they
-    leave is frozen with the rest (settle_heap)."""
+    4.3–4.7 s). Here they cost ~3 s before healthy, once (healthy after 6.8 s, first render 3.8 s,
+    measured once), and nothing after; what they leave is frozen with the rest (settle_heap)."""
     from explain import derivations as D
 
     for d in D.ALL_DERIVATIONS:
