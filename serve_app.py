@@ -105,13 +105,13 @@ def navigation_app() -> None:
 
 def prove_all() -> None:
     """Prove every registered identity (explain.derivations.proven) before the server is healthy, so
-    no learner waits for sympy: a fresh server's first visit to the Derivations chapter proved all 17
-    while the learner waited (4.7 s here, and far longer under a class's load, stalling that worker's
-    other sessions), and a chapter's first opened proof its own. Proven on a thread alongside
+    no learner waits for sympy: a fresh server's first visit to the Derivations chapter took 4.7 s
+    here, most of it proving all 17 (~3–4 s; far longer under a class's load, stalling that worker's
+    other sessions), and a chapter's first opened proof paid its own. Proven on a thread alongside
     Streamlit's start instead, they shared the GIL with it and then with the first visitors (measured
-    once: healthy after 7.0 s instead of 3.5–4.5 s, and the first render after it 5.1 s instead of
-    4.3–4.7 s). Here they cost ~3 s before healthy, once (healthy after 6.8 s, first render 3.8 s,
-    measured once), and nothing after; what they leave is frozen with the rest (settle_heap)."""
+    once: healthy after 7.0 s, first render after it 5.1 s). Here they cost ~3 s before healthy, once
+    (healthy after 6.8 s instead of 3.5–4.5 s; first render 3.8 s, measured once), and nothing after;
+    what they leave is frozen with the rest (settle_heap)."""
     from explain import derivations as D
 
     for d in D.ALL_DERIVATIONS:

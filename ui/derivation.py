@@ -144,8 +144,8 @@ def proof(label: str, derivation_id: str, key_prefix: str) -> None:
     """A chapter's proof, compact, in a collapsed expander whose content runs only while it is open.
 
     A closed expander's content still runs and is still sent and drawn (KaTeX, a numbers panel of
-    number inputs) on every rerun of its section; measured on Sinusoidal, the two closed proofs were
-    ~8 % of every rerun of the page and 0.7 s of a fresh server's first visit (their sympy proofs).
+    number inputs) on every rerun of its section; measured on Sinusoidal, its two closed proofs were
+    ~8 % of every rerun of the page.
     A fragment of its own: opening it reruns the proof alone, not the chapter around it. Closing it
     drops its number inputs, so they open again on their default values."""
     activate()  # a fragment rerun skips app.py, which sets the language of a full run

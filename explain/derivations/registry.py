@@ -99,8 +99,8 @@ def proven(derivation_id: str) -> tuple[VerifyReport, float]:
     """verify() of the registered derivation with this id, once per process, and how long that proof
     took (s). The proof is language-free: every language's copy has the same sympy objects. Kept
     here rather than in a Streamlit cache so that the server can prove every identity as it starts
-    (serve_app.prove_in_background), before any learner asks: a fresh server's first visit to the
-    Derivations chapter proved all 17 while the learner waited (4.7 s on this 2-core machine, far
+    (serve_app.prove_all), before any learner asks: a fresh server's first visit to the Derivations
+    chapter proved all 17 while the learner waited (~3–4 s of its 4.7 s on this 2-core machine, far
     longer under a class's load, stalling every session of that worker meanwhile). A race proves one
     twice, which is harmless."""
     t0 = time.perf_counter()
