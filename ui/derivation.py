@@ -1,10 +1,10 @@
 """One derivation on screen: its steps, the proof status of each, and a check with numbers.
 
-`show_derivation(derivation_id, key_prefix, compact=False)` is what a chapter calls to put an
-identity next to the plot that shows the same fact numerically; the Derivations chapter calls it
-for every identity. The page does not claim the proof, it runs it: `verify` from
-explain/derivations/ is called (once per server and derivation id, cached) and its report decides
-the badge, green or red.
+`proof(label, derivation_id, key_prefix)` is what a chapter calls to put an identity next to the
+plot that shows the same fact numerically: a collapsed expander that runs `show_derivation(…,
+compact=True)` only while open. The Derivations chapter calls `show_derivation` for every
+identity. The page does not claim the proof, it runs it: `verify` from explain/derivations/ is
+called (once per server and derivation id, D.proven) and its report decides the badge, green or red.
 
 Only the Streamlit layer lives here: `show_derivation` (by id, cached), `render` (any Derivation +
 report), the badge, and the numbers panel (a fragment) with its inputs. What they draw — status,
