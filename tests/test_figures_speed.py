@@ -127,11 +127,22 @@ def test_typed_arrays_match_plotlys_own_encoding(array):
 # AtlasFigure.to_dict copies only the dicts (and the lists and tuples on the way to one) that
 # plotly's base64 conversion assigns into. Its result must be plotly's own, and the figure must come
 # out of it unchanged: a page reads the same figure again for its Numbers panel.
-_arrays = st.sampled_from(["float64", "float32", "int64", "int32", "uint8", "bool"]).flatmap(
-    lambda dtype: st.integers(1, 6).flatmap(
-        lambda n: st.just(np.arange(n * 3, dtype=dtype).reshape(n, 3) if dtype != "bool" else np.ones((n, 3), bool))
-    )
-)
+_DTYPES = ["float64", "float32", "float16", "int64", "int32", "int16", "uint8", "uint64", "bool", "wide", "text"]
+
+
+def _array(dtype: str, n: int, transposed: bool) -> np.ndarray:
+    if dtype == "bool":
+        a = np.ones((n, 3), bool)
+    elif dtype == "wide":  # an int64 that no narrower integer holds: plotly sends it as a list
+        a = np.arange(n * 3, dtype=np.int64).reshape(n, 3) + 2**40
+    elif dtype == "text":
+        a = np.array([[f"w{k}" for k in range(3)] for _ in range(n)])
+    else:
+        a = np.arange(n * 3, dtype=dtype).reshape(n, 3) - (3 if dtype[0] in "fi" else 0)
+    return a.T if transposed else a  # transposed: not C-contiguous
+
+
+_arrays = st.builds(_array, st.sampled_from(_DTYPES), st.integers(0, 6), st.booleans())
 
 
 @settings(max_examples=60, deadline=None)
@@ -146,14 +157,22 @@ def test_atlas_figures_to_dict_is_plotlys_and_leaves_the_figure_alone(z, hover, 
     from explain.figures.theme import AtlasFigure, make_figure
 
     data = [
-        dict(type="heatmap", z=z, customdata=np.asarray(z, float), hovertemplate="%{z}"),
+        dict(type="heatmap", z=np.eye(2), customdata=z, hovertemplate="%{z}"),
         dict(type="scatter", x=np.arange(len(hover)), y=[float(k) for k in range(len(hover))], text=hover),
     ]
     shapes = [dict(type="line", x0=k, x1=k, y0=0, y1=1, line=dict(color="red")) for k in range(n_shapes)]
     fig = make_figure(
-        data, "t", 300, xaxis=dict(tickvals=np.asarray(ticks, int), ticktext=[str(v) for v in ticks]), shapes=shapes
+        data,
+        "t",
+        300,
+        xaxis=dict(tickvals=np.asarray(ticks, int), ticktext=[str(v) for v in ticks], range=np.array([0.0, 2.0])),
+        shapes=shapes,
+        # An array in a list stays as it is, a dict in a list is converted: plotly's rule, both ways.
+        meta=[np.arange(3), {"a": np.arange(2.0)}, "x"],
     )
     fig._frame_objs = [go.Frame(data=[dict(type="scatter", y=np.arange(3) * k)], name=str(k)) for k in range(n_frames)]
+    # An unvalidated frame (as RoPE's) keeps its arrays; plotly leaves one under a skipped key alone.
+    fig._frame_objs.append(go.Frame(layout=dict(xaxis=dict(range=np.array([0.0, 2.0]))), name="raw", _validate=False))
     assert isinstance(fig, AtlasFigure)
     before = pio.to_json(go.Figure.to_dict(fig), validate=False)
     assert pio.to_json(fig.to_dict(), validate=False) == before

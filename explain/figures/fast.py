@@ -62,33 +62,36 @@ TYPED_CODES = {
 }
 
 
+def typed_array(v: np.ndarray) -> Spec | None:
+    """A numeric numpy array as plotly's JSON encoder sends it, a typed-array spec {"dtype",
+    "bdata", "shape"} (int64 narrowed as plotly narrows it), made without plotly's narwhals detour;
+    None for what plotly sends otherwise (text, bool, uint64, an int64 too wide, an empty array)."""
+    if v.dtype == np.int64 and v.size:
+        lo, hi = int(v.min()), int(v.max())
+        v = next((v.astype(t) for t, (a, b) in _NARROW if a <= lo and hi <= b), v)
+    code = TYPED_CODES.get(v.dtype.name) if v.dtype.isnative else None
+    if code is None or v.size == 0:
+        return None
+    spec = {"dtype": code, "bdata": base64.b64encode(np.ascontiguousarray(v).tobytes()).decode("ascii")}
+    if v.ndim > 1:
+        spec["shape"] = str(v.shape)[1:-1]
+    return spec
+
+
+_NARROW = (("int8", (-128, 127)), ("int16", (-32768, 32767)), ("int32", (-(2**31), 2**31 - 1)))
+
+
 def typed_arrays(obj: Any) -> Any:
     """Every numpy array in `obj` (nested dicts and lists) as plotly's JSON encoder would send it,
-    made ahead of time: a typed-array spec {"dtype", "bdata"} for numbers (int64 narrowed as plotly
-    narrows it), a list for anything else. The encoder's own conversion first passes every array
-    through narwhals, ~50 µs each; an animation's frames hold ~800 small arrays, a quarter of the
-    RoPE page's rerun. The JSON a browser gets is byte-for-byte the same (tools/figure_snapshots.py)."""
+    made ahead of time: a typed-array spec for numbers (typed_array), a list for anything else. The
+    encoder's own conversion first passes every array through narwhals, ~50 µs each; an animation's
+    frames hold ~800 small arrays, a quarter of the RoPE page's rerun. The JSON a browser gets is
+    byte-for-byte the same (tools/figure_snapshots.py)."""
     if isinstance(obj, dict):
         return {k: typed_arrays(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [typed_arrays(v) for v in obj]
     if not isinstance(obj, np.ndarray):
         return obj
-    v = obj
-    if v.dtype == np.int64 and v.size:
-        lo, hi = int(v.min()), int(v.max())
-        v = next(
-            (
-                v.astype(t)
-                for t, (a, b) in (("int8", (-128, 127)), ("int16", (-32768, 32767)), ("int32", (-(2**31), 2**31 - 1)))
-                if a <= lo and hi <= b
-            ),
-            v,
-        )
-    kind = TYPED_CODES.get(str(v.dtype))
-    if kind is None or v.size == 0:
-        return v.tolist()
-    spec = {"dtype": kind, "bdata": base64.b64encode(np.ascontiguousarray(v).tobytes()).decode("ascii")}
-    if v.ndim > 1:
-        spec["shape"] = str(v.shape)[1:-1]
-    return spec
+    spec = typed_array(obj)
+    return obj.tolist() if spec is None else spec
