@@ -145,6 +145,17 @@ def _array(dtype: str, n: int, transposed: bool) -> np.ndarray:
 _arrays = st.builds(_array, st.sampled_from(_DTYPES), st.integers(0, 6), st.booleans())
 
 
+def _plotlys(data, layout, frames, validate=True) -> dict:
+    """What plotly itself sends for this spec: its own constructor (validating) and its to_dict."""
+    ref = go.Figure(data=data, layout=layout, _validate=validate)
+    ref._frame_objs = tuple(go.Frame(**f, _validate=False) for f in frames)
+    return json.loads(pio.to_json(go.Figure.to_dict(ref), validate=False))
+
+
+def _json(d: dict) -> dict:
+    return json.loads(pio.to_json(d, validate=False))
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     z=_arrays,
@@ -152,32 +163,87 @@ _arrays = st.builds(_array, st.sampled_from(_DTYPES), st.integers(0, 6), st.bool
     n_shapes=st.integers(0, 3),
     n_frames=st.integers(0, 3),
     ticks=st.lists(st.integers(-5, 5), max_size=4),
+    scale=st.sampled_from(["Blues", "RdBu_r", "Cividis", [[0, "white"], [1, "black"]]]),
+    axis_title=st.one_of(st.none(), st.text(max_size=4), st.builds(lambda t: {"text": t}, st.text(max_size=4))),
 )
-def test_atlas_figures_to_dict_is_plotlys_and_leaves_the_figure_alone(z, hover, n_shapes, n_frames, ticks):
-    from explain.figures.theme import AtlasFigure, make_figure
+def test_atlas_figures_send_what_plotly_sends_built_or_not(z, hover, n_shapes, n_frames, ticks, scale, axis_title):
+    """An AtlasFigure sends its spec without building plotly's objects: the result must be plotly's
+    own, validated, for every form the builders write (a named colour scale, a title as text or as a
+    dict, None and empty lists left out, arrays of every dtype, frames). Then, built, it still sends
+    the same, and sending never changed it."""
+    from explain.figures.spec import AtlasFigure
+    from explain.figures.theme import make_figure
 
     data = [
-        dict(type="heatmap", z=np.eye(2), customdata=z, hovertemplate="%{z}"),
+        dict(type="heatmap", z=np.eye(2), customdata=z, hovertemplate="%{z}", colorscale=scale, zmax=None),
         dict(type="scatter", x=np.arange(len(hover)), y=[float(k) for k in range(len(hover))], text=hover),
     ]
     shapes = [dict(type="line", x0=k, x1=k, y0=0, y1=1, line=dict(color="red")) for k in range(n_shapes)]
-    fig = make_figure(
-        data,
-        "t",
-        300,
+    layout = dict(
         xaxis=dict(tickvals=np.asarray(ticks, int), ticktext=[str(v) for v in ticks], range=np.array([0.0, 2.0])),
+        yaxis=dict(title=axis_title, type=None),
         shapes=shapes,
+        annotations=[],
         # An array in a list stays as it is, a dict in a list is converted: plotly's rule, both ways.
         meta=[np.arange(3), {"a": np.arange(2.0)}, "x"],
     )
-    fig._frame_objs = [go.Frame(data=[dict(type="scatter", y=np.arange(3) * k)], name=str(k)) for k in range(n_frames)]
-    # An unvalidated frame (as RoPE's) keeps its arrays; plotly leaves one under a skipped key alone.
-    fig._frame_objs.append(go.Frame(layout=dict(xaxis=dict(range=np.array([0.0, 2.0]))), name="raw", _validate=False))
+    # Frames as RoPE's: plain dicts, attached unvalidated; plotly leaves an array under a skipped key
+    # ("range") alone.
+    frames = [dict(data=[dict(type="scatter", y=np.arange(3) * k)], name=str(k)) for k in range(n_frames)]
+    frames.append(dict(layout=dict(xaxis=dict(range=np.array([0.0, 2.0]))), name="raw"))
+    fig = make_figure(data, "t", 300, frames=frames, **layout)
     assert isinstance(fig, AtlasFigure)
-    before = pio.to_json(go.Figure.to_dict(fig), validate=False)
-    assert pio.to_json(fig.to_dict(), validate=False) == before
-    assert pio.to_json(go.Figure.to_dict(fig), validate=False) == before  # the figure is as it was
-    assert isinstance(fig.data[0].z, np.ndarray) and isinstance(fig._data[0]["z"], np.ndarray)
+    spec_layout = fig._atlas_spec[1]
+    lazy = _json(fig.to_dict())
+    assert not fig.built  # sending did not build it
+    assert lazy == _plotlys(data, spec_layout, frames)
+    assert isinstance(data[0]["customdata"], np.ndarray) and data[1]["text"] == hover  # the spec is untouched
+    assert isinstance(fig.data[0].customdata, np.ndarray)  # reading it as plotly's builds it …
+    assert fig.built
+    assert _json(fig.to_dict()) == lazy  # … and it sends the same
+    assert _json(go.Figure.to_dict(fig)) == lazy  # sending left the built figure as it was
+
+
+@pytest.mark.parametrize("built", [False, True], ids=["spec", "built"])
+def test_mark_lines_and_presenter_scaling_change_a_figure_as_update_layout_would(built):
+    """mark_lines and relayout change an unbuilt figure's spec, a built one through update_layout:
+    the same figure either way, and the spec's shared dicts (FONT) are not changed."""
+    from explain.figures.spec import layout_get, relayout
+    from explain.figures.theme import FONT
+
+    font_before = dict(FONT)
+    fig = F.lines(np.arange(1, 5), {"a": np.arange(4.0)}, "t", x_title="x", y_title="y", log_y=True)
+    if built:
+        fig.layout  # noqa: B018  (reading it builds it)
+    F.mark_lines(fig, x={"<b>x</b>": 2.0}, y={"y": 10.0})
+    relayout(fig, height=500, font=dict(size=20), title=dict(font=dict(size=22)))
+    assert fig.built is built
+    assert layout_get(fig, "font.size") == 20 and layout_get(fig, "height") == 500
+    sent = _json(fig.to_dict())
+    reference = go.Figure(F.lines(np.arange(1, 5), {"a": np.arange(4.0)}, "t", x_title="x", y_title="y", log_y=True))
+    reference.add_vline(x=2.0, line=dict(color=F.LINES[7], width=2, dash="dash"))
+    reference.add_hline(y=10.0, line=dict(color=F.LINES[7], width=2, dash="dash"))
+    reference.update_layout(height=500, font_size=20, title_font_size=22)
+    theirs = json.loads(pio.to_json(reference, validate=False))["layout"]
+    assert sent["layout"]["shapes"] == theirs["shapes"]
+    assert [a["text"] for a in sent["layout"]["annotations"]] == ["&lt;b&gt;x&lt;/b&gt;", "y"]
+    assert sent["layout"]["annotations"][1]["y"] == 1.0  # log axis: the label at log10(10)
+    for key in ("height", "font", "title"):
+        assert sent["layout"][key] == theirs[key]
+    assert font_before == FONT
+
+
+def test_a_spec_plotly_would_read_differently_is_caught(monkeypatch):
+    """PE_ATLAS_CHECK_FIGURES (on for the whole suite) compares what is sent with plotly's own
+    build: a spec written in a form the canonical pass does not know (an underscore path) fails."""
+    from explain.figures.theme import make_figure
+
+    monkeypatch.setenv("PE_ATLAS_CHECK_FIGURES", "1")
+    fig = make_figure([dict(type="bar", x=[1], y=[2], marker_color="red")], "t", 300)
+    with pytest.raises(AssertionError, match=r"\.data\[0\]\.marker"):
+        fig.to_dict()
+    monkeypatch.setenv("PE_ATLAS_CHECK_FIGURES", "0")
+    assert "marker_color" in fig.to_dict()["data"][0]  # unchecked, it would have been sent as written
 
 
 def test_atlas_figures_are_what_streamlit_sends():
@@ -186,4 +252,5 @@ def test_atlas_figures_are_what_streamlit_sends():
 
     fig = F.token_heatmap(np.eye(3), ["a", "b", "c"], ["a", "b", "c"], "t")
     sent = plotly.tools.return_figure_from_figure_or_data(fig, validate_figure=True)
-    assert pio.to_json(sent, validate=False) == pio.to_json(go.Figure.to_dict(fig), validate=False)
+    assert not fig.built
+    assert _json(sent) == json.loads(pio.to_json(go.Figure(fig), validate=False))

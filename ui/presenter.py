@@ -14,6 +14,7 @@ from contextlib import contextmanager
 import plotly.graph_objects as go
 import streamlit as st
 
+from explain.figures.spec import layout_get, relayout
 from ui.i18n import t
 from ui.url_state import Param
 
@@ -113,10 +114,10 @@ def scale_figure(fig: go.Figure) -> None:
     """Presenter mode: a taller figure with larger text (in place; pages build figures per run)."""
     if not presenter():
         return
-    height = fig.layout.height or 450
-    size = (fig.layout.font.size or 13) * FONT_SCALE
-    title_size = (fig.layout.title.font.size or 15) * FONT_SCALE
-    fig.update_layout(height=round(height * FIGURE_SCALE), font_size=size, title_font_size=title_size)
+    height = layout_get(fig, "height") or 450
+    size = (layout_get(fig, "font.size") or 13) * FONT_SCALE
+    title_size = (layout_get(fig, "title.font.size") or 15) * FONT_SCALE
+    relayout(fig, height=round(height * FIGURE_SCALE), font=dict(size=size), title=dict(font=dict(size=title_size)))
 
 
 @contextmanager

@@ -50,7 +50,7 @@ def head_bars(
         type="bar",
         x=heads,
         y=values,
-        marker_color=list(colors) if colors is not None else LINES[0],
+        marker=dict(color=list(colors) if colors is not None else LINES[0]),
         text=list(text) if text is not None else None,
         textposition="outside",
         cliponaxis=False,

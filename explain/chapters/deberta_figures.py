@@ -8,6 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from explain import figures as F
+from explain.figures.spec import relayout
 
 
 def bucket_staircase(
@@ -25,5 +26,5 @@ def bucket_staircase(
     """The distance → log-bucket staircase (buckets run negative too, so the y axis is not pinned at
     0), with a dashed line at the last bucket that owns a table row (everything above is clamped)."""
     fig = F.staircase(distances, buckets, region, title, regions=regions, x_title=x_title, y_title=y_title)
-    fig.update_yaxes(rangemode="normal")
+    relayout(fig, yaxis=dict(rangemode="normal"))
     return F.mark_lines(fig, y={last_row: last_bucket})

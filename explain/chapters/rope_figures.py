@@ -227,17 +227,15 @@ def rotation_circles(
     # Built from plain dicts without validation: the frames hold thousands of points, and checking
     # each trace again costs seconds; every key above is a standard plotly attribute
     # (tests/test_rope.py rebuilds the figure with full validation and compares).
-    fig = make_figure(
+    # The frames go in as plain dicts with their arrays pre-encoded (typed_arrays): an AtlasFigure
+    # sends them as they are, and, if ever built, attaches them unvalidated (go.Figure(frames=…)
+    # validates every frame even with _validate=False: ~150 ms for 41 frames).
+    return make_figure(
         static + frame_traces(start),
         heading(start),
         rows * panel_height + 160,
         _validate=False,
+        frames=[typed_arrays(f) for f in frames],
         **layout,
         margin=dict(l=10, r=10, t=100, b=100),
     )
-    # go.Figure(frames=…) validates every frame even with _validate=False (its frames validator
-    # copies each Frame through the validating constructor): ~150 ms for 41 frames, a third of the
-    # RoPE page's rerun. Frames made unvalidated and attached directly cost ~20 ms. _frame_objs is
-    # where plotly's own constructor keeps them (plotly is pinned in requirements.txt).
-    fig._frame_objs = [go.Frame(**typed_arrays(f), _validate=False) for f in frames]
-    return fig

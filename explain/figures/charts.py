@@ -13,6 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .fast import hline, hline_note, vline, vline_note, vrect, vrect_note
+from .spec import layout_get, relayout
 from .theme import (
     DASHES,
     LINES,
@@ -117,9 +118,9 @@ def mark_lines(
     # so the label of a line on a log axis must be given its log10 to land on the line.
     if not x and not y:
         return fig
-    log_x, log_y = fig.layout.xaxis.type == "log", fig.layout.yaxis.type == "log"
+    log_x, log_y = layout_get(fig, "xaxis.type") == "log", layout_get(fig, "yaxis.type") == "log"
     line = dict(color=LINES[7], width=2, dash="dash")
-    shapes, notes = list(fig.layout.shapes), list(fig.layout.annotations)
+    shapes, notes = list(layout_get(fig, "shapes") or ()), list(layout_get(fig, "annotations") or ())
     for label, value in (x or {}).items():
         shapes.append(vline(value, line))
         notes.append(
@@ -142,10 +143,9 @@ def mark_lines(
                 bgcolor="rgba(255,255,255,0.8)",
             )
         )
-    # One relayout for all the lines (each add_vline / add_hline would be one, at 3–6 ms apiece); the
-    # figure is changed in place, as callers expect.
-    fig.update_layout(shapes=shapes, annotations=notes)
-    return fig
+    # One change for all the lines (each add_vline / add_hline would be one relayout, at 3–6 ms
+    # apiece), to the spec if the figure is not built; the figure is changed in place, as callers expect.
+    return relayout(fig, shapes=shapes, annotations=notes)
 
 
 def staircase(

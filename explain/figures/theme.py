@@ -19,12 +19,10 @@ import numpy as np
 import pandas  # noqa: F401  (see below)
 import plotly.graph_objects as go
 import plotly.io as pio
-from _plotly_utils.basevalidators import is_homogeneous_array
-from _plotly_utils.utils import to_typed_array_spec
 
 from explain.i18n import t as _t
 
-from .fast import typed_array
+from .spec import AtlasFigure
 
 # plotly's array validators look pandas up in sys.modules without importing it
 # (_plotly_utils.optional_imports.get_module("pandas", should_load=False)). On a cold server another
@@ -95,80 +93,22 @@ pio.templates["pe_atlas"] = go.layout.Template(
 pio.templates.default = "pe_atlas"
 
 
-def _sent(obj: Any) -> Any:
-    """`obj` as plotly's to_dict + convert_to_base64 leave it, in one pass: a copy of every dict,
-    each numpy array that is a dict's value replaced by its typed-array spec; the lists and tuples
-    on the way to a dict copied; everything else (numbers, strings, a list of plain values, an
-    array inside a list, which plotly leaves as it is) shared, not copied. The keys plotly's
-    conversion skips (_SKIPPED) are copied unconverted."""
-    if isinstance(obj, dict):
-        return {k: _containers(v) if k in _SKIPPED else _sent_value(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)) and any(isinstance(v, (dict, list, tuple)) for v in obj):
-        return type(obj)(_sent(v) for v in obj)
-    return obj
-
-
-def _sent_value(v: Any) -> Any:
-    """A dict's value as sent: arrays typed (convert_to_base64's rule), containers recursed."""
-    if isinstance(v, np.ndarray):
-        return _typed(v)
-    if isinstance(v, (dict, list, tuple)):
-        return _sent(v)
-    if (hasattr(v, "__array__") or hasattr(v, "__array_interface__")) and is_homogeneous_array(v):
-        return to_typed_array_spec(v)  # pandas, a tensor…: rare, plotly's own path
-    return v
-
-
-def _typed(v: np.ndarray) -> Any:
-    """plotly's to_typed_array_spec, for the numeric dtypes without its narwhals detour (~50 µs an
-    array); any other dtype goes through plotly's own function."""
-    spec = typed_array(v)
-    return to_typed_array_spec(v) if spec is None else spec
-
-
-_SKIPPED = frozenset(("geojson", "layer", "layers", "range"))  # _plotly_utils.utils.is_skipped_key
-
-
-def _containers(obj: Any) -> Any:
-    """A copy of every dict in `obj`, and of every list and tuple on the way to one; everything else
-    is shared, not copied."""
-    if isinstance(obj, dict):
-        return {k: _containers(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)) and any(isinstance(v, (dict, list, tuple)) for v in obj):
-        return type(obj)(_containers(v) for v in obj)
-    return obj
-
-
-class AtlasFigure(go.Figure):  # type: ignore[misc]
-    """A go.Figure whose to_dict does in one pass what plotly's does in two, and copies less.
-
-    st.plotly_chart sends a figure as fig.to_dict(). Plotly's to_dict deep-copies all of the figure
-    (numpy arrays and hover lists included) only so that the base64 conversion after it
-    (convert_to_base64, which replaces each numpy array in its dict by a typed-array spec) leaves
-    the figure alone; that conversion then walks every element of every list, hover strings too, and
-    sends each array through narwhals. Measured under cProfile on the Sinusoidal page (15 figures):
-    the deep copy 3.6 ms a figure, then the walk and narwhals 2.3 ms a figure. Here one pass copies
-    only the dicts (and the lists and tuples holding them) and encodes the arrays directly. Same
-    result, key for key and byte for byte (tests/test_figures_speed.py, and every page's figure
-    snapshots); _data, _layout and _frame_objs are where plotly's own to_dict reads them (plotly is
-    pinned in requirements.txt)."""
-
-    def to_dict(self) -> dict[str, Any]:
-        res = {"data": _sent(self._data), "layout": _sent(self._layout)}
-        frames = _sent([frame._props for frame in self._frame_objs])
-        if frames:
-            res["frames"] = frames
-        return res
-
-
-def make_figure(data: Any, title: str, height: int, *, _validate: bool = True, **layout: Any) -> go.Figure:
+def make_figure(
+    data: Any,
+    title: str,
+    height: int,
+    *,
+    _validate: bool = True,
+    frames: list[dict[str, Any]] | None = None,
+    **layout: Any,
+) -> go.Figure:
     """The one way a figure is made here: traces and the whole layout (the shared look below, then
-    the builder's own keys: xaxis=…, shapes=[…], a margin of its own…) handed to the constructor once.
-    Every fig.update_layout / update_xaxes / add_shape / add_vline on a built figure goes through
-    plotly's relayout machinery (batch_update, dispatch plans): 3–6 ms each, measured as most of a
-    page's rerun; one constructor call gives the same figure 5–10× faster. Traces are passed as
-    plain dicts (type="heatmap", …), not go.Heatmap objects: the constructor validates a trace
-    object's properties all over again, so building one first doubles the work for the same result."""
+    the builder's own keys: xaxis=…, shapes=[…], a margin of its own…) given at once, as plain dicts
+    (type="heatmap", …), and animation frames as plain dicts too. An AtlasFigure sends them without
+    building plotly's objects at all (see there). A figure that is built later (one a page changes,
+    with mark_lines or for a projector) is built from the same spec in one constructor call:
+    every fig.update_layout / add_shape / add_vline on a built figure goes through plotly's
+    relayout machinery (batch_update, dispatch plans), 3–6 ms each."""
     # Streamlit's import sets plotly's default template to "streamlit", this module's import sets
     # "pe_atlas": whichever ran last would decide every figure's look. Re-asserting ours here (a
     # string compare, nearly free) makes a figure the same whatever the import order; copying the
@@ -183,7 +123,7 @@ def make_figure(data: Any, title: str, height: int, *, _validate: bool = True, *
         hoverlabel=dict(font=dict(family=FONT["family"])),
     )
     spec.update(layout)
-    return AtlasFigure(data=data, layout=spec, _validate=_validate)
+    return AtlasFigure(data=data, layout=spec, frames=frames, _validate=_validate)
 
 
 def tick_positions(n: int, max_ticks: int = MAX_TICKS) -> list[int]:
