@@ -126,7 +126,7 @@ class AtlasFigure(go.Figure):  # type: ignore[misc]
         spec = self.__dict__.get("_atlas_spec")
         if spec is None:
             return self.layout[path]
-        value: Any = spec[1]
+        value: Any = _canonical(spec[1]) if spec[3] else spec[1]  # as plotly would read it: a title is {text}
         for part in path.split("."):
             value = value.get(part) if isinstance(value, dict) else None
         return value
