@@ -113,15 +113,19 @@ def test_figures_get_the_atlas_template_whatever_was_imported_last():
     ],
     ids=["f8-nan", "f4-2d", "int16", "int32", "int64-wide", "str", "bool", "empty", "int8"],
 )
-def test_typed_arrays_match_plotlys_own_encoding(array):
-    """The animation frames carry arrays pre-encoded by _typed_arrays: the JSON must be exactly what
-    plotly's encoder makes of the numpy array itself."""
+def test_typed_array_matches_plotlys_own_encoding(array):
+    """AtlasFigure.to_dict encodes a numeric array itself (fast.typed_array), without plotly's
+    detour: the JSON must be exactly what plotly's encoder makes of the numpy array; what it does not
+    encode (text, bool, a too-wide int64, an empty array) is left to plotly's own function."""
 
     def sent(x):  # what Streamlit sends: the figure's to_dict (where plotly encodes arrays), as JSON
         fig = go.Figure(data=[{"type": "scatter", "x": x}], _validate=False)
-        return json.loads(pio.to_json(fig.to_dict(), validate=False))["data"][0]["x"]
+        return json.loads(pio.to_json(go.Figure.to_dict(fig), validate=False))["data"][0]["x"]
 
-    assert sent(fast.typed_arrays(array)) == sent(array)
+    spec = fast.typed_array(array)
+    assert (spec is not None) == (array.dtype.kind in "fi" and array.size > 0 and not np.nanmax(array) >= 2**31)
+    if spec is not None:
+        assert sent(spec) == sent(array)
 
 
 # AtlasFigure.to_dict copies only the dicts (and the lists and tuples on the way to one) that
@@ -254,3 +258,25 @@ def test_atlas_figures_are_what_streamlit_sends():
     sent = plotly.tools.return_figure_from_figure_or_data(fig, validate_figure=True)
     assert not fig.built
     assert _json(sent) == json.loads(pio.to_json(go.Figure(fig), validate=False))
+
+
+def test_a_cached_figure_is_pickled_as_its_spec():
+    """st.cache_data pickles a cached figure and unpickles it on every call: an unbuilt figure
+    comes back unbuilt (not rebuilt and validated, as plotly's pickling would), and sends the same;
+    a built one goes plotly's way and sends the same too."""
+    import pickle
+
+    frames = [dict(data=[dict(type="scatter", y=np.arange(3.0))], name="0")]
+    fig = F.token_heatmap(np.eye(3), ["a", "<b>", "c"], ["a", "<b>", "c"], "t")
+    fig.relayout(height=333)
+    again = pickle.loads(pickle.dumps(fig))
+    assert not again.built and not fig.built
+    assert _json(again.to_dict()) == _json(fig.to_dict())
+    assert _json(again.to_dict())["layout"]["height"] == 333
+    from explain.figures.theme import make_figure
+
+    animated = make_figure([dict(type="scatter", y=np.arange(3.0))], "t", 300, frames=frames)
+    assert _json(pickle.loads(pickle.dumps(animated)).to_dict())["frames"] == _json(animated.to_dict())["frames"]
+    fig.layout  # noqa: B018  (built)
+    built_again = pickle.loads(pickle.dumps(fig))
+    assert built_again.built and _json(built_again.to_dict()) == _json(fig.to_dict())

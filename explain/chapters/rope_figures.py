@@ -8,7 +8,6 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from explain.figures.fast import typed_arrays
 from explain.figures.theme import (
     LINES,
     escape,
@@ -76,11 +75,17 @@ def rotation_circles(
         # coordinates need no more, and 41 frames of arcs in float64 were most of the page's bytes
         return np.concatenate([np.append(np.asarray(seg, dtype=float), np.nan) for seg in parts]).astype(np.float32)
 
+    def segments(starts_x: np.ndarray, starts_y: np.ndarray, ends_x: np.ndarray, ends_y: np.ndarray) -> Any:
+        # one origin→tip segment per pair, as `gaps` joins them, for all pairs at once
+        nan = np.full_like(starts_x, np.nan)
+        xs = np.stack([starts_x, ends_x, nan], axis=1).ravel().astype(np.float32)
+        ys = np.stack([starts_y, ends_y, nan], axis=1).ravel().astype(np.float32)
+        return xs, ys
+
     def arrows(xy: np.ndarray, color: str, name: str, dash: str = "solid") -> dict[str, Any]:
         # (pairs, 2) → one trace of origin→tip segments
         tips = xy / radius[:, None]
-        xs = gaps([[cx[p], cx[p] + tips[p, 0]] for p in range(n_pairs)])
-        ys = gaps([[cy[p], cy[p] + tips[p, 1]] for p in range(n_pairs)])
+        xs, ys = segments(cx, cy, cx + tips[:, 0], cy + tips[:, 1])
         hover = [
             h
             for p in range(n_pairs)
@@ -107,17 +112,17 @@ def rotation_circles(
         # the shortest way round from the query arrow to the key arrow, radius 0.36: 13 points, so
         # ≤ 15° a segment (a chord then strays < 0.01 radius, under a pixel: 30 points looked the
         # same and were, over 41 frames of 32 pairs, a quarter of the page at its largest)
-        parts_x, parts_y = [], []
-        for p in range(n_pairs):
-            a0 = np.arctan2(q[p, 1], q[p, 0])
-            delta = (np.arctan2(k[p, 1], k[p, 0]) - a0 + np.pi) % (2 * np.pi) - np.pi
-            t = a0 + np.linspace(0.0, delta, 13)
-            parts_x.append(cx[p] + 0.36 * np.cos(t))
-            parts_y.append(cy[p] + 0.36 * np.sin(t))
+        # All pairs at once: (pairs, 13) angles, then a NaN column ends each pair's arc (as `gaps`).
+        a0 = np.arctan2(q[:, 1], q[:, 0])  # (pairs,)
+        delta = (np.arctan2(k[:, 1], k[:, 0]) - a0 + np.pi) % (2 * np.pi) - np.pi
+        t = a0[:, None] + np.linspace(0.0, delta, 13, axis=1)  # (pairs, 13)
+        nan = np.full((n_pairs, 1), np.nan)
+        xs = np.hstack([cx[:, None] + 0.36 * np.cos(t), nan]).ravel().astype(np.float32)
+        ys = np.hstack([cy[:, None] + 0.36 * np.sin(t), nan]).ravel().astype(np.float32)
         return dict(
             type="scatter",
-            x=gaps(parts_x),
-            y=gaps(parts_y),
+            x=xs,
+            y=ys,
             mode="lines",
             line=dict(color=arc_color, width=3),
             hoverinfo="skip",
@@ -227,15 +232,15 @@ def rotation_circles(
     # Built from plain dicts without validation: the frames hold thousands of points, and checking
     # each trace again costs seconds; every key above is a standard plotly attribute
     # (tests/test_rope.py rebuilds the figure with full validation and compares).
-    # The frames go in as plain dicts with their arrays pre-encoded (typed_arrays): an AtlasFigure
-    # sends them as they are, and, if ever built, attaches them unvalidated (go.Figure(frames=…)
+    # The frames go in as plain dicts: an AtlasFigure sends them as they are (its to_dict encodes
+    # their arrays), and, if ever built, attaches them unvalidated (go.Figure(frames=…)
     # validates every frame even with _validate=False: ~150 ms for 41 frames).
     return make_figure(
         static + frame_traces(start),
         heading(start),
         rows * panel_height + 160,
         _validate=False,
-        frames=[typed_arrays(f) for f in frames],
+        frames=frames,
         **layout,
         margin=dict(l=10, r=10, t=100, b=100),
     )

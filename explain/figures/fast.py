@@ -79,19 +79,3 @@ def typed_array(v: np.ndarray) -> Spec | None:
 
 
 _NARROW = (("int8", (-128, 127)), ("int16", (-32768, 32767)), ("int32", (-(2**31), 2**31 - 1)))
-
-
-def typed_arrays(obj: Any) -> Any:
-    """Every numpy array in `obj` (nested dicts and lists) as plotly's JSON encoder would send it,
-    made ahead of time: a typed-array spec for numbers (typed_array), a list for anything else. The
-    encoder's own conversion first passes every array through narwhals, ~50 µs each; an animation's
-    frames hold ~800 small arrays, a quarter of the RoPE page's rerun. The JSON a browser gets is
-    byte-for-byte the same (tools/figure_snapshots.py)."""
-    if isinstance(obj, dict):
-        return {k: typed_arrays(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [typed_arrays(v) for v in obj]
-    if not isinstance(obj, np.ndarray):
-        return obj
-    spec = typed_array(obj)
-    return obj.tolist() if spec is None else spec

@@ -116,6 +116,13 @@ class AtlasFigure(go.Figure):  # type: ignore[misc]
         self._frame_objs = tuple(go.Frame(**f, _validate=False) for f in frames)
         return getattr(self, name)
 
+    def __reduce__(self) -> Any:
+        # Pickled (st.cache_data keeps a cached figure pickled, and unpickles it for every call) as
+        # its spec while it is not built: unpickling then makes an unbuilt figure again, instead of
+        # plotly's way (the whole figure as a dict, rebuilt and validated, frames too).
+        spec = self.__dict__.get("_atlas_spec")
+        return super().__reduce__() if spec is None else (_from_spec, spec)
+
     @property
     def built(self) -> bool:
         """Whether the plotly objects exist (something read or changed the figure as plotly's)."""
@@ -165,6 +172,10 @@ class AtlasFigure(go.Figure):  # type: ignore[misc]
         if os.environ.get("PE_ATLAS_CHECK_FIGURES") == "1":
             _check_against_plotly(self, res)
         return res
+
+
+def _from_spec(data: list[Any], layout: dict[str, Any], frames: list[dict[str, Any]], validate: bool) -> AtlasFigure:
+    return AtlasFigure(data, layout, frames, _validate=validate)
 
 
 def layout_get(fig: go.Figure, path: str) -> Any:
