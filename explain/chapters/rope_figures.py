@@ -99,7 +99,7 @@ def rotation_circles(
             showlegend=False,
             line=dict(color=color, width=5, dash=dash),
             marker=dict(
-                symbol=np.array(["circle", "arrow", "circle"] * n_pairs),
+                symbol=["circle", "arrow", "circle"] * n_pairs,
                 size=np.tile([7, 20, 0], n_pairs),
                 angleref="previous",
                 color=color,

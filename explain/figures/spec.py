@@ -51,7 +51,10 @@ def _typed(v: np.ndarray) -> Any:
     """plotly's to_typed_array_spec, for the numeric dtypes without its narwhals detour (~50 µs an
     array); any other dtype goes through plotly's own function."""
     spec = typed_array(v)
-    return to_typed_array_spec(v) if spec is None else spec
+    if spec is not None:
+        return spec
+    # Text: plotly's function hands the array back and its JSON encoder writes it as a list.
+    return v.tolist() if v.dtype.kind == "U" else to_typed_array_spec(v)
 
 
 _SKIPPED = frozenset(("geojson", "layer", "layers", "range"))  # _plotly_utils.utils.is_skipped_key
