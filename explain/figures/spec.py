@@ -80,7 +80,8 @@ class AtlasFigure(go.Figure):  # type: ignore[misc]
     AtlasFigure keeps the builder's spec as given and makes to_dict's result from it directly
     (canonical: in the form plotly's validation would have given it, see _canonical), and builds
     the plotly objects only when something reads or changes the figure as a plotly figure
-    (fig.layout, fig.data, update_layout, pickling…): __getattr__ builds it then, from the same spec.
+    (fig.layout, fig.data, update_layout, the Numbers panel): __getattr__ builds it then, from the
+    same spec. layout_get and relayout (below) read and change the spec without building.
 
     to_dict, built or not, copies only what plotly's own to_dict would change (the dicts, and the
     lists and tuples on the way to one) and encodes each array directly; plotly's deep-copies the

@@ -105,10 +105,10 @@ def make_figure(
     """The one way a figure is made here: traces and the whole layout (the shared look below, then
     the builder's own keys: xaxis=…, shapes=[…], a margin of its own…) given at once, as plain dicts
     (type="heatmap", …), and animation frames as plain dicts too. An AtlasFigure sends them without
-    building plotly's objects at all (see there). A figure that is built later (one a page changes,
-    with mark_lines or for a projector) is built from the same spec in one constructor call:
-    every fig.update_layout / add_shape / add_vline on a built figure goes through plotly's
-    relayout machinery (batch_update, dispatch plans), 3–6 ms each."""
+    building plotly's objects at all (see there). A builder or page that adds to a figure changes
+    its spec through spec.relayout (as mark_lines and presenter scaling do): every
+    fig.update_layout / add_shape / add_vline goes through plotly's relayout machinery (batch_update,
+    dispatch plans), 3–6 ms each, and builds the figure first."""
     # Streamlit's import sets plotly's default template to "streamlit", this module's import sets
     # "pe_atlas": whichever ran last would decide every figure's look. Re-asserting ours here (a
     # string compare, nearly free) makes a figure the same whatever the import order; copying the
