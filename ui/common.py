@@ -12,6 +12,7 @@ import streamlit as st
 
 from encoders.base import Paper
 from encoders.text import MAX_TOKENS, Tokens, tokenize
+from explain.figures.margins import fit_margins
 from explain.numbers import MAX_TABLE_CELLS, figure_summary, heatmap_tables, trace_table
 from explain.prose import section
 from ui.chapters import BY_KEY
@@ -77,6 +78,7 @@ def plot(fig, key: str) -> None:
     a spreadsheet or a learner who wants the exact values. The expander is lazy (its content runs
     only while it is open), so a closed one costs nothing. Presenter mode: taller, larger text."""
     scale_figure(fig)
+    fit_margins(fig)  # after scaling: the margins follow the text's size
     name = re.sub(r"[^A-Za-z0-9_-]+", "-", key).strip("-") or "figure"
     config = {**PLOT_CONFIG, "toImageButtonOptions": {"scale": 2, "filename": f"pe-atlas-{name}"}}
     # theme=None: Streamlit's chart theme draws tick labels and axis titles in #808495, 3.8:1 on

@@ -27,6 +27,7 @@ from .theme import (
     block_label,
     block_name,
     block_spans,
+    colorbar,
     escape,
     make_figure,
     panel_cells,
@@ -138,7 +139,7 @@ def token_heatmap_parts(
         hovertemplate=(
             f"{row_title}: {where[0]}<br>{col_title}: {where[1]}<br>{value_label}: %{{z:.6g}}<extra></extra>"
         ),
-        colorbar=dict(title=dict(text=value_label, side="right"), thickness=12),
+        colorbar=colorbar(value_label),
         hoverongaps=False,
         texttemplate="%{z:.2f}" if show_values else None,
         textfont=dict(size=10),
@@ -197,7 +198,7 @@ def matrix_heatmap(
         zmin=-r if r is not None else None,
         zmax=r,
         hovertemplate=f"{y_title}: %{{y}}<br>{x_title}: %{{x}}<br>{value_label}: %{{z:.6g}}<extra></extra>",
-        colorbar=dict(title=dict(text=value_label, side="right"), thickness=12),
+        colorbar=colorbar(value_label),
     )
     return make_figure(
         [heat],
@@ -313,9 +314,7 @@ def token_heatmap_grid(
                 ),
             )
         )
-    layout["coloraxis"] = dict(
-        colorscale=scale, cmin=zmin, cmax=zmax, colorbar=dict(title=dict(text=value_label, side="right"), thickness=12)
-    )
+    layout["coloraxis"] = dict(colorscale=scale, cmin=zmin, cmax=zmax, colorbar=colorbar(value_label))
     layout["annotations"] = notes
     return make_figure(traces, title, rows * panel_height + 110, **layout)
 

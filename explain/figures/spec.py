@@ -9,6 +9,7 @@ checks every figure sent against plotly's own validated build.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 from functools import cache
@@ -182,6 +183,31 @@ class AtlasFigure(go.Figure):  # type: ignore[misc]
 
 def _from_spec(data: list[Any], layout: dict[str, Any], frames: list[dict[str, Any]], validate: bool) -> AtlasFigure:
     return AtlasFigure(data, layout, frames, _validate=validate)
+
+
+def figure_parts(fig: go.Figure) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """A figure's traces (as dicts) and layout as plotly will read them, without building an
+    AtlasFigure: its spec, the layout in canonical form (a title given as text is {text})."""
+    spec = fig.__dict__.get("_atlas_spec") if isinstance(fig, AtlasFigure) else None
+    if spec is None:  # built: plotly's own JSON, its typed arrays read back as arrays
+        whole = _untyped(fig.to_plotly_json())
+        return list(whole.get("data", [])), dict(whole.get("layout", {}))
+    data, layout, _frames, validate = spec
+    traces = [t if isinstance(t, dict) else t.to_plotly_json() for t in data]
+    return traces, (_canonical(layout) if validate else layout)
+
+
+def _untyped(obj: Any) -> Any:
+    """plotly's JSON with every typed array ({dtype, bdata, shape}) as a numpy array again."""
+    if isinstance(obj, dict):
+        if "bdata" in obj and "dtype" in obj:
+            a = np.frombuffer(base64.b64decode(obj["bdata"]), dtype=obj["dtype"])
+            shape = obj.get("shape")
+            return a.reshape([int(n) for n in str(shape).split(",")]) if shape else a
+        return {k: _untyped(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_untyped(v) for v in obj]
+    return obj
 
 
 def layout_get(fig: go.Figure, path: str) -> Any:

@@ -1,0 +1,399 @@
+"""The margins a figure will need, estimated before it is sent, so the browser draws it once.
+
+Every figure starts from the theme's thin margins (10 px) and lets plotly grow them to fit tick
+labels, axis titles, legends and colour bars (the template's automargin). Plotly can only know
+those sizes by drawing: it draws the whole figure, measures what sticks out, and, when the margins
+changed, draws the whole figure again. That second draw was a third of plotly's time in the
+browser, measured by drawing every default figure of every page in Chromium (153 figures: 9.0 s
+as sent, 6.1 s with the final margins given up front).
+
+So the margins are estimated here from what the figure will show: tick labels (the ticks given, the
+categories, or the round numbers plotly will pick for the data's range), axis titles, the rows of a
+legend below the plot and a colour bar's labels. Automargin stays on: where an estimate falls short
+(a wider font, a narrower column than assumed) plotly grows the margin as before, and the picture is
+the one it always was. An estimate that is too large leaves a few pixels of extra white space, which
+tests/e2e/test_margins.py bounds, figure by figure, against what plotly measures in Chromium.
+
+Text widths come from a per-character table (em units), a little wider than the fonts the atlas asks
+for (Inter, Noto Sans, Noto Sans CJK), so a shortfall is rare.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+
+from .spec import figure_parts, relayout
+
+# Plotly's own constants (plotly.js 3, src/plots/cartesian/axes.js, src/constants/alignment.js).
+CAP_SHIFT = 0.7  # an axis title with a standoff is this many font sizes deep
+MIN_PX = {"x": 80, "y": 40}  # auto ticks: at most one per this many pixels, 5–10 of them
+ROUND_BASE = (2, 5, 10)
+
+# What the estimate assumes (calibrated in Chromium against plotly's own margins).
+STANDOFF = 15  # the template's axis title standoff
+LABEL_GAP = {"l": 11.0, "b": 13.0}  # between the axis line and its tick labels, and a label's slack
+LINE_HEIGHT = 1.25  # a tick label's height, in font sizes
+ASSUMED_PLOT_WIDTH = 860  # px: a legend wraps at this width (a full-width chart on a 1400 px wide screen)
+COLORBAR_PLOT_WIDTH = 900  # px: a colour bar at x = 1.02 (plotly's default) sits 2 % of this right of the plot
+LEGEND_ROW = 1.5  # a legend row's height, in font sizes …
+LEGEND_PAD = 21  # … and what plotly adds to a legend's height (padding) when it pushes a margin
+LEGEND_ITEM_EXTRA = 30  # px beside an item's text: its symbol and the gap to the next (measured)
+PUSH_SLACK = 2  # px
+MAX_SIDE = 0.4 * ASSUMED_PLOT_WIDTH  # px: the most a side is given in advance
+SAFETY = 1.06  # text widths: a little wider than measured, so a shortfall is rare
+
+_TAG = re.compile(r"<[^>]+>")
+
+
+def char_em(c: str) -> float:
+    """The width of one character in em (font sizes), a little on the wide side."""
+    if c in "⁰⁻":
+        return 0.4
+    if c.isdigit():
+        return 0.58
+    if c in " ":
+        return 0.28
+    if c in ".,:;'|!iljI()[]{}":
+        return 0.32
+    if c in "−-–+=×·<>~^*/\\":
+        return 0.62
+    if unicodedata.east_asian_width(c) in ("W", "F"):
+        return 1.0
+    if c.isupper():
+        return 0.7
+    if c.isascii():
+        return 0.58
+    return 0.72
+
+
+def text_width(text: str, size: float) -> float:
+    """Estimated width in px of one line of plotly text (tags dropped, entities read)."""
+    plain = html.unescape(_TAG.sub("", str(text)))
+    lines = plain.split("\n") or [""]
+    return max(sum(char_em(c) for c in line) for line in lines) * size * SAFETY
+
+
+def text_lines(text: str) -> int:
+    return 1 + str(text).count("<br>") + str(text).count("<br />")
+
+
+# --- tick labels -------------------------------------------------------------------------------
+
+
+def number_label(v: float, dtick: float) -> str:
+    """A linear axis's tick label as plotly writes it (no trailing zeros, U+2212 minus, k/M/G from 10⁴)."""
+    if abs(v) < dtick * 1e-6:
+        v = 0.0
+    div, suffix = next(((d, x) for d, x in ((1e9, "G"), (1e6, "M"), (1e3, "k")) if abs(v) >= max(d, 1e4)), (1.0, ""))
+    step = dtick / div
+    decimals = min(max(0, -math.floor(math.log10(step) + 1e-9)), 15) if step > 0 and math.isfinite(step) else 0
+    s = f"{v / div:.{decimals}f}"
+    if "." in s:
+        s = s.rstrip("0").rstrip(".")
+    return s.replace("-", "−") + suffix
+
+
+def linear_labels(lo: float, hi: float, length: float, letter: str) -> list[str]:
+    """The labels plotly's auto ticks give a linear axis over [lo, hi] drawn `length` px long."""
+    return [label for _, label in linear_ticks(lo, hi, length, letter)]
+
+
+def linear_ticks(lo: float, hi: float, length: float, letter: str) -> list[tuple[float, str]]:
+    """Plotly's auto ticks of a linear axis over [lo, hi] drawn `length` px long: (value, label)."""
+    if not (math.isfinite(lo) and math.isfinite(hi) and math.isfinite(hi - lo)):
+        return []
+    if hi - lo <= 0:
+        lo, hi = lo - 1, hi + 1
+    nt = min(max(length / MIN_PX[letter], 4), 9) + 1
+    rough = (hi - lo) / nt
+    if not rough > 1e-300:  # a range too small to tick (subnormal): plotly shows about one label
+        return [(lo, number_label(lo, abs(lo) or 1.0))]
+    base = 10 ** math.floor(math.log10(rough))
+    dtick = base * next(r for r in ROUND_BASE if r >= rough / base - 1e-9)
+    first = math.ceil(lo / dtick - 1e-9)
+    last = math.floor(hi / dtick + 1e-9)
+    return [(k * dtick, number_label(k * dtick, dtick)) for k in range(first, last + 1)][:200]
+
+
+SI_SMALL = ((1e-15, "f"), (1e-12, "p"), (1e-9, "n"), (1e-6, "μ"))
+
+
+def log_labels(lo: float, hi: float, power: bool = False) -> list[str]:
+    """A log axis (values, not their logarithms): its powers of ten, as plotly writes them ("0.001",
+    then SI prefixes below: "100μ"; with exponentformat="power", 10 with a small exponent)."""
+    if not (lo > 0 and hi > 0 and math.isfinite(lo) and math.isfinite(hi)):
+        return []
+    out = []
+    for e in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1):
+        v = 10.0**e
+        if power and not 0 <= e <= 1:
+            out.append("10" + "⁻" * (e < 0) + "⁰" * len(str(abs(e))))  # superscripts: narrow stand-ins
+        elif 1e-3 <= v < 1e4:
+            out.append(number_label(v, min(v, 1.0)))
+        elif v < 1e-3:
+            div, prefix = max((d, p) for d, p in SI_SMALL if d <= v * 1.0001)
+            out.append(f"{round(v / div):d}{prefix}")
+        else:
+            out.append(number_label(v, v))
+    return out
+
+
+def _numbers(values: Iterable[Any]) -> np.ndarray | None:
+    """The finite numbers among `values` (None counts as missing), or None when some are not numbers."""
+    try:
+        a = np.asarray(values if isinstance(values, np.ndarray) else list(values), dtype=float).ravel()
+    except (TypeError, ValueError):
+        return None
+    finite: np.ndarray = a[np.isfinite(a)]
+    return finite
+
+
+def _strings(values: Iterable[Any]) -> list[str]:
+    return [str(v) for v in values if v is not None]
+
+
+# --- the axes of a figure ------------------------------------------------------------------------
+
+
+def _axis_values(data: Sequence[dict[str, Any]], letter: str, ref: str) -> list[Any]:
+    """Every coordinate the traces on axis `ref` ("x", "x2") put along it; plotly's autorange spans them."""
+    out: list[Any] = []
+    for trace in data:
+        if (trace.get(f"{letter}axis") or letter) != ref:
+            continue
+        kind = trace.get("type", "scatter")
+        if kind == "heatmap":
+            shape = np.shape(trace.get("z", []))
+            n = shape[1 if letter == "x" else 0] if len(shape) == 2 else 0
+            coords = trace.get(letter)
+            if coords is None:
+                out.extend([-0.5, n - 0.5])
+            else:
+                out.append(list(coords) if not isinstance(coords, np.ndarray) else coords)
+            continue
+        coords = trace.get(letter)
+        other = trace.get("y" if letter == "x" else "x")
+        if coords is None:
+            n = len(other) if other is not None else 0
+            out.extend([0, max(n - 1, 0)])
+        else:
+            out.append(coords)
+        if kind == "bar" and (trace.get("orientation", "v") == "v") == (letter == "y"):
+            out.append([0])
+    return out
+
+
+def axis_labels(
+    axis: dict[str, Any], data: Sequence[dict[str, Any]], letter: str, ref: str, length: float
+) -> list[str]:
+    """The tick labels an axis will show (as plotly will write them), or [] when it shows none."""
+    if axis.get("showticklabels") is False or axis.get("visible") is False:
+        return []
+    if axis.get("ticktext") is not None:
+        return _strings(axis["ticktext"])
+    texts: list[str] = []
+    numbers: list[np.ndarray] = []
+    for group in _axis_values(data, letter, ref):
+        arr = group if isinstance(group, np.ndarray) else np.asarray(group, dtype=object).ravel()
+        if arr.dtype.kind in "OUS" and any(isinstance(v, str) for v in arr.ravel()[:50]):
+            texts.extend(str(v) for v in arr.ravel() if v is not None)
+            continue
+        nums = _numbers(arr)
+        if nums is not None and nums.size:
+            numbers.append(nums)
+    if texts or axis.get("type") == "category":
+        return texts if texts else [number_label(v, 1.0) for v in np.unique(np.concatenate(numbers or [np.zeros(0)]))]
+    if axis.get("tickvals") is not None:
+        nums = _numbers(axis["tickvals"])
+        return [] if nums is None else [number_label(v, _step(nums)) for v in nums]
+    power = axis.get("exponentformat") == "power"
+    rng = axis.get("range")
+    if rng is not None and len(rng) == 2 and all(isinstance(r, (int, float)) for r in rng):
+        lo, hi = sorted(float(r) for r in rng)
+        return log_labels(10**lo, 10**hi, power) if axis.get("type") == "log" else linear_labels(lo, hi, length, letter)
+    if not numbers:
+        return []
+    lo, hi = min(float(n.min()) for n in numbers), max(float(n.max()) for n in numbers)
+    if axis.get("type") == "log":
+        positive = [n[n > 0] for n in numbers]
+        lo = min((float(p.min()) for p in positive if p.size), default=1.0)
+        return log_labels(lo, hi, power)
+    if axis.get("rangemode") == "tozero":
+        lo, hi = min(lo, 0.0), max(hi, 0.0)
+    return linear_labels(lo, hi, length, letter)
+
+
+def _step(nums: np.ndarray) -> float:
+    d = np.diff(np.unique(nums))
+    return float(d.min()) if d.size else 1.0
+
+
+def _title_text(obj: Any) -> str:
+    if isinstance(obj, dict):
+        return str(obj.get("text") or "")
+    return str(obj or "")
+
+
+def _size(font: Any, default: float) -> float:
+    return float(font.get("size") or default) if isinstance(font, dict) else default
+
+
+# --- the estimate -----------------------------------------------------------------------------------
+
+
+def estimate_margins(data: Sequence[dict[str, Any]], layout: dict[str, Any]) -> dict[str, int] | None:
+    """The left, right and bottom margins (px) plotly's automargin will settle on, or None for a
+    figure this does not model (subplot grids, axes on the other side, legends elsewhere): those
+    keep the theme's margins and plotly's second draw."""
+    axes = [k for k in layout if re.fullmatch(r"[xy]axis\d*", k)]
+    if any(k not in ("xaxis", "yaxis") for k in axes):
+        return None
+    if any(t.get("xaxis", "x") != "x" or t.get("yaxis", "y") != "y" for t in data):
+        return None
+    if "coloraxis" in layout or any((t.get("marker") or {}).get("showscale") for t in data):
+        return None  # a colour bar for markers or a shared colour axis: not modelled
+    kinds = {t.get("type", "scatter") for t in data}
+    if not kinds <= {"scatter", "bar", "heatmap"}:
+        return None
+    x, y = dict(layout.get("xaxis") or {}), dict(layout.get("yaxis") or {})
+    if x.get("side") not in (None, "bottom") or y.get("side") not in (None, "left") or "domain" in x or "domain" in y:
+        return None
+    font = _size(layout.get("font"), 12)
+    margin = dict(layout.get("margin") or {})
+    height = float(layout.get("height") or 450)
+    t = float(margin.get("t", 100))
+    guess = {"l": float(margin.get("l", 80)), "r": float(margin.get("r", 80)), "b": float(margin.get("b", 80))}
+
+    # Bottom: the x tick labels, the title, a legend below.
+    xsize = _size(x.get("tickfont"), font)
+    xlabels = axis_labels(x, data, "x", "x", ASSUMED_PLOT_WIDTH)
+    bottom = 0.0
+    if xlabels:
+        angle = math.radians(abs(float(x.get("tickangle") or 0)))
+        widest = max(text_width(s, xsize) for s in xlabels)
+        bottom = widest * math.sin(angle) + xsize * LINE_HEIGHT * math.cos(angle) + LABEL_GAP["b"] + 3 * (angle > 0)
+    xtitle = _title_text(x.get("title"))
+    if xtitle:
+        tsize = _size((x.get("title") or {}).get("font") if isinstance(x.get("title"), dict) else None, font)
+        bottom += tsize * (CAP_SHIFT + 0.6 * (text_lines(xtitle) - 1)) + STANDOFF
+    legend = legend_below(data, layout, font, height, t)
+    if legend is not None:
+        bottom = max(bottom, legend)
+    elif _shows_legend(data, layout):
+        return None  # a legend beside the plot (plotly's default place): not modelled
+    plot_h = max(height - t - max(guess["b"], bottom), 40)  # the y axis's and a colour bar's length
+    # Left: the y tick labels' width, then the title.
+    ysize = _size(y.get("tickfont"), font)
+    ylabels = axis_labels(y, data, "y", "y", plot_h)
+    left = (max((text_width(s, ysize) for s in ylabels), default=0.0) + LABEL_GAP["l"]) if ylabels else 0.0
+    ytitle = _title_text(y.get("title"))
+    if ytitle:
+        tsize = _size((y.get("title") or {}).get("font") if isinstance(y.get("title"), dict) else None, font)
+        left += tsize * (CAP_SHIFT + 0.6 * (text_lines(ytitle) - 1)) + STANDOFF
+    # Right: a colour bar beside the plot.
+    right = 0.0
+    for trace in data:
+        if trace.get("type") == "heatmap" and trace.get("showscale", True) is not False:
+            bar = colorbar_width(trace, font, plot_h)
+            if bar is None:
+                return None
+            right = max(right, bar)
+    # Plotly gives up pushing past about half the figure; a bound here keeps an absurd label (a
+    # 14-character token in 60 px type) from reserving more than that before plotly has measured.
+    need = {"l": min(left, MAX_SIDE), "r": min(right, MAX_SIDE), "b": min(bottom, height / 2)}
+    # A margin that a push only just fits is grown 2 px more by plotly (measured), and redrawn.
+    return {side: math.ceil(max(guess[side], need[side] + PUSH_SLACK if need[side] else 0.0)) for side in need}
+
+
+def colorbar_width(trace: dict[str, Any], font: float, plot_h: float) -> float | None:
+    """A heatmap's colour bar with its title on the right (the atlas's maps), or None for another
+    kind. Measured in Chromium: the bar's box starts x − 1 of the plot's width right of the plot (the
+    atlas sets x = 1: theme.colorbar), then xpad, the bar, 13 px, the rotated title (1.85 font sizes
+    wide) and xpad again. Plotly sets the title
+    off to the right of the tick labels level with it (the labels within the title's extent around
+    the bar's middle); with none there, by 3.9 px."""
+    bar = dict(trace.get("colorbar") or {})
+    title = bar.get("title")
+    if not (isinstance(title, dict) and title.get("side") == "right" and _title_text(title)):
+        return None
+    if bar.get("len", 1) != 1 or bar.get("lenmode", "fraction") != "fraction" or bar.get("ticktext") is not None:
+        return None
+    lo, hi = _z_range(trace)
+    dtick_labels = linear_ticks(lo, hi, plot_h, "y")
+    size = _size(bar.get("tickfont"), font)
+    tsize = _size(title.get("font"), font)
+    # The rotated title's extent (its text and 8 px) and a label's line box (1.5 font sizes), 2 px to
+    # spare; the bar runs the plot's height less ypad at each end.
+    reach = (text_width(_title_text(title), tsize) + 8) / 2 + size * 0.75 + 2
+    length = plot_h - 2 * float(bar.get("ypad", 10))
+    level = [text_width(label, size) for v, label in dtick_labels if abs((v - lo) / (hi - lo) - 0.5) * length <= reach]
+    off = max(level) + 2 if level else 3.9
+    thickness = float(bar.get("thickness", 30))
+    gap = max(float(bar.get("x", 1.02)) - 1, 0.0) * COLORBAR_PLOT_WIDTH
+    return gap + 2 * float(bar.get("xpad", 10)) + thickness + 13 + off + 1.85 * tsize
+
+
+def _z_range(trace: dict[str, Any]) -> tuple[float, float]:
+    """The colour scale's range, as plotly sets it: zmin/zmax when given, else the data's, made
+    symmetric about zmid when there is one."""
+    z = _numbers(trace.get("z", []))
+    dlo, dhi = (float(z.min()), float(z.max())) if z is not None and z.size else (0.0, 1.0)
+    lo = float(trace["zmin"]) if trace.get("zmin") is not None else dlo
+    hi = float(trace["zmax"]) if trace.get("zmax") is not None else dhi
+    mid = trace.get("zmid")
+    if mid is not None and (trace.get("zmin") is None or trace.get("zmax") is None):
+        half = max(abs(hi - float(mid)), abs(lo - float(mid)))
+        lo, hi = float(mid) - half, float(mid) + half
+    if not hi > lo:
+        lo, hi = min(lo, hi) - 1, max(lo, hi) + 1
+    return lo, hi
+
+
+def _shows_legend(data: Sequence[dict[str, Any]], layout: dict[str, Any]) -> bool:
+    if layout.get("showlegend") is False:
+        return False
+    named = [t for t in data if t.get("showlegend", True) is not False and t.get("type", "scatter") != "heatmap"]
+    return len(named) > 1 or (layout.get("showlegend") is True and bool(named))
+
+
+def legend_below(
+    data: Sequence[dict[str, Any]], layout: dict[str, Any], font: float, height: float, t: float
+) -> float | None:
+    """The bottom margin a horizontal legend below the plot needs (its rows wrapped at the assumed
+    plot width), or None when there is no such legend."""
+    legend = dict(layout.get("legend") or {})
+    if legend.get("orientation") != "h" or not _shows_legend(data, layout):
+        return None
+    y = float(legend.get("y", 1.0))
+    if y >= 0 or legend.get("yanchor", "auto") not in ("top", "auto"):
+        return None
+    size = _size(legend.get("font"), font)
+    rows, used = 1, 0.0
+    for trace in data:
+        if trace.get("showlegend", True) is False or trace.get("type", "scatter") == "heatmap":
+            continue
+        item = text_width(str(trace.get("name", "")), size) + LEGEND_ITEM_EXTRA
+        if used and used + item > ASSUMED_PLOT_WIDTH:
+            rows, used = rows + 1, 0.0
+        used += item
+    legend_h = rows * size * LEGEND_ROW + LEGEND_PAD
+    # The legend's top sits |y| of the plot's height below it: b = |y|·(height − t − b) + legend_h.
+    return (abs(y) * (height - t) + legend_h) / (1 + abs(y))
+
+
+def fit_margins(fig: go.Figure) -> go.Figure:
+    """Give a figure, before it is sent, the margins plotly's automargin would settle on (see the
+    module's docstring); a figure this does not model keeps its own. In place; returns the figure."""
+    data, layout = figure_parts(fig)
+    margins = estimate_margins(data, layout)
+    if margins is not None:
+        relayout(fig, margin=margins)
+    return fig

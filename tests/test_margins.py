@@ -1,0 +1,230 @@
+"""explain/figures/margins.py: the margins a figure is sent with, so the browser draws it once.
+
+What plotly does with them is tested in a real browser (tests/e2e/test_margins_browser.py); here,
+without one: the estimate never takes a margin away, never raises on any input a learner can cause,
+models only what it knows (and says so with None for the rest), writes tick labels as plotly does,
+and fit_margins changes nothing of a figure but its margins, without building it.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from explain.figures import margins as M
+from explain.figures.spec import AtlasFigure, figure_parts
+from explain.figures.theme import colorbar, make_figure
+
+SIDES = ("l", "r", "b")
+
+
+def test_plotly_keeps_growing_the_margins_itself():
+    # The estimate is only a head start: automargin stays on, so a label wider than estimated
+    # (another font, a narrower column) still gets the room it needs and nothing is clipped.
+    fig = M.fit_margins(make_figure([dict(type="scatter", y=[0, 1])], "T", 300))
+    layout = fig.to_dict()["layout"]["template"]["layout"]
+    assert layout["xaxis"]["automargin"] is True and layout["yaxis"]["automargin"] is True
+
+
+@pytest.mark.parametrize(
+    ("value", "dtick", "label"),
+    [
+        # As plotly.js 3 writes them (read off the drawn charts in Chromium): no trailing zeros,
+        # U+2212 for minus, SI suffixes from 10⁴.
+        (0.0, 0.2, "0"),
+        (0.2, 0.2, "0.2"),
+        (1.0, 0.2, "1"),
+        (-0.5, 0.5, "−0.5"),
+        (-30.0, 10.0, "−30"),
+        (0.05, 0.01, "0.05"),
+        (-0.04, 0.02, "−0.04"),
+        (20000.0, 5000.0, "20k"),
+        (1.5e6, 5e5, "1.5M"),
+        (1e-17, 0.2, "0"),  # a rounding residue at zero
+    ],
+)
+def test_number_labels_as_plotly_writes_them(value, dtick, label):
+    assert M.number_label(value, dtick) == label
+
+
+@pytest.mark.parametrize(
+    ("lo", "hi", "length", "labels"),
+    [
+        # Plotly's auto ticks, as drawn in Chromium on the atlas's colour bars and axes.
+        (0.0, 1.0, 300, ["0", "0.2", "0.4", "0.6", "0.8", "1"]),
+        (-1.8915, 1.8915, 300, ["−1.5", "−1", "−0.5", "0", "0.5", "1", "1.5"]),
+        (-0.0923, 0.0923, 400, ["−0.08", "−0.06", "−0.04", "−0.02", "0", "0.02", "0.04", "0.06", "0.08"]),
+        (0.0, 3.0, 300, ["0", "0.5", "1", "1.5", "2", "2.5", "3"]),
+    ],
+)
+def test_auto_ticks_as_plotly_picks_them(lo, hi, length, labels):
+    assert M.linear_labels(lo, hi, length, "y") == labels
+
+
+def test_log_axis_labels():
+    assert M.log_labels(1e-3, 1.0) == ["0.001", "0.01", "0.1", "1"]
+    assert M.log_labels(1e-4, 10.0)[0] == "100μ"
+    # exponentformat="power": 10 with a superscript exponent, as narrow stand-ins
+    assert all(s.startswith("10") for s in M.log_labels(1e-15, 1e-3, power=True))
+    assert M.log_labels(0.0, 1.0) == [] and M.log_labels(float("nan"), 1.0) == []
+
+
+def test_wider_text_is_estimated_wider():
+    assert M.text_width("한국어", 13) > M.text_width("abc", 13) > M.text_width("...", 13) > 0
+    assert M.text_width("<b>x</b>", 13) == M.text_width("x", 13)  # tags are not drawn
+    assert M.text_width("&lt;", 13) == M.text_width("<", 13)  # entities are one character
+    assert M.text_width("a<br>bb", 13) == M.text_width("bb", 13) or M.text_lines("a<br>bb") == 2
+
+
+def _scatter(y, **layout):
+    return [dict(type="scatter", y=y)], dict(
+        margin=dict(l=10, r=10, t=50, b=10), height=340, font=dict(size=13), **layout
+    )
+
+
+def test_longer_labels_and_titles_need_more_room():
+    short = M.estimate_margins(*_scatter([0, 1]))
+    wide = M.estimate_margins(*_scatter([0, 123456.789]))
+    titled = M.estimate_margins(*_scatter([0, 1], yaxis=dict(title=dict(text="weight")), xaxis=dict(title="p")))
+    assert short is not None and wide is not None and titled is not None
+    assert wide["l"] > short["l"] and titled["l"] > short["l"] and titled["b"] > short["b"]
+    bigger = M.estimate_margins(*_scatter([0, 1], yaxis=dict(tickfont=dict(size=30))))
+    assert bigger is not None and bigger["l"] > short["l"]
+
+
+def test_a_colour_bar_and_a_legend_below_are_given_room():
+    z = np.linspace(-1, 1, 12).reshape(3, 4)
+    data = [dict(type="heatmap", z=z, colorbar=colorbar("weight"))]
+    layout = dict(margin=dict(l=10, r=10, t=50, b=10), height=340, font=dict(size=13))
+    m = M.estimate_margins(data, layout)
+    assert m is not None and m["r"] > 60
+    lines = [dict(type="scatter", y=[0, 1], name=f"a fairly long series name {i}") for i in range(8)]
+    legend = dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0)
+    one = M.estimate_margins(lines[:2], {**layout, "legend": legend})
+    many = M.estimate_margins(lines, {**layout, "legend": legend})
+    assert one is not None and many is not None and many["b"] > one["b"] > 40  # more rows, more room
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["subplots", "legend beside", "marker colour bar", "shared colour axis", "axis on the right", "polar"],
+)
+def test_what_is_not_modelled_keeps_its_margins(case):
+    layout = dict(margin=dict(l=10, r=10, t=50, b=10), height=340)
+    data = [dict(type="scatter", y=[0, 1], name="a"), dict(type="scatter", y=[1, 0], name="b")]
+    if case == "subplots":
+        layout.update(xaxis2=dict(domain=[0.5, 1]), legend=dict(orientation="h", y=-0.2))
+    elif case == "legend beside":
+        pass  # two named lines and plotly's default legend, right of the plot
+    elif case == "marker colour bar":
+        data = [dict(type="scatter", y=[0, 1], marker=dict(color=[0, 1], showscale=True))]
+    elif case == "shared colour axis":
+        data = [dict(type="heatmap", z=[[0, 1]], coloraxis="coloraxis")]
+        layout["coloraxis"] = dict(colorscale="Viridis")
+    elif case == "axis on the right":
+        data = data[:1]
+        layout["yaxis"] = dict(side="right")
+    else:
+        data = [dict(type="scatterpolar", r=[1, 2], theta=[0, 90])]
+    assert M.estimate_margins(data, layout) is None
+
+
+def test_fit_margins_changes_only_the_margins_and_builds_nothing():
+    fig = make_figure([dict(type="heatmap", z=np.eye(3), colorbar=colorbar("w"))], "T", 300, xaxis=dict(title="x"))
+    before = fig.to_dict()
+    M.fit_margins(fig)
+    assert isinstance(fig, AtlasFigure) and not fig.built
+    after = fig.to_dict()
+    margin = after["layout"].pop("margin")
+    before["layout"].pop("margin")
+    assert after == before
+    assert all(margin[s] >= 10 for s in SIDES) and margin["t"] == 50
+    # a built figure (someone read it as plotly's) gets the same margins
+    built = make_figure([dict(type="heatmap", z=np.eye(3), colorbar=colorbar("w"))], "T", 300, xaxis=dict(title="x"))
+    _ = built.layout
+    M.fit_margins(built)
+    assert built.to_dict()["layout"]["margin"] == margin
+    assert figure_parts(built)[1]["margin"]["l"] == margin["l"]
+
+
+TEXT = st.lists(
+    st.sampled_from([*list("abcXYZ019 .,-−<>&;/"), "한", "국", "😀", "<b>", "</b>", "<br>", "&lt;", "&amp", "\u200b"]),
+    max_size=30,
+).map("".join)
+NUMBER = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True, width=32),
+    st.integers(-(10**12), 10**12),
+    st.sampled_from([0.0, 1e-300, -1e300, 5e-324]),
+)
+COORDS = st.one_of(
+    st.lists(NUMBER, max_size=40),
+    st.lists(TEXT, max_size=40),
+    st.lists(st.one_of(NUMBER, TEXT, st.none()), max_size=20),
+    st.builds(lambda a: np.asarray(a, dtype=float), st.lists(NUMBER, max_size=40)),
+)
+
+
+@st.composite
+def figures(draw):
+    n = draw(st.integers(0, 4))
+    data = []
+    for _i in range(n):
+        kind = draw(st.sampled_from(["scatter", "bar", "heatmap"]))
+        if kind == "heatmap":
+            rows, cols = draw(st.integers(0, 6)), draw(st.integers(0, 6))
+            z = draw(st.lists(st.lists(NUMBER, min_size=cols, max_size=cols), min_size=rows, max_size=rows))
+            trace = dict(type="heatmap", z=z, colorbar=colorbar(draw(TEXT)))
+            for key in ("zmin", "zmax", "zmid"):
+                if draw(st.booleans()):
+                    trace[key] = draw(NUMBER)
+        else:
+            trace = dict(type=kind, y=draw(COORDS), name=draw(TEXT))
+            if draw(st.booleans()):
+                trace["x"] = draw(COORDS)
+        data.append(trace)
+    axis = st.fixed_dictionaries(
+        {},
+        optional={
+            "type": st.sampled_from(["linear", "log", "category"]),
+            "title": st.one_of(TEXT, st.fixed_dictionaries({"text": TEXT})),
+            "tickangle": st.sampled_from([0, -45, 90, None]),
+            "tickvals": st.lists(NUMBER, max_size=10),
+            "ticktext": st.lists(TEXT, max_size=10),
+            "range": st.lists(NUMBER, min_size=2, max_size=2),
+            "rangemode": st.just("tozero"),
+            "exponentformat": st.just("power"),
+            "tickfont": st.fixed_dictionaries({"size": st.integers(1, 60)}),
+            "showticklabels": st.booleans(),
+        },
+    )
+    layout = dict(
+        margin=dict(l=draw(st.integers(0, 80)), r=10, t=50, b=draw(st.integers(0, 80))),
+        height=draw(st.integers(60, 2000)),
+        font=dict(size=draw(st.integers(6, 40))),
+        xaxis=draw(axis),
+        yaxis=draw(axis),
+    )
+    if draw(st.booleans()):
+        layout["legend"] = dict(orientation="h", yanchor="top", y=draw(st.floats(-1, -0.01)), x=0)
+    return data, layout
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(figures())
+def test_any_figure_gets_finite_margins_no_smaller_than_its_own(fig):
+    data, layout = fig
+    m = M.estimate_margins(data, layout)
+    if m is None:
+        return
+    assert set(m) == set(SIDES)
+    for side in SIDES:
+        assert isinstance(m[side], int) and math.isfinite(m[side])
+        assert m[side] >= layout["margin"].get(side, 0)
+    # bounded in advance (plotly may still grow a side that needs more): a side of a narrow plot,
+    # half the figure's height at the bottom
+    assert max(m["l"], m["r"]) <= max(M.MAX_SIDE + M.PUSH_SLACK + 1, layout["margin"]["l"])
+    assert m["b"] <= max(layout["height"] / 2 + M.PUSH_SLACK + 1, layout["margin"]["b"])
