@@ -111,26 +111,51 @@ def test_a_colour_bar_and_a_legend_below_are_given_room():
 
 @pytest.mark.parametrize(
     "case",
-    ["subplots", "legend beside", "marker colour bar", "shared colour axis", "axis on the right", "polar"],
+    ["slider", "legend beside", "marker colour bar", "free axis", "axis on the right", "polar"],
 )
 def test_what_is_not_modelled_keeps_its_margins(case):
     layout = dict(margin=dict(l=10, r=10, t=50, b=10), height=340)
     data = [dict(type="scatter", y=[0, 1], name="a"), dict(type="scatter", y=[1, 0], name="b")]
-    if case == "subplots":
-        layout.update(xaxis2=dict(domain=[0.5, 1]), legend=dict(orientation="h", y=-0.2))
+    if case == "slider":
+        layout.update(sliders=[dict(steps=[])], legend=dict(orientation="h", y=-0.2))
     elif case == "legend beside":
         pass  # two named lines and plotly's default legend, right of the plot
     elif case == "marker colour bar":
         data = [dict(type="scatter", y=[0, 1], marker=dict(color=[0, 1], showscale=True))]
-    elif case == "shared colour axis":
-        data = [dict(type="heatmap", z=[[0, 1]], coloraxis="coloraxis")]
-        layout["coloraxis"] = dict(colorscale="Viridis")
+    elif case == "free axis":
+        data = data[:1]
+        layout["yaxis2"] = dict(anchor="free", position=0.1, overlaying="y")
     elif case == "axis on the right":
         data = data[:1]
         layout["yaxis"] = dict(side="right")
     else:
         data = [dict(type="scatterpolar", r=[1, 2], theta=[0, 90])]
     assert M.estimate_margins(data, layout) is None
+
+
+def test_in_a_grid_only_the_axes_on_the_edges_push():
+    def grid(inner_label: str, edge_label: str):
+        data = [
+            dict(type="heatmap", z=[[0, 1]], xaxis=f"x{i or ''}", yaxis=f"y{i or ''}", coloraxis="coloraxis")
+            for i in (0, 2)
+        ]
+        layout = dict(
+            margin=dict(l=10, r=10, t=50, b=10),
+            height=340,
+            font=dict(size=13),
+            xaxis=dict(domain=[0, 0.45], anchor="y"),
+            yaxis=dict(domain=[0, 1], anchor="x", tickmode="array", tickvals=[0], ticktext=[edge_label]),
+            xaxis2=dict(domain=[0.55, 1], anchor="y2"),
+            yaxis2=dict(domain=[0, 1], anchor="x2", tickmode="array", tickvals=[0], ticktext=[inner_label]),
+            coloraxis=dict(cmin=0, cmax=1, colorbar=colorbar("weight")),
+        )
+        return M.estimate_margins(data, layout)
+
+    base = grid("a", "a")
+    assert base is not None and base["r"] > 60  # the shared colour axis's bar
+    assert grid("a very long inner label", "a") == base  # inside the paper: no push
+    wider = grid("a", "a very long edge label")
+    assert wider is not None and wider["l"] > base["l"]
 
 
 def test_fit_margins_changes_only_the_margins_and_builds_nothing():

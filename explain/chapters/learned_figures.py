@@ -13,6 +13,7 @@ from explain.figures.theme import (
     INDEX,
     LINES,
     SIGNED,
+    colorbar,
     escape,
     make_figure,
     short,
@@ -69,7 +70,7 @@ def lookup_table(
             f"{_t('figures.position')}: %{{y}}<br>{col_title}: %{{x}}<br>{value_label}: %{{z:.4g}}<extra></extra>"
         ),
         hoverongaps=False,
-        colorbar=dict(title=dict(text=value_label, side="right"), thickness=12),
+        colorbar=colorbar(value_label),
     )
     height = height or int(min(760, max(360, 150 + 14 * n_rows)))
     # About one label per 14 px of plot height, so labels never overlap (hover names every row).
@@ -204,7 +205,7 @@ def path_2d(
             colorscale=INDEX,
             size=6,
             showscale=True,
-            colorbar=dict(title=dict(text=order_title, side="right"), thickness=12),
+            colorbar=colorbar(order_title),
         ),
         customdata=order,
         hovertemplate=(

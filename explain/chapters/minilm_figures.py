@@ -13,6 +13,7 @@ from explain.figures.theme import (
     LINES,
     SIGNED,
     WEIGHTS,
+    colorbar,
     escape,
     make_figure,
     panel_title,
@@ -97,9 +98,7 @@ def layer_head_maps(
                 ),
             )
         )
-    layout["coloraxis"] = dict(
-        colorscale=scale, cmin=zmin, cmax=zmax, colorbar=dict(title=dict(text=value_label, side="right"), thickness=12)
-    )
+    layout["coloraxis"] = dict(colorscale=scale, cmin=zmin, cmax=zmax, colorbar=colorbar(value_label))
     layout["annotations"] = notes
     return make_figure(traces, title, rows * panel_height + 90, **layout)
 
@@ -211,7 +210,7 @@ def attention_thumbnails(
         colorscale=WEIGHTS,
         cmin=0.0,
         cmax=1.0,
-        colorbar=dict(title=dict(text=_t("figures.weight"), side="right"), thickness=12),
+        colorbar=colorbar(_t("figures.weight")),
     )
     layout["annotations"] = notes
     return make_figure(traces, title, n_layers * panel_height + 110, **layout, margin=dict(l=40, r=10, t=60, b=30))

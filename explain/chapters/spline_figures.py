@@ -13,6 +13,7 @@ from explain.figures.theme import (
     INDEX,
     LINES,
     SYMBOLS,
+    colorbar,
     escape,
     make_figure,
 )
@@ -277,7 +278,7 @@ def latent_trajectory(
                 colorscale=INDEX,
                 size=7,
                 showscale=True,
-                colorbar=dict(title=dict(text=_t("figures.position_j"), side="right"), thickness=12),
+                colorbar=colorbar(_t("figures.position_j")),
             ),
             customdata=np.stack([np.arange(n), tt], axis=1),
             hovertemplate=hover,

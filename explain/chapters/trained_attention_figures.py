@@ -15,6 +15,7 @@ from explain.figures.theme import (
     block_label,
     block_name,
     block_spans,
+    colorbar,
     escape,
     make_figure,
     panel_cells,
@@ -173,7 +174,7 @@ def head_grid(
         colorscale=WEIGHTS,
         cmin=0.0,
         cmax=zmax,
-        colorbar=dict(title=dict(text=scale_title or value_label, side="right"), thickness=12),
+        colorbar=colorbar(scale_title or value_label),
     )
     layout["annotations"] = notes
     layout["shapes"] = shapes

@@ -9,6 +9,7 @@ import plotly.graph_objects as go
 
 from explain.figures.theme import (
     INDEX,
+    colorbar,
     escape,
     make_figure,
 )
@@ -60,7 +61,7 @@ def labelled_grid(
                 f"<br>{value_label}: %{{z}}<extra></extra>"
             ),
             hoverongaps=False,
-            colorbar=dict(title=dict(text=value_label, side="right"), thickness=12),
+            colorbar=colorbar(value_label),
         )
     ]
     if veiled.any():

@@ -46,7 +46,7 @@ COLORBAR_PLOT_WIDTH = 900  # px: a colour bar at x = 1.02 (plotly's default) sit
 LEGEND_ROW = 1.5  # a legend row's height, in font sizes …
 LEGEND_PAD = 21  # … and what plotly adds to a legend's height (padding) when it pushes a margin
 LEGEND_ITEM_EXTRA = 30  # px beside an item's text: its symbol and the gap to the next (measured)
-PUSH_SLACK = 2  # px
+PUSH_SLACK = 3  # px: 2 measured, and 1 for rounding
 MAX_SIDE = 0.4 * ASSUMED_PLOT_WIDTH  # px: the most a side is given in advance
 SAFETY = 1.06  # text widths: a little wider than measured, so a shortfall is rare
 
@@ -132,15 +132,16 @@ def log_labels(lo: float, hi: float, power: bool = False) -> list[str]:
     if not (lo > 0 and hi > 0 and math.isfinite(lo) and math.isfinite(hi)):
         return []
     out = []
-    for e in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1):
+    first, last = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+    for e in range(max(first, last - 60), last + 1):  # plotly thins out long runs of decades anyway
         v = 10.0**e
         if power and not 0 <= e <= 1:
             out.append("10" + "⁻" * (e < 0) + "⁰" * len(str(abs(e))))  # superscripts: narrow stand-ins
         elif 1e-3 <= v < 1e4:
             out.append(number_label(v, min(v, 1.0)))
         elif v < 1e-3:
-            div, prefix = max((d, p) for d, p in SI_SMALL if d <= v * 1.0001)
-            out.append(f"{round(v / div):d}{prefix}")
+            div, prefix = max(((d, p) for d, p in SI_SMALL if d <= v * 1.0001), default=SI_SMALL[0])
+            out.append(f"{v / div:.3g}{prefix}")
         else:
             out.append(number_label(v, v))
     return out
@@ -218,7 +219,9 @@ def axis_labels(
     rng = axis.get("range")
     if rng is not None and len(rng) == 2 and all(isinstance(r, (int, float)) for r in rng):
         lo, hi = sorted(float(r) for r in rng)
-        return log_labels(10**lo, 10**hi, power) if axis.get("type") == "log" else linear_labels(lo, hi, length, letter)
+        if axis.get("type") == "log":  # the range is in powers of ten; past 10^±30 nothing is legible anyway
+            return log_labels(10 ** min(max(lo, -30), 30), 10 ** min(max(hi, -30), 30), power)
+        return linear_labels(lo, hi, length, letter)
     if not numbers:
         return []
     lo, hi = min(float(n.min()) for n in numbers), max(float(n.max()) for n in numbers)
@@ -249,63 +252,118 @@ def _size(font: Any, default: float) -> float:
 # --- the estimate -----------------------------------------------------------------------------------
 
 
+def _axis_name(ref: str) -> str:
+    return ref[0] + "axis" + ref[1:]  # "x2" → "xaxis2"
+
+
+def _axis_title(axis: dict[str, Any], font: float) -> float:
+    """How deep an axis title reaches beyond its tick labels (0 without a title)."""
+    title = axis.get("title")
+    text = _title_text(title)
+    if not text:
+        return 0.0
+    size = _size(title.get("font") if isinstance(title, dict) else None, font)
+    return size * (CAP_SHIFT + 0.6 * (text_lines(text) - 1)) + STANDOFF
+
+
 def estimate_margins(data: Sequence[dict[str, Any]], layout: dict[str, Any]) -> dict[str, int] | None:
     """The left, right and bottom margins (px) plotly's automargin will settle on, or None for a
-    figure this does not model (subplot grids, axes on the other side, legends elsewhere): those
-    keep the theme's margins and plotly's second draw."""
-    axes = [k for k in layout if re.fullmatch(r"[xy]axis\d*", k)]
-    if any(k not in ("xaxis", "yaxis") for k in axes):
+    figure this does not model (traces other than scatter, bar and heatmap; axes on the other side
+    or placed freely; a legend beside the plot; a colour bar for markers; sliders and buttons): those
+    keep their margins and plotly's second draw. Subplot grids are modelled: only the axes on the paper's left and
+    bottom edges push a margin."""
+    if (
+        any((t.get("marker") or {}).get("showscale") for t in data)
+        or layout.get("sliders")
+        or layout.get("updatemenus")
+    ):
         return None
-    if any(t.get("xaxis", "x") != "x" or t.get("yaxis", "y") != "y" for t in data):
+    if not {t.get("type", "scatter") for t in data} <= {"scatter", "bar", "heatmap"}:
         return None
-    if "coloraxis" in layout or any((t.get("marker") or {}).get("showscale") for t in data):
-        return None  # a colour bar for markers or a shared colour axis: not modelled
-    kinds = {t.get("type", "scatter") for t in data}
-    if not kinds <= {"scatter", "bar", "heatmap"}:
-        return None
-    x, y = dict(layout.get("xaxis") or {}), dict(layout.get("yaxis") or {})
-    if x.get("side") not in (None, "bottom") or y.get("side") not in (None, "left") or "domain" in x or "domain" in y:
-        return None
+    refs = {("x", "x"), ("y", "y")} | {(ax[0], t.get(ax, ax[0])) for t in data for ax in ("xaxis", "yaxis")}
+    refs |= {(k[0], k[0] + k[5:]) for k in layout if re.fullmatch(r"[xy]axis\d*", k)}
+    axes = {ref: dict(layout.get(_axis_name(ref)) or {}) for _, ref in refs}
+    for letter, ref in refs:
+        axis = axes[ref]
+        anchor = axis.get("anchor", "y" if letter == "x" else "x")
+        if anchor == "free" or "position" in axis or axis.get("overlaying"):
+            return None
+        if axis.get("side") not in (None, "bottom" if letter == "x" else "left"):
+            return None
     font = _size(layout.get("font"), 12)
     margin = dict(layout.get("margin") or {})
     height = float(layout.get("height") or 450)
     t = float(margin.get("t", 100))
     guess = {"l": float(margin.get("l", 80)), "r": float(margin.get("r", 80)), "b": float(margin.get("b", 80))}
 
-    # Bottom: the x tick labels, the title, a legend below.
-    xsize = _size(x.get("tickfont"), font)
-    xlabels = axis_labels(x, data, "x", "x", ASSUMED_PLOT_WIDTH)
+    def domain(ref: str) -> tuple[float, float]:
+        d = axes.get(ref, {}).get("domain") or (0.0, 1.0)
+        return float(d[0]), float(d[1])
+
+    def at_edge(letter: str, ref: str) -> bool:
+        # An x axis sits at the bottom of its anchor's domain: on the paper's edge when that starts at 0.
+        anchor = axes[ref].get("anchor", "y" if letter == "x" else "x")
+        return domain(anchor)[0] <= 1e-6
+
+    # Bottom: the tick labels and titles of the x axes along the bottom edge, a legend below.
     bottom = 0.0
-    if xlabels:
-        angle = math.radians(abs(float(x.get("tickangle") or 0)))
-        widest = max(text_width(s, xsize) for s in xlabels)
-        bottom = widest * math.sin(angle) + xsize * LINE_HEIGHT * math.cos(angle) + LABEL_GAP["b"] + 3 * (angle > 0)
-    xtitle = _title_text(x.get("title"))
-    if xtitle:
-        tsize = _size((x.get("title") or {}).get("font") if isinstance(x.get("title"), dict) else None, font)
-        bottom += tsize * (CAP_SHIFT + 0.6 * (text_lines(xtitle) - 1)) + STANDOFF
+    for letter, ref in refs:
+        if letter != "x" or not at_edge("x", ref):
+            continue
+        x = axes[ref]
+        lo, hi = domain(ref)
+        labels = axis_labels(x, data, "x", ref, (hi - lo) * ASSUMED_PLOT_WIDTH)
+        depth = 0.0
+        if labels:
+            size = _size(x.get("tickfont"), font)
+            angle = math.radians(abs(float(x.get("tickangle") or 0)))
+            widest = max(text_width(s, size) for s in labels)
+            depth = widest * math.sin(angle) + size * LINE_HEIGHT * math.cos(angle) + LABEL_GAP["b"] + 3 * (angle > 0)
+        bottom = max(bottom, depth + _axis_title(x, font))
     legend = legend_below(data, layout, font, height, t)
     if legend is not None:
         bottom = max(bottom, legend)
     elif _shows_legend(data, layout):
         return None  # a legend beside the plot (plotly's default place): not modelled
-    plot_h = max(height - t - max(guess["b"], bottom), 40)  # the y axis's and a colour bar's length
-    # Left: the y tick labels' width, then the title.
-    ysize = _size(y.get("tickfont"), font)
-    ylabels = axis_labels(y, data, "y", "y", plot_h)
-    left = (max((text_width(s, ysize) for s in ylabels), default=0.0) + LABEL_GAP["l"]) if ylabels else 0.0
-    ytitle = _title_text(y.get("title"))
-    if ytitle:
-        tsize = _size((y.get("title") or {}).get("font") if isinstance(y.get("title"), dict) else None, font)
-        left += tsize * (CAP_SHIFT + 0.6 * (text_lines(ytitle) - 1)) + STANDOFF
-    # Right: a colour bar beside the plot.
+    paper_h = max(height - t - max(guess["b"], bottom), 40)  # the plot area's height
+
+    # Left: the tick labels and titles of the y axes along the left edge.
+    left = 0.0
+    for letter, ref in refs:
+        if letter != "y" or not at_edge("y", ref):
+            continue
+        y = axes[ref]
+        lo, hi = domain(ref)
+        labels = axis_labels(y, data, "y", ref, (hi - lo) * paper_h)
+        size = _size(y.get("tickfont"), font)
+        depth = max((text_width(s, size) for s in labels), default=0.0) + LABEL_GAP["l"] if labels else 0.0
+        left = max(left, depth + _axis_title(y, font))
+
+    # Right: a colour bar beside the plot (a trace's own, or a shared colour axis's).
     right = 0.0
+    shared: dict[str, list[dict[str, Any]]] = {}
     for trace in data:
-        if trace.get("type") == "heatmap" and trace.get("showscale", True) is not False:
-            bar = colorbar_width(trace, font, plot_h)
+        if trace.get("type") != "heatmap":
+            continue
+        if trace.get("coloraxis"):
+            shared.setdefault(str(trace["coloraxis"]), []).append(trace)
+            continue
+        if trace.get("showscale", True) is not False:
+            bar = colorbar_width(trace, trace.get("colorbar"), font, paper_h)
             if bar is None:
                 return None
             right = max(right, bar)
+    for name, traces in shared.items():
+        ca = dict(layout.get(name) or {})
+        if ca.get("showscale", True) is False:
+            continue
+        scale: dict[str, Any] = {k: ca.get("c" + k[1:]) for k in ("zmin", "zmax", "zmid")}
+        scale["z"] = [_numbers(tr.get("z", [])) for tr in traces]
+        bar = colorbar_width(scale, ca.get("colorbar"), font, paper_h)
+        if bar is None:
+            return None
+        right = max(right, bar)
+
     # Plotly gives up pushing past about half the figure; a bound here keeps an absurd label (a
     # 14-character token in 60 px type) from reserving more than that before plotly has measured.
     need = {"l": min(left, MAX_SIDE), "r": min(right, MAX_SIDE), "b": min(bottom, height / 2)}
@@ -313,28 +371,31 @@ def estimate_margins(data: Sequence[dict[str, Any]], layout: dict[str, Any]) -> 
     return {side: math.ceil(max(guess[side], need[side] + PUSH_SLACK if need[side] else 0.0)) for side in need}
 
 
-def colorbar_width(trace: dict[str, Any], font: float, plot_h: float) -> float | None:
+def colorbar_width(trace: dict[str, Any], bar: Any, font: float, plot_h: float) -> float | None:
     """A heatmap's colour bar with its title on the right (the atlas's maps), or None for another
     kind. Measured in Chromium: the bar's box starts x − 1 of the plot's width right of the plot (the
     atlas sets x = 1: theme.colorbar), then xpad, the bar, 13 px, the rotated title (1.85 font sizes
     wide) and xpad again. Plotly sets the title
     off to the right of the tick labels level with it (the labels within the title's extent around
     the bar's middle); with none there, by 3.9 px."""
-    bar = dict(trace.get("colorbar") or {})
+    bar = dict(bar or {})
     title = bar.get("title")
     if not (isinstance(title, dict) and title.get("side") == "right" and _title_text(title)):
         return None
     if bar.get("len", 1) != 1 or bar.get("lenmode", "fraction") != "fraction" or bar.get("ticktext") is not None:
         return None
     lo, hi = _z_range(trace)
-    dtick_labels = linear_ticks(lo, hi, plot_h, "y")
+    length = plot_h - 2 * float(bar.get("ypad", 10))  # the bar: the plot's height less ypad at each end
+    dtick_labels = linear_ticks(lo, hi, length, "y")
     size = _size(bar.get("tickfont"), font)
     tsize = _size(title.get("font"), font)
-    # The rotated title's extent (its text and 8 px) and a label's line box (1.5 font sizes), 2 px to
-    # spare; the bar runs the plot's height less ypad at each end.
-    reach = (text_width(_title_text(title), tsize) + 8) / 2 + size * 0.75 + 2
-    length = plot_h - 2 * float(bar.get("ypad", 10))
-    level = [text_width(label, size) for v, label in dtick_labels if abs((v - lo) / (hi - lo) - 0.5) * length <= reach]
+    # Level with the title: a label within half the title's text and 1.3 font sizes of the bar's
+    # middle (fitted in Chromium to titles of 20–76 px and labels 22–92 px from the middle).
+    reach = text_width(_title_text(title), tsize) / 2 + 1.3 * size
+    span = hi - lo
+    if not (math.isfinite(span) and span > 0):  # a scale too narrow or too wide to tick
+        dtick_labels = []
+    level = [text_width(label, size) for v, label in dtick_labels if abs((v - lo) / span - 0.5) * length <= reach]
     off = max(level) + 2 if level else 3.9
     thickness = float(bar.get("thickness", 30))
     gap = max(float(bar.get("x", 1.02)) - 1, 0.0) * COLORBAR_PLOT_WIDTH
@@ -344,8 +405,10 @@ def colorbar_width(trace: dict[str, Any], font: float, plot_h: float) -> float |
 def _z_range(trace: dict[str, Any]) -> tuple[float, float]:
     """The colour scale's range, as plotly sets it: zmin/zmax when given, else the data's, made
     symmetric about zmid when there is one."""
-    z = _numbers(trace.get("z", []))
-    dlo, dhi = (float(z.min()), float(z.max())) if z is not None and z.size else (0.0, 1.0)
+    parts = trace.get("z", [])
+    shared = isinstance(parts, list) and bool(parts) and all(p is None or isinstance(p, np.ndarray) for p in parts)
+    zs = [z for z in (parts if shared else [_numbers(parts)]) if z is not None and z.size]
+    dlo, dhi = (min(float(z.min()) for z in zs), max(float(z.max()) for z in zs)) if zs else (0.0, 1.0)
     lo = float(trace["zmin"]) if trace.get("zmin") is not None else dlo
     hi = float(trace["zmax"]) if trace.get("zmax") is not None else dhi
     mid = trace.get("zmid")

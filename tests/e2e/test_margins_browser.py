@@ -48,8 +48,8 @@ THEME = [10, 10, 10]  # the theme's l, r, b (explain/figures/theme.py): what a f
 
 @pytest.fixture(scope="module")
 def charts(browser, served):
-    """Every single-plot chart of every chapter in both languages: (language, chapter, title, sent,
-    got, own)."""
+    """Every chart of every chapter in both languages: (language, chapter, title, sent, got, own,
+    number of subplots)."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     tab = new_tab(context, served)
     rows = []
@@ -59,16 +59,14 @@ def charts(browser, served):
             wait_rendered(tab.page)
             no_exception(tab.page)
             for c in tab.page.evaluate(MARGINS_JS):
-                # A grid of subplots is not estimated (its builder may set margins of its own).
-                if c["subplots"] <= 1:
-                    rows.append((lang, chapter.key, c["title"], c["sent"], c["got"], c["own"]))
+                rows.append((lang, chapter.key, c["title"], c["sent"], c["got"], c["own"], c["subplots"]))
     context.close()
     assert len(rows) > 200, len(rows)
     return rows
 
 
 def test_plotly_never_has_less_room_than_it_needs(charts):
-    for lang, key, title, _sent, got, own in charts:
+    for lang, key, title, _sent, got, own, _n in charts:
         # (within 2 px: two draws of one figure can round a colour bar's labels differently)
         assert all(g >= o - 2 for g, o in zip(got, own, strict=True)), (lang, key, title, got, own)
 
@@ -77,13 +75,14 @@ def test_most_estimated_charts_are_drawn_once(charts):
     estimated = [c for c in charts if c[3] != THEME]
     once = [c for c in estimated if all(abs(s - g) < 0.01 for s, g in zip(c[3], c[4], strict=True))]
     assert len(estimated) > 0.7 * len(charts)
-    # measured: 85 of 127 (English), the rest mostly legends in half-width columns
+    # the rest: mostly legends that wrap into more rows in a half-width column than assumed
     assert len(once) >= 0.6 * len(estimated), [(c[0], c[1], c[2], c[3], c[4]) for c in estimated if c not in once]
 
 
 def test_little_room_is_wasted(charts):
     wasted = []
-    for lang, key, title, sent, _got, own in charts:
-        if sent != THEME and max(s - o for s, o in zip(sent, own, strict=True)) > 24:
+    for lang, key, title, sent, _got, own, subplots in charts:
+        # A grid's builder may set margins of its own for its panel labels (MiniLM's layers).
+        if subplots == 1 and sent != THEME and max(s - o for s, o in zip(sent, own, strict=True)) > 24:
             wasted.append((lang, key, title, sent, own))
     assert not wasted
