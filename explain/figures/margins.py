@@ -24,7 +24,7 @@ import html
 import math
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -266,6 +266,23 @@ def _axis_title(axis: dict[str, Any], font: float) -> float:
     return size * (CAP_SHIFT + 0.6 * (text_lines(text) - 1)) + STANDOFF
 
 
+def _x_label_depth(axis: dict[str, Any], labels: list[str], font: float) -> float:
+    """How far an x axis's tick labels reach below the plot (rotated labels reach further)."""
+    if not labels:
+        return 0.0
+    size = _size(axis.get("tickfont"), font)
+    angle = math.radians(abs(float(axis.get("tickangle") or 0)))
+    widest = max(text_width(s, size) for s in labels)
+    return widest * math.sin(angle) + size * LINE_HEIGHT * math.cos(angle) + LABEL_GAP["b"] + 3 * (angle > 0)
+
+
+def _y_label_depth(axis: dict[str, Any], labels: list[str], font: float) -> float:
+    """How far a y axis's tick labels reach left of the plot."""
+    if not labels:
+        return 0.0
+    return max(text_width(s, _size(axis.get("tickfont"), font)) for s in labels) + LABEL_GAP["l"]
+
+
 def estimate_margins(data: Sequence[dict[str, Any]], layout: dict[str, Any]) -> dict[str, int] | None:
     """The left, right and bottom margins (px) plotly's automargin will settle on, or None for a
     figure this does not model (traces other than scatter, bar and heatmap; axes on the other side
@@ -305,21 +322,21 @@ def estimate_margins(data: Sequence[dict[str, Any]], layout: dict[str, Any]) -> 
         anchor = axes[ref].get("anchor", "y" if letter == "x" else "x")
         return domain(anchor)[0] <= 1e-6
 
+    def on_edge(letter: str) -> Iterator[tuple[str, dict[str, Any], float]]:
+        """The axes of one letter on the paper's bottom (x) or left (y) edge: ref, axis, share of the paper."""
+        for axis_letter, ref in refs:
+            if axis_letter == letter and at_edge(letter, ref):
+                lo, hi = domain(ref)
+                yield ref, axes[ref], hi - lo
+
     # Bottom: the tick labels and titles of the x axes along the bottom edge, a legend below.
-    bottom = 0.0
-    for letter, ref in refs:
-        if letter != "x" or not at_edge("x", ref):
-            continue
-        x = axes[ref]
-        lo, hi = domain(ref)
-        labels = axis_labels(x, data, "x", ref, (hi - lo) * ASSUMED_PLOT_WIDTH)
-        depth = 0.0
-        if labels:
-            size = _size(x.get("tickfont"), font)
-            angle = math.radians(abs(float(x.get("tickangle") or 0)))
-            widest = max(text_width(s, size) for s in labels)
-            depth = widest * math.sin(angle) + size * LINE_HEIGHT * math.cos(angle) + LABEL_GAP["b"] + 3 * (angle > 0)
-        bottom = max(bottom, depth + _axis_title(x, font))
+    bottom = max(
+        (
+            _x_label_depth(x, axis_labels(x, data, "x", ref, share * ASSUMED_PLOT_WIDTH), font) + _axis_title(x, font)
+            for ref, x, share in on_edge("x")
+        ),
+        default=0.0,
+    )
     legend = legend_below(data, layout, font, height, t)
     if legend is not None:
         bottom = max(bottom, legend)
@@ -328,16 +345,13 @@ def estimate_margins(data: Sequence[dict[str, Any]], layout: dict[str, Any]) -> 
     paper_h = max(height - t - max(guess["b"], bottom), 40)  # the plot area's height
 
     # Left: the tick labels and titles of the y axes along the left edge.
-    left = 0.0
-    for letter, ref in refs:
-        if letter != "y" or not at_edge("y", ref):
-            continue
-        y = axes[ref]
-        lo, hi = domain(ref)
-        labels = axis_labels(y, data, "y", ref, (hi - lo) * paper_h)
-        size = _size(y.get("tickfont"), font)
-        depth = max((text_width(s, size) for s in labels), default=0.0) + LABEL_GAP["l"] if labels else 0.0
-        left = max(left, depth + _axis_title(y, font))
+    left = max(
+        (
+            _y_label_depth(y, axis_labels(y, data, "y", ref, share * paper_h), font) + _axis_title(y, font)
+            for ref, y, share in on_edge("y")
+        ),
+        default=0.0,
+    )
 
     # Right: a colour bar beside the plot (a trace's own, or a shared colour axis's).
     right = 0.0
