@@ -12,7 +12,7 @@ categories, or the round numbers plotly will pick for the data's range), axis ti
 legend below the plot and a colour bar's labels. Automargin stays on: where an estimate falls short
 (a wider font, a narrower column than assumed) plotly grows the margin as before, and the picture is
 the one it always was. An estimate that is too large leaves a few pixels of extra white space, which
-tests/e2e/test_margins.py bounds, figure by figure, against what plotly measures in Chromium.
+tests/e2e/test_margins_browser.py bounds, chart by chart, against what plotly measures in Chromium.
 
 Text widths come from a per-character table (em units), a little wider than the fonts the atlas asks
 for (Inter, Noto Sans, Noto Sans CJK), so a shortfall is rare.
@@ -51,6 +51,7 @@ MAX_SIDE = 0.4 * ASSUMED_PLOT_WIDTH  # px: the most a side is given in advance
 SAFETY = 1.06  # text widths: a little wider than measured, so a shortfall is rare
 
 _TAG = re.compile(r"<[^>]+>")
+_BR = re.compile(r"<br\s*/?>", re.IGNORECASE)
 
 
 def char_em(c: str) -> float:
@@ -75,9 +76,9 @@ def char_em(c: str) -> float:
 
 
 def text_width(text: str, size: float) -> float:
-    """Estimated width in px of one line of plotly text (tags dropped, entities read)."""
-    plain = html.unescape(_TAG.sub("", str(text)))
-    lines = plain.split("\n") or [""]
+    """Estimated width in px of plotly text: its widest line (lines split at <br>, tags dropped,
+    entities read)."""
+    lines = [html.unescape(_TAG.sub("", line)) for line in _BR.split(str(text))]
     return max(sum(char_em(c) for c in line) for line in lines) * size * SAFETY
 
 
