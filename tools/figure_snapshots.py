@@ -15,7 +15,6 @@ differ in their last printed digit.
 from __future__ import annotations
 
 import argparse
-import base64
 import gzip
 import json
 import math
@@ -27,17 +26,16 @@ from typing import Any
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from explain.figures.spec import _untyped  # noqa: E402  (a typed array read back, as the app reads one)
+
 SNAPSHOT = ROOT / "tests" / "snapshots" / "figures.json.gz"
 LANGS = ("en", "ko")
 SAMPLES = 16
 LONG_LIST = 64  # plain lists of numbers longer than this are fingerprinted like arrays
 RTOL, ATOL = 1e-4, 1e-6
 NUMBER = re.compile(r"[-−]?\d+(?:[.,]\d+)*(?:\.\d+)?(?:e[-+]?\d+)?")
-
-
-def _decode(v: dict[str, Any]) -> np.ndarray:
-    a = np.frombuffer(base64.b64decode(v["bdata"]), dtype=v["dtype"])
-    return a.reshape([int(s) for s in str(v["shape"]).split(",")]) if "shape" in v else a
 
 
 def _fingerprint(a: np.ndarray) -> dict[str, Any]:
@@ -64,7 +62,7 @@ def fingerprint(obj: Any) -> Any:
     """A figure's JSON with every array replaced by its fingerprint."""
     if isinstance(obj, dict):
         if "bdata" in obj and "dtype" in obj:
-            return _fingerprint(_decode(obj))
+            return _fingerprint(_untyped(obj))
         return {k: fingerprint(v) for k, v in obj.items()}
     if isinstance(obj, list):
         if len(obj) > LONG_LIST and _is_numbers(obj):

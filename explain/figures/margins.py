@@ -288,8 +288,8 @@ def estimate_margins(data: Sequence[dict[str, Any]], layout: dict[str, Any]) -> 
     """The left, right and bottom margins (px) plotly's automargin will settle on, or None for a
     figure this does not model (traces other than scatter, bar and heatmap; axes on the other side
     or placed freely; a legend beside the plot; a colour bar for markers; sliders and buttons): those
-    keep their margins and plotly's second draw. Subplot grids are modelled: only the axes on the paper's left and
-    bottom edges push a margin."""
+    keep their margins and plotly's second draw. Subplot grids are modelled: only the axes on the
+    paper's left and bottom edges push a margin."""
     if (
         any((t.get("marker") or {}).get("showscale") for t in data)
         or layout.get("sliders")
