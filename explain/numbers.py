@@ -56,9 +56,13 @@ def _axis(fig: go.Figure, ref: str | None, letter: str) -> Any:
 
 
 def heatmap_tables(fig: go.Figure) -> list[tuple[str, pd.DataFrame]]:
-    """One table per heatmap trace: rows and columns named as on the figure's axes (unique)."""
+    """One table per heatmap trace, or per tile of a tiled one: rows and columns named as on the
+    figure's axes (unique)."""
     heat = [tr for tr in fig.data if tr.type == "heatmap" and tr.z is not None]
     notes = [html.unescape(a.text or "") for a in (fig.layout.annotations or ())]
+    # A grid drawn as one heatmap (e.g. MiniLM's heads) names its maps' places in layout.meta.
+    meta = fig.layout.meta
+    tiles = meta.get("tiles", ()) if isinstance(meta, dict) else ()
     out: list[tuple[str, pd.DataFrame]] = []
     for k, tr in enumerate(heat):
         z = np.asarray(tr.z, dtype=float)
@@ -72,6 +76,11 @@ def heatmap_tables(fig: go.Figure) -> list[tuple[str, pd.DataFrame]]:
             cols = _axis_labels(tr.x, _axis(fig, tr.xaxis, "x"), z.shape[1])
         if len(rows) != z.shape[0] or len(cols) != z.shape[1]:
             rows, cols = [str(i) for i in range(z.shape[0])], [str(j) for j in range(z.shape[1])]
+        if tiles and len(heat) == 1:  # one heatmap tiling many maps: a table per map
+            for tile in tiles:
+                (r0, r1), (c0, c1) = tile["rows"], tile["cols"]
+                out.append((tile["name"], pd.DataFrame(z[r0:r1, c0:c1], index=rows[r0:r1], columns=cols[c0:c1])))
+            continue
         name = tr.name or (
             notes[k] if len(notes) == len(heat) and notes[k] else t("common.numbers.panel_name", k=k + 1)
         )

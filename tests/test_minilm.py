@@ -216,6 +216,41 @@ def test_thumbnails_keep_rows_summing_to_one():
     assert one == 1 and same.shape[-1] == 16
 
 
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 16, 38, 48])
+def test_the_grid_is_one_heatmap_whose_tiles_are_the_heads(n):
+    """The 72 thumbnails go as one heatmap: every head's map sits unchanged in its tile, nothing but
+    NaN between tiles, hover names layer, query, head and key, and the Numbers panel's tables are
+    the heads' maps again."""
+    from explain.chapters import minilm_figures
+    from explain.numbers import heatmap_tables
+
+    w = np.random.default_rng(n).dirichlet(np.ones(n), size=(6, 12, n)).astype(np.float32)
+    fig = minilm_figures.attention_thumbnails(w, "t", marks={(0, 2): "previous", (4, 11): "[CLS]"})
+    (heat,) = fig.data
+    z = fig_array(heat.z)
+    tiles = fig.layout.meta["tiles"]
+    assert len(tiles) == 72 and len(heat.x) == z.shape[1] and len(heat.y) == z.shape[0]
+    assert len(set(heat.x)) == len(heat.x) and len(set(heat.y)) == len(heat.y)  # categories unique
+    filled = np.zeros(z.shape, dtype=bool)
+    for k, tile in enumerate(tiles):
+        layer, head = divmod(k, 12)
+        (r0, r1), (c0, c1) = tile["rows"], tile["cols"]
+        np.testing.assert_array_equal(z[r0:r1, c0:c1], w[layer, head])
+        assert tile["name"] == f"layer {layer + 1}, head {head + 1}"
+        assert heat.y[r0 + n - 1] == f"layer {layer + 1} · query i = {n - 1}"
+        assert heat.x[c1 - 1] == f"head {head + 1} · key j = {n - 1}"
+        filled[r0:r1, c0:c1] = True
+    assert np.isnan(z[~filled]).all() and (~filled).any()  # the gaps, and only they, are empty
+    assert heat.hoverongaps is False and "%{y}<br>%{x}" in heat.hovertemplate
+    tables = heatmap_tables(fig)
+    assert [name for name, _ in tables] == [tile["name"] for tile in tiles]
+    np.testing.assert_array_equal(tables[-1][1].to_numpy(), w[5, 11])
+    marks = {a.text: (a.x, a.y) for a in fig.layout.annotations if a.xref == "x" and a.yref == "y"}
+    sx = tiles[1]["cols"][0]  # a mark is centred above its head's tile
+    assert marks["previous"] == ((n - 1) / 2 + 2 * sx, -0.5)
+    assert marks["[CLS]"] == ((n - 1) / 2 + 11 * sx, tiles[48]["rows"][0] - 0.5)
+
+
 # -- the question and the experiment's claims -------------------------------------------------------
 
 

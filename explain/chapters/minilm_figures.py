@@ -114,77 +114,57 @@ def attention_thumbnails(
     maps without tick labels (patterns, not words: enlarge one to read it), one shared 0…1 scale.
     Rows are layers 1…L, columns heads 1…H; `marks` ((layer, head) 0-based → short text) writes a
     label above a panel, e.g. the position role measured for that head. Hover gives layer, head,
-    query and key positions and the weight."""
+    query and key positions and the weight.
+
+    The grid is ONE heatmap: the maps tiled into one matrix with empty (NaN) rows and columns
+    between them, on category axes whose labels name the layer and query of a row, the head and
+    key of a column (what hover shows). 72 heatmaps on 144 axes cost plotly 270–640 ms a draw in
+    Chromium; one costs a fraction of that. `layout.meta["tiles"]` says where each map sits, so
+    the Numbers panel still offers one table per head (explain.numbers.heatmap_tables)."""
     w = np.asarray(weights, dtype=np.float32)
     n_layers, n_heads, n, _ = w.shape
     marks = marks or {}
-    h_gap, v_gap = 0.012, 0.045 if n_layers > 1 else 0.0
-    width, height = (1 - h_gap * (n_heads - 1)) / n_heads, (1 - v_gap * (n_layers - 1)) / n_layers
-    idx = list(range(n))
-    traces: list[dict[str, Any]] = []
-    layout: dict[str, Any] = {}
-    notes: list[dict[str, Any]] = []
+    # Gaps in cells, sized like the old subplot gaps (≈ 10 px between columns of ≈ 60 px maps,
+    # ≈ 27 px between rows of ≈ 77 px maps, room for a mark), at least one cell.
+    gx, gy = max(1, round(0.17 * n)), max(1, round(0.35 * n))
+    sx, sy = n + gx, n + gy  # the stride from one map to the next
+    z = np.full((n_layers * sy - gy, n_heads * sx - gx), np.nan, dtype=np.float32)
     for layer in range(n_layers):
         for head in range(n_heads):
-            p = layer * n_heads + head
-            suffix = "" if p == 0 else str(p + 1)
-            x0, y1 = head * (width + h_gap), 1 - layer * (height + v_gap)
-            layout[f"xaxis{suffix}"] = dict(
-                domain=[x0, min(1.0, x0 + width)],
-                anchor=f"y{suffix}",
-                showticklabels=False,
-                showgrid=False,
-                zeroline=False,
-                ticks="",
-                constrain="domain",
-            )
-            layout[f"yaxis{suffix}"] = dict(
-                domain=[max(0.0, y1 - height), y1],
-                anchor=f"x{suffix}",
-                showticklabels=False,
-                showgrid=False,
-                zeroline=False,
-                ticks="",
-                autorange="reversed",
-            )
-            label = marks.get((layer, head), "")
-            traces.append(
+            z[layer * sy : layer * sy + n, head * sx : head * sx + n] = w[layer, head]
+    # Category labels must be unique: a gap's label is a run of spaces (never shown, never hovered).
+    rows = [
+        _t("figures.layer_query", layer=r // sy + 1, i=r % sy) if r % sy < n else " " * (r + 1)
+        for r in range(z.shape[0])
+    ]
+    cols = [
+        _t("figures.head_key", head=c // sx + 1, j=c % sx) if c % sx < n else " " * (c + 1) for c in range(z.shape[1])
+    ]
+    axis = dict(type="category", showticklabels=False, showgrid=False, zeroline=False, ticks="")
+    notes: list[dict[str, Any]] = []
+    for (layer, head), label in marks.items():
+        if label:
+            notes.append(
                 dict(
-                    type="heatmap",
-                    z=w[layer, head],
-                    x=idx,
-                    y=idx,
-                    xaxis=f"x{suffix}",
-                    yaxis=f"y{suffix}",
-                    coloraxis="coloraxis",
-                    hovertemplate=(
-                        f"{_t('figures.layer_head', layer=layer + 1, head=head + 1)}"
-                        f"<br>{_t('figures.query_i')}: %{{y}}<br>{_t('figures.key_j')}: %{{x}}"
-                        f"<br>{_t('figures.weight')}: %{{z:.3f}}<extra></extra>"
-                    ),
+                    text=escape(label),
+                    x=head * sx + (n - 1) / 2,
+                    y=layer * sy - 0.5,
+                    xref="x",
+                    yref="y",
+                    xanchor="center",
+                    yanchor="bottom",
+                    showarrow=False,
+                    font=dict(size=10, color=LINES[1]),
                 )
             )
-            if label:
-                notes.append(
-                    dict(
-                        text=escape(label),
-                        x=x0 + width / 2,
-                        y=y1,
-                        xref="paper",
-                        yref="paper",
-                        xanchor="center",
-                        yanchor="bottom",
-                        showarrow=False,
-                        font=dict(size=10, color=LINES[1]),
-                    )
-                )
+    for layer in range(n_layers):
         notes.append(
             dict(
                 text=f"L{layer + 1}",
                 x=-0.005,
-                y=1 - layer * (height + v_gap) - height / 2,
+                y=layer * sy + (n - 1) / 2,
                 xref="paper",
-                yref="paper",
+                yref="y",
                 xanchor="right",
                 yanchor="middle",
                 showarrow=False,
@@ -195,9 +175,9 @@ def attention_thumbnails(
         notes.append(
             dict(
                 text=f"H{head + 1}",
-                x=head * (width + h_gap) + width / 2,
+                x=head * sx + (n - 1) / 2,
                 y=0,
-                xref="paper",
+                xref="x",
                 yref="paper",
                 xanchor="center",
                 yanchor="top",
@@ -206,11 +186,32 @@ def attention_thumbnails(
                 font=dict(size=11),
             )
         )
-    layout["coloraxis"] = dict(
-        colorscale=WEIGHTS,
-        cmin=0.0,
-        cmax=1.0,
-        colorbar=colorbar(_t("figures.weight")),
+    trace = dict(
+        type="heatmap",
+        z=z,
+        x=cols,
+        y=rows,
+        coloraxis="coloraxis",
+        hoverongaps=False,
+        hovertemplate=f"%{{y}}<br>%{{x}}<br>{_t('figures.weight')}: %{{z:.3f}}<extra></extra>",
     )
-    layout["annotations"] = notes
-    return make_figure(traces, title, n_layers * panel_height + 110, **layout, margin=dict(l=40, r=10, t=60, b=30))
+    tiles = [
+        dict(
+            name=_t("figures.layer_head", layer=layer + 1, head=head + 1),
+            rows=[layer * sy, layer * sy + n],
+            cols=[head * sx, head * sx + n],
+        )
+        for layer in range(n_layers)
+        for head in range(n_heads)
+    ]
+    return make_figure(
+        [trace],
+        title,
+        n_layers * panel_height + 110,
+        xaxis=dict(axis, range=[-0.5, z.shape[1] - 0.5]),
+        yaxis=dict(axis, range=[z.shape[0] - 0.5, -0.5]),
+        coloraxis=dict(colorscale=WEIGHTS, cmin=0.0, cmax=1.0, colorbar=colorbar(_t("figures.weight"))),
+        annotations=notes,
+        meta=dict(tiles=tiles),
+        margin=dict(l=40, r=10, t=60, b=30),
+    )
