@@ -28,6 +28,10 @@ def test_plotly_keeps_growing_the_margins_itself():
     fig = M.fit_margins(make_figure([dict(type="scatter", y=[0, 1])], "T", 300))
     layout = fig.to_dict()["layout"]["template"]["layout"]
     assert layout["xaxis"]["automargin"] is True and layout["yaxis"]["automargin"] is True
+    # With the room given, no label sticks out of the div: plotly is told not to measure every
+    # label to hide the ones that would (tests/e2e/test_margins_browser.py checks the room).
+    assert layout["xaxis"]["ticklabeloverflow"] == layout["yaxis"]["ticklabeloverflow"] == "allow"
+    assert colorbar("w")["ticklabeloverflow"] == "allow"
 
 
 @pytest.mark.parametrize(
