@@ -35,6 +35,56 @@ def test_plotly_keeps_growing_the_margins_itself():
 
 
 @pytest.mark.parametrize(
+    ("widths", "plot_width", "rows"),
+    [
+        # Read off legends drawn in Chromium (item = its text's measured width + plotly's 40 px):
+        ([104, 83, 72, 71, 184], 397, 3),  # the attention lab's length charts, half a page wide
+        ([73, 104, 89, 83, 71, 72, 72], 391, 3),  # the real-text curves, half a page wide
+        ([319, 410, 317], 868, 2),  # the attention lab's KV-cache chart, full width
+        ([73, 104, 89, 83, 71, 72, 72, 97, 111, 116], 871, 2),  # the real-text lengths, full width
+        ([100, 100], 300, 1),  # all fit in one row
+        ([500], 300, 1),
+    ],
+)
+def test_legend_rows_as_plotly_lays_them_out(widths, plot_width, rows):
+    # Not one row: every item takes the widest one's width, as plotly.js 3's legend/draw.js does.
+    assert M.legend_rows(widths, plot_width) == rows
+
+
+@given(st.lists(st.floats(1, 600), min_size=1, max_size=30), st.floats(50, 2000), st.floats(1, 500))
+def test_a_narrower_plot_never_has_fewer_legend_rows(widths, plot_width, less):
+    assert len(widths) >= M.legend_rows(widths, max(1.0, plot_width - less)) >= M.legend_rows(widths, plot_width) >= 1
+
+
+def test_a_half_width_chart_gets_room_for_more_legend_rows():
+    lines = [dict(type="scatter", y=[0, 1], name=name) for name in ("sinusoidal", "learned", "RoPE", "ALiBi", "none")]
+    layout = dict(
+        margin=dict(l=10, r=10, t=50, b=10),
+        height=340,
+        font=dict(size=13),
+        legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0),
+    )
+    full, half = M.estimate_margins(lines, layout), M.estimate_margins(lines, layout, M.HALF_PLOT_WIDTH)
+    assert full is not None and half is not None and half["b"] > full["b"]
+
+
+def test_an_x_label_at_the_plots_end_pushes_the_right_margin():
+    # The toy lab's loss curve, half a page wide: a line over steps 25…600, ticks 200, 400, 600; the
+    # "600" centred on the plot's right edge. Plotly settled on r = 23 px in Chromium.
+    steps = np.arange(25, 601, 25)
+    layout = dict(margin=dict(l=10, r=10, t=50, b=10), height=340, font=dict(size=12))
+    line = [dict(type="scatter", x=steps, y=np.log(steps), mode="lines")]
+    m = M.estimate_margins(line, layout, 366)
+    assert m is not None and 23 <= m["r"] <= 23 + 8
+    # Markers pad the range (plotly's autorange): not modelled, so no push is assumed …
+    dots = M.estimate_margins([{**line[0], "mode": "lines+markers"}], layout, 366)
+    assert dots is not None and dots["r"] == 10
+    # … and a last tick well inside the plot pushes nothing.
+    inside = M.estimate_margins([{**line[0], "x": np.linspace(0, 630, 24)}], layout, 366)
+    assert inside is not None and inside["r"] == 10
+
+
+@pytest.mark.parametrize(
     ("value", "dtick", "label"),
     [
         # As plotly.js 3 writes them (read off the drawn charts in Chromium): no trailing zeros,

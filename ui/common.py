@@ -9,10 +9,11 @@ import inspect
 import re
 
 import streamlit as st
+from streamlit.delta_generator_singletons import get_last_dg_added_to_context_stack
 
 from encoders.base import Paper
 from encoders.text import MAX_TOKENS, Tokens, tokenize
-from explain.figures.margins import fit_margins
+from explain.figures.margins import ASSUMED_PLOT_WIDTH, HALF_PLOT_WIDTH, fit_margins
 from explain.numbers import MAX_TABLE_CELLS, figure_summary, heatmap_tables, trace_table
 from explain.prose import section
 from ui.chapters import BY_KEY
@@ -78,7 +79,7 @@ def plot(fig, key: str) -> None:
     a spreadsheet or a learner who wants the exact values. The expander is lazy (its content runs
     only while it is open), so a closed one costs nothing. Presenter mode: taller, larger text."""
     scale_figure(fig)
-    fit_margins(fig)  # after scaling: the margins follow the text's size
+    fit_margins(fig, _plot_width())  # after scaling: the margins follow the text's size
     name = re.sub(r"[^A-Za-z0-9_-]+", "-", key).strip("-") or "figure"
     config = {**PLOT_CONFIG, "toImageButtonOptions": {"scale": 2, "filename": f"pe-atlas-{name}"}}
     # theme=None: Streamlit's chart theme draws tick labels and axis titles in #808495, 3.8:1 on
@@ -91,6 +92,20 @@ def plot(fig, key: str) -> None:
     if box.open:
         with box:
             numbers_table(fig, key, name)
+
+
+def _plot_width() -> float:
+    """The width a chart's plot will be drawn at, for its margins: a chart inside st.columns is
+    taken to be in one of two (the pages' usual split), anything else spans the page. Its x axis's
+    auto ticks and a legend's rows depend on it; a wrong guess costs plotly's second draw, never a
+    clipped label (explain/figures/margins.py). Streamlit keeps no public record of the current
+    container, so this reads the `with` stack its own `st.foo` calls use."""
+    dg = get_last_dg_added_to_context_stack()
+    while dg is not None:
+        if getattr(dg, "_block_type", None) == "column":
+            return HALF_PLOT_WIDTH
+        dg = getattr(dg, "_parent", None)
+    return ASSUMED_PLOT_WIDTH
 
 
 def numbers_table(fig, key: str, name: str) -> None:

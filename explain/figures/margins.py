@@ -41,14 +41,22 @@ ROUND_BASE = (2, 5, 10)
 STANDOFF = 15  # the template's axis title standoff
 LABEL_GAP = {"l": 11.0, "b": 13.0}  # between the axis line and its tick labels, and a label's slack
 LINE_HEIGHT = 1.25  # a tick label's height, in font sizes
-ASSUMED_PLOT_WIDTH = 860  # px: a legend wraps at this width (a full-width chart on a 1400 px wide screen)
+ASSUMED_PLOT_WIDTH = 860  # px: a full-width chart's plot on a 1400 px wide screen (legends wrap at it)
+HALF_PLOT_WIDTH = 390  # px: the plot of a chart in one of two columns on that screen (462 px wide)
 COLORBAR_PLOT_WIDTH = 900  # px: a colour bar at x = 1.02 (plotly's default) sits 2 % of this right of the plot
 LEGEND_ROW = 1.5  # a legend row's height, in font sizes …
 LEGEND_PAD = 21  # … and what plotly adds to a legend's height (padding) when it pushes a margin
-LEGEND_ITEM_EXTRA = 30  # px beside an item's text: its symbol and the gap to the next (measured)
+LEGEND_ITEM_EXTRA = 40  # px beside an item's text: its symbol (plotly's legend textGap)
+LEGEND_ITEM_GAP = 5  # px between two items (plotly's legend itemGap)
+X_LABEL_ROOM = 9  # px plotly keeps beside an x tick label that sticks out past the plot (measured)
 PUSH_SLACK = 3  # px: 2 measured, and 1 for rounding
 MAX_SIDE = 0.4 * ASSUMED_PLOT_WIDTH  # px: the most a side is given in advance
 SAFETY = 1.06  # text widths: a little wider than measured, so a shortfall is rare
+# A legend's rows follow from its items' widths, and one row too many wastes a whole row's height:
+# there, widths are taken as measured, not on the safe side. The text table reads legend names 9 %
+# wide on top of SAFETY (median over the 56 legends of the English pages, drawn in Chromium); with
+# this scale and HALF_PLOT_WIDTH it gets 53 of those 56 legends' rows right, and none too few.
+LEGEND_TEXT_SCALE = 1 / (SAFETY * 1.09)
 
 _TAG = re.compile(r"<[^>]+>")
 _BR = re.compile(r"<br\s*/?>", re.IGNORECASE)
@@ -217,22 +225,88 @@ def axis_labels(
         nums = _numbers(axis["tickvals"])
         return [] if nums is None else [number_label(v, _step(nums)) for v in nums]
     power = axis.get("exponentformat") == "power"
+    if axis.get("type") == "log":
+        given = _given_range(axis)
+        if given is not None:  # in powers of ten; past 10^±30 nothing is legible anyway
+            lo, hi = given
+            return log_labels(10 ** min(max(lo, -30), 30), 10 ** min(max(hi, -30), 30), power)
+        if not numbers:
+            return []
+        positive = [n[n > 0] for n in numbers]
+        lo = min((float(p.min()) for p in positive if p.size), default=1.0)
+        return log_labels(lo, max(float(n.max()) for n in numbers), power)
+    span = _linear_span(axis, numbers)
+    return [] if span is None else linear_labels(*span, length, letter)
+
+
+def _given_range(axis: dict[str, Any]) -> tuple[float, float] | None:
     rng = axis.get("range")
     if rng is not None and len(rng) == 2 and all(isinstance(r, (int, float)) for r in rng):
         lo, hi = sorted(float(r) for r in rng)
-        if axis.get("type") == "log":  # the range is in powers of ten; past 10^±30 nothing is legible anyway
-            return log_labels(10 ** min(max(lo, -30), 30), 10 ** min(max(hi, -30), 30), power)
-        return linear_labels(lo, hi, length, letter)
+        return lo, hi
+    return None
+
+
+def _linear_span(axis: dict[str, Any], numbers: Sequence[np.ndarray]) -> tuple[float, float] | None:
+    """The range a linear axis shows: its own, or the data's (lines get no padding in plotly)."""
+    given = _given_range(axis)
+    if given is not None:
+        return given
     if not numbers:
-        return []
+        return None
     lo, hi = min(float(n.min()) for n in numbers), max(float(n.max()) for n in numbers)
-    if axis.get("type") == "log":
-        positive = [n[n > 0] for n in numbers]
-        lo = min((float(p.min()) for p in positive if p.size), default=1.0)
-        return log_labels(lo, hi, power)
     if axis.get("rangemode") == "tozero":
         lo, hi = min(lo, 0.0), max(hi, 0.0)
-    return linear_labels(lo, hi, length, letter)
+    return lo, hi
+
+
+def _bare_line(trace: dict[str, Any]) -> bool:
+    """A scatter trace drawn as a line only (plotly's default mode draws markers below 20 points)."""
+    if trace.get("type", "scatter") != "scatter":
+        return False
+    mode = trace.get("mode") or ("lines" if np.size(trace.get("y", [])) >= 20 else "lines+markers")
+    return "markers" not in mode and "text" not in mode
+
+
+def x_label_overhang(
+    axis: dict[str, Any], data: Sequence[dict[str, Any]], ref: str, length: float, font: float
+) -> tuple[float, float]:
+    """How far (px) an x axis's first and last auto tick labels stick out past the plot's left and
+    right edges, plus the room plotly keeps beside them: a label centred on a tick at the axis's end
+    pushes that side's margin. Only plain linear axes with auto ticks are modelled ((0, 0) otherwise)."""
+    if (
+        axis.get("showticklabels") is False
+        or axis.get("visible") is False
+        or axis.get("type") in ("log", "category", "date")
+        or axis.get("ticktext") is not None
+        or axis.get("tickvals") is not None
+        or axis.get("tickangle")
+    ):
+        return 0.0, 0.0
+    if _given_range(axis) is None and not all(_bare_line(t) for t in data if (t.get("xaxis") or "x") == ref):
+        return 0.0, 0.0  # markers, bars and heatmap cells pad the range by an amount not modelled
+    numbers: list[np.ndarray] = []
+    for group in _axis_values(data, "x", ref):
+        nums = _numbers(group if isinstance(group, np.ndarray) else np.asarray(group, dtype=object).ravel())
+        if nums is None:
+            return 0.0, 0.0  # words on the axis: a category axis
+        if nums.size:
+            numbers.append(nums)
+    span = _linear_span(axis, numbers)
+    if span is None or not span[1] > span[0]:
+        return 0.0, 0.0
+    lo, hi = span
+    ticks = linear_ticks(lo, hi, length, "x")
+    if not ticks:
+        return 0.0, 0.0
+    size = _size(axis.get("tickfont"), font)
+
+    def over(value: float, label: str, edge: float) -> float:
+        return max(0.0, text_width(label, size) / 2 - abs(edge - value) / (hi - lo) * length)
+
+    (first, first_label), (last, last_label) = ticks[0], ticks[-1]
+    left, right = over(first, first_label, lo), over(last, last_label, hi)
+    return (left + X_LABEL_ROOM if left else 0.0), (right + X_LABEL_ROOM if right else 0.0)
 
 
 def _step(nums: np.ndarray) -> float:
@@ -284,12 +358,15 @@ def _y_label_depth(axis: dict[str, Any], labels: list[str], font: float) -> floa
     return max(text_width(s, _size(axis.get("tickfont"), font)) for s in labels) + LABEL_GAP["l"]
 
 
-def estimate_margins(data: Sequence[dict[str, Any]], layout: dict[str, Any]) -> dict[str, int] | None:
+def estimate_margins(
+    data: Sequence[dict[str, Any]], layout: dict[str, Any], plot_width: float = ASSUMED_PLOT_WIDTH
+) -> dict[str, int] | None:
     """The left, right and bottom margins (px) plotly's automargin will settle on, or None for a
     figure this does not model (traces other than scatter, bar and heatmap; axes on the other side
     or placed freely; a legend beside the plot; a colour bar for markers; sliders and buttons): those
     keep their margins and plotly's second draw. Subplot grids are modelled: only the axes on the
-    paper's left and bottom edges push a margin."""
+    paper's left and bottom edges push a margin. plot_width: the plot's width the figure will be
+    drawn at (its x axes' auto ticks and its legend's rows depend on it)."""
     if (
         any((t.get("marker") or {}).get("showscale") for t in data)
         or layout.get("sliders")
@@ -333,12 +410,12 @@ def estimate_margins(data: Sequence[dict[str, Any]], layout: dict[str, Any]) -> 
     # Bottom: the tick labels and titles of the x axes along the bottom edge, a legend below.
     bottom = max(
         (
-            _x_label_depth(x, axis_labels(x, data, "x", ref, share * ASSUMED_PLOT_WIDTH), font) + _axis_title(x, font)
+            _x_label_depth(x, axis_labels(x, data, "x", ref, share * plot_width), font) + _axis_title(x, font)
             for ref, x, share in on_edge("x")
         ),
         default=0.0,
     )
-    legend = legend_below(data, layout, font, height, t)
+    legend = legend_below(data, layout, font, height, t, plot_width)
     if legend is not None:
         bottom = max(bottom, legend)
     elif _shows_legend(data, layout):
@@ -354,8 +431,14 @@ def estimate_margins(data: Sequence[dict[str, Any]], layout: dict[str, Any]) -> 
         default=0.0,
     )
 
-    # Right: a colour bar beside the plot (a trace's own, or a shared colour axis's).
+    # Right: an x tick label at the plot's right end, a colour bar beside the plot (a trace's own,
+    # or a shared colour axis's). An end label on the left can stick out past the y labels' room.
     right = 0.0
+    for ref, x, share in on_edge("x"):
+        lo, hi = domain(ref)
+        past_left, past_right = x_label_overhang(x, data, ref, share * plot_width, font)
+        left = max(left, past_left if lo <= 0 else 0.0)
+        right = max(right, past_right if hi >= 1 else 0.0)
     shared: dict[str, list[dict[str, Any]]] = {}
     for trace in data:
         if trace.get("type") != "heatmap":
@@ -443,10 +526,15 @@ def _shows_legend(data: Sequence[dict[str, Any]], layout: dict[str, Any]) -> boo
 
 
 def legend_below(
-    data: Sequence[dict[str, Any]], layout: dict[str, Any], font: float, height: float, t: float
+    data: Sequence[dict[str, Any]],
+    layout: dict[str, Any],
+    font: float,
+    height: float,
+    t: float,
+    plot_width: float = ASSUMED_PLOT_WIDTH,
 ) -> float | None:
-    """The bottom margin a horizontal legend below the plot needs (its rows wrapped at the assumed
-    plot width), or None when there is no such legend."""
+    """The bottom margin a horizontal legend below the plot needs (its rows wrapped at the plot's
+    width), or None when there is no such legend."""
     legend = dict(layout.get("legend") or {})
     if legend.get("orientation") != "h" or not _shows_legend(data, layout):
         return None
@@ -454,24 +542,36 @@ def legend_below(
     if y >= 0 or legend.get("yanchor", "auto") not in ("top", "auto"):
         return None
     size = _size(legend.get("font"), font)
-    rows, used = 1, 0.0
-    for trace in data:
-        if trace.get("showlegend", True) is False or trace.get("type", "scatter") == "heatmap":
-            continue
-        item = text_width(str(trace.get("name", "")), size) + LEGEND_ITEM_EXTRA
-        if used and used + item > ASSUMED_PLOT_WIDTH:
-            rows, used = rows + 1, 0.0
-        used += item
+    widths = [
+        text_width(str(trace.get("name", "")), size) * LEGEND_TEXT_SCALE + LEGEND_ITEM_EXTRA
+        for trace in data
+        if trace.get("showlegend", True) is not False and trace.get("type", "scatter") != "heatmap"
+    ]
+    rows = legend_rows(widths, plot_width)
     legend_h = rows * size * LEGEND_ROW + LEGEND_PAD
     # The legend's top sits |y| of the plot's height below it: b = |y|·(height − t − b) + legend_h.
     return (abs(y) * (height - t) + legend_h) / (1 + abs(y))
 
 
-def fit_margins(fig: go.Figure) -> go.Figure:
+def legend_rows(widths: Sequence[float], plot_width: float) -> int:
+    """How many rows plotly.js 3 lays a horizontal legend's items out in (legend/draw.js): one row
+    when they all fit in the plot's width; otherwise every item takes the widest item's width (a
+    grid), and a row ends before an item would reach the plot's right edge."""
+    if not widths:
+        return 1
+    if sum(widths) + (len(widths) - 1) * LEGEND_ITEM_GAP < plot_width:
+        return 1
+    slot = max(widths)  # item k of a row starts at k·(slot + gap) and must end before the edge
+    per_row = max(1, math.ceil((plot_width - slot) / (slot + LEGEND_ITEM_GAP)))
+    return math.ceil(len(widths) / per_row)
+
+
+def fit_margins(fig: go.Figure, plot_width: float = ASSUMED_PLOT_WIDTH) -> go.Figure:
     """Give a figure, before it is sent, the margins plotly's automargin would settle on (see the
-    module's docstring); a figure this does not model keeps its own. In place; returns the figure."""
+    module's docstring) when its plot is drawn `plot_width` px wide; a figure this does not model
+    keeps its own. In place; returns the figure."""
     data, layout = figure_parts(fig)
-    margins = estimate_margins(data, layout)
+    margins = estimate_margins(data, layout, plot_width)
     if margins is not None:
         relayout(fig, margin=margins)
     return fig

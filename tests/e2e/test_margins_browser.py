@@ -100,4 +100,4 @@ def test_little_room_is_wasted(charts):
         # A grid's builder may set margins of its own for its panel labels (MiniLM's layers).
         if plain and sent != THEME and max(s - o for s, o in zip(sent, own, strict=True)) > 24:
             wasted.append((lang, key, title, sent, own))
-    assert not wasted
+    assert not wasted, "\n".join(map(str, wasted))
