@@ -88,11 +88,12 @@ _UNUSED_SUBPLOTS = ("geo", "polar", "scene", "ternary")
 # tick label's box after drawing it to hide the ones that stick out of the chart's div: ~50 ms of the
 # ~1 s a page with 11 charts takes to redraw in Chromium. Automargin keeps every label inside the div
 # (and margins.py sends the room up front), so there is nothing to hide.
-_LAYOUT = {k: v for k, v in _WHITE.layout.to_plotly_json().items() if k not in _UNUSED_SUBPLOTS}
-for _axis in ("xaxis", "yaxis"):
-    _LAYOUT[_axis] = {**_LAYOUT[_axis], "ticklabeloverflow": "allow"}
 pio.templates["pe_atlas"] = go.layout.Template(
-    layout=_LAYOUT,
+    layout={
+        k: {**v, "ticklabeloverflow": "allow"} if k in ("xaxis", "yaxis") else v
+        for k, v in _WHITE.layout.to_plotly_json().items()
+        if k not in _UNUSED_SUBPLOTS
+    },
     data={kind: _WHITE.data[kind] for kind in ("heatmap", "scatter", "bar")},
 )
 

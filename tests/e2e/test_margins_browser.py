@@ -7,8 +7,8 @@ to get the margins plotly needs on its own. Then:
 
 - nothing is cut: plotly's margins are never smaller than what it needs on its own;
 - most charts are drawn once: plotly kept the margins sent (no second draw to grow them); the
-  ones it did not are legends that wrap into more rows in a half-width column than the estimate
-  assumes, and figures the estimate does not model;
+  ones it did not are mostly a label or a colour bar a pixel or two wider than estimated, and
+  figures the estimate does not model;
 - little room is wasted: on a single plot with no labels of its own in the margins, a margin sent
   is at most 24 px wider than plotly's own.
 """
@@ -90,8 +90,10 @@ def test_most_estimated_charts_are_drawn_once(charts):
     estimated = [c for c in charts if c[3] != THEME]
     once = [c for c in estimated if all(abs(s - g) < 0.01 for s, g in zip(c[3], c[4], strict=True))]
     assert len(estimated) > 0.7 * len(charts)
-    # the rest: mostly legends that wrap into more rows in a half-width column than assumed
-    assert len(once) >= 0.6 * len(estimated), [(c[0], c[1], c[2], c[3], c[4]) for c in estimated if c not in once]
+    # the rest: mostly a y axis's labels or a colour bar a pixel or two wider than estimated, and
+    # charts in columns other than halves (measured: 90 % of the English pages' charts drawn once)
+    twice = [(c[0], c[1], c[2], c[3], c[4]) for c in estimated if c not in once]
+    assert len(once) >= 0.8 * len(estimated), (f"{len(once)} of {len(estimated)} drawn once", twice)
 
 
 def test_little_room_is_wasted(charts):
