@@ -214,6 +214,9 @@ def test_thumbnails_keep_rows_summing_to_one():
     np.testing.assert_allclose(t.sum(-1), 1.0, atol=1e-5)
     same, one = ch.thumbnail_weights(ch.run(S).weights)
     assert one == 1 and same.shape[-1] == 16
+    small, k = ch.thumbnail_weights(r.weights)  # 152 pieces in blocks of 5: 31 a side
+    assert k == 5 and small.shape[-1] == 31 <= ch.THUMB_SIDE
+    np.testing.assert_allclose(small.sum(-1), 1.0, atol=1e-5)
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 5, 16, 38, 48])

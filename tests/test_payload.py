@@ -49,6 +49,19 @@ def test_page_at_maximum_sizes_sends_under_1_mb(key, panel):
     assert figure_bytes(at) < MB, _biggest(at)
 
 
+def test_minilm_at_the_longest_text_sends_under_1_mb():
+    # 72 heads drawn as one tiled heatmap with empty rows and columns between them (issue 18)
+    at = open_page(BY_KEY["minilm"].path)
+    to_max(at)
+    assert not errors(at)
+    assert any(el.key == "minilm_grid" for el in at.get("plotly_chart"))
+    from explain.chapters import minilm
+
+    # to_max's sentence fills the model's 256 word pieces: thumbnails are blocks of several tokens
+    assert minilm.wordpieces(at.session_state["sentence"]).kept > minilm.THUMB_SIDE
+    assert figure_bytes(at) < MB, _biggest(at)
+
+
 def test_lab_trained_mode_with_four_encodings_sends_under_1_mb():
     at = open_page(BY_KEY["attention-lab"].path)
     at.radio(key="lab_source").set_value("trained").run()
