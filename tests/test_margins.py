@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from explain.figures import labels as L
 from explain.figures import margins as M
 from explain.figures.spec import AtlasFigure, figure_parts
 from explain.figures.theme import colorbar, make_figure
@@ -102,7 +103,7 @@ def test_an_x_label_at_the_plots_end_pushes_the_right_margin():
     ],
 )
 def test_number_labels_as_plotly_writes_them(value, dtick, label):
-    assert M.number_label(value, dtick) == label
+    assert L.number_label(value, dtick) == label
 
 
 @pytest.mark.parametrize(
@@ -116,22 +117,22 @@ def test_number_labels_as_plotly_writes_them(value, dtick, label):
     ],
 )
 def test_auto_ticks_as_plotly_picks_them(lo, hi, length, labels):
-    assert M.linear_labels(lo, hi, length, "y") == labels
+    assert L.linear_labels(lo, hi, length, "y") == labels
 
 
 def test_log_axis_labels():
-    assert M.log_labels(1e-3, 1.0) == ["0.001", "0.01", "0.1", "1"]
-    assert M.log_labels(1e-4, 10.0)[0] == "100μ"
+    assert L.log_labels(1e-3, 1.0) == ["0.001", "0.01", "0.1", "1"]
+    assert L.log_labels(1e-4, 10.0)[0] == "100μ"
     # exponentformat="power": 10 with a superscript exponent, as narrow stand-ins
-    assert all(s.startswith("10") for s in M.log_labels(1e-15, 1e-3, power=True))
-    assert M.log_labels(0.0, 1.0) == [] and M.log_labels(float("nan"), 1.0) == []
+    assert all(s.startswith("10") for s in L.log_labels(1e-15, 1e-3, power=True))
+    assert L.log_labels(0.0, 1.0) == [] and L.log_labels(float("nan"), 1.0) == []
 
 
 def test_wider_text_is_estimated_wider():
-    assert M.text_width("한국어", 13) > M.text_width("abc", 13) > M.text_width("...", 13) > 0
-    assert M.text_width("<b>x</b>", 13) == M.text_width("x", 13)  # tags are not drawn
-    assert M.text_width("&lt;", 13) == M.text_width("<", 13)  # entities are one character
-    assert M.text_width("a<br>bb", 13) == M.text_width("bb", 13) and M.text_lines("a<br>bb") == 2
+    assert L.text_width("한국어", 13) > L.text_width("abc", 13) > L.text_width("...", 13) > 0
+    assert L.text_width("<b>x</b>", 13) == L.text_width("x", 13)  # tags are not drawn
+    assert L.text_width("&lt;", 13) == L.text_width("<", 13)  # entities are one character
+    assert L.text_width("a<br>bb", 13) == L.text_width("bb", 13) and L.text_lines("a<br>bb") == 2
 
 
 def _scatter(y, **layout):

@@ -132,13 +132,17 @@ def attention_thumbnails(
     for layer in range(n_layers):
         for head in range(n_heads):
             z[layer * sy : layer * sy + n, head * sx : head * sx + n] = w[layer, head]
-    # Category labels must be unique: a gap's label is a run of spaces (never shown, never hovered).
+    # Category labels must be unique: the k-th gap row (column) is named by k + 1 spaces (never
+    # shown, never hovered; a few bytes each).
     rows = [
-        _t("figures.layer_query", layer=r // sy + 1, i=r % sy) if r % sy < n else " " * (r + 1)
+        _t("figures.layer_query", layer=r // sy + 1, i=r % sy)
+        if r % sy < n
+        else " " * (1 + (r // sy) * gy + r % sy - n)
         for r in range(z.shape[0])
     ]
     cols = [
-        _t("figures.head_key", head=c // sx + 1, j=c % sx) if c % sx < n else " " * (c + 1) for c in range(z.shape[1])
+        _t("figures.head_key", head=c // sx + 1, j=c % sx) if c % sx < n else " " * (1 + (c // sx) * gx + c % sx - n)
+        for c in range(z.shape[1])
     ]
     axis = dict(type="category", showticklabels=False, showgrid=False, zeroline=False, ticks="")
     notes: list[dict[str, Any]] = []

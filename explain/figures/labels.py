@@ -116,7 +116,7 @@ def log_labels(lo: float, hi: float, power: bool = False) -> list[str]:
     return out
 
 
-def _numbers(values: Iterable[Any]) -> np.ndarray | None:
+def finite_numbers(values: Iterable[Any]) -> np.ndarray | None:
     """The finite numbers among `values` (None counts as missing), or None when some are not numbers."""
     try:
         a = np.asarray(values if isinstance(values, np.ndarray) else list(values), dtype=float).ravel()
@@ -126,5 +126,5 @@ def _numbers(values: Iterable[Any]) -> np.ndarray | None:
     return finite
 
 
-def _strings(values: Iterable[Any]) -> list[str]:
+def strings(values: Iterable[Any]) -> list[str]:
     return [str(v) for v in values if v is not None]

@@ -28,18 +28,14 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from .labels import (  # noqa: F401  (text_width, number_label… are read through this module too)
-    MIN_PX,
-    ROUND_BASE,
+from .labels import (
     SAFETY,
-    SI_SMALL,
-    _numbers,
-    _strings,
-    char_em,
+    finite_numbers,
     linear_labels,
     linear_ticks,
     log_labels,
     number_label,
+    strings,
     text_lines,
     text_width,
 )
@@ -106,7 +102,7 @@ def axis_labels(
     if axis.get("showticklabels") is False or axis.get("visible") is False:
         return []
     if axis.get("ticktext") is not None:
-        return _strings(axis["ticktext"])
+        return strings(axis["ticktext"])
     texts: list[str] = []
     numbers: list[np.ndarray] = []
     for group in _axis_values(data, letter, ref):
@@ -114,13 +110,13 @@ def axis_labels(
         if arr.dtype.kind in "OUS" and any(isinstance(v, str) for v in arr.ravel()[:50]):
             texts.extend(str(v) for v in arr.ravel() if v is not None)
             continue
-        nums = _numbers(arr)
+        nums = finite_numbers(arr)
         if nums is not None and nums.size:
             numbers.append(nums)
     if texts or axis.get("type") == "category":
         return texts if texts else [number_label(v, 1.0) for v in np.unique(np.concatenate(numbers or [np.zeros(0)]))]
     if axis.get("tickvals") is not None:
-        nums = _numbers(axis["tickvals"])
+        nums = finite_numbers(axis["tickvals"])
         return [] if nums is None else [number_label(v, _step(nums)) for v in nums]
     power = axis.get("exponentformat") == "power"
     if axis.get("type") == "log":
@@ -185,7 +181,7 @@ def x_label_overhang(
         return 0.0, 0.0  # markers, bars and heatmap cells pad the range by an amount not modelled
     numbers: list[np.ndarray] = []
     for group in _axis_values(data, "x", ref):
-        nums = _numbers(group if isinstance(group, np.ndarray) else np.asarray(group, dtype=object).ravel())
+        nums = finite_numbers(group if isinstance(group, np.ndarray) else np.asarray(group, dtype=object).ravel())
         if nums is None:
             return 0.0, 0.0  # words on the axis: a category axis
         if nums.size:
@@ -354,7 +350,7 @@ def estimate_margins(
         if ca.get("showscale", True) is False:
             continue
         scale: dict[str, Any] = {k: ca.get("c" + k[1:]) for k in ("zmin", "zmax", "zmid")}
-        scale["z"] = [_numbers(tr.get("z", [])) for tr in traces]
+        scale["z"] = [finite_numbers(tr.get("z", [])) for tr in traces]
         bar = colorbar_width(scale, ca.get("colorbar"), font, paper_h)
         if bar is None:
             return None
@@ -403,7 +399,7 @@ def _z_range(trace: dict[str, Any]) -> tuple[float, float]:
     symmetric about zmid when there is one."""
     parts = trace.get("z", [])
     shared = isinstance(parts, list) and bool(parts) and all(p is None or isinstance(p, np.ndarray) for p in parts)
-    zs = [z for z in (parts if shared else [_numbers(parts)]) if z is not None and z.size]
+    zs = [z for z in (parts if shared else [finite_numbers(parts)]) if z is not None and z.size]
     dlo, dhi = (min(float(z.min()) for z in zs), max(float(z.max()) for z in zs)) if zs else (0.0, 1.0)
     lo = float(trace["zmin"]) if trace.get("zmin") is not None else dlo
     hi = float(trace["zmax"]) if trace.get("zmax") is not None else dhi
