@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 import pytest
+import torch
 
 from encoders import REGISTRY, build
 from encoders.alibi import alibi_slopes
@@ -296,6 +297,30 @@ def pair_logit(q: np.ndarray, k: np.ndarray, angle_q: np.ndarray, angle_k: np.nd
         phi = angle_k[f] - angle_q[f]
         total += math.cos(phi) * (qa * ka + qb * kb) + math.sin(phi) * (qb * ka - qa * kb)
     return total / math.sqrt(q.size)
+
+
+@pytest.mark.parametrize("method", ["rope", "rope-dynamic", "rope-yarn", "xpos"])
+def test_kv_cache_batches_only_lengths_that_share_theta(method):
+    """kv_cache's one call per run of lengths is exact only while θ(ℓ) and the attention factor stay
+    put and nothing reads a centre: runs are cut exactly there, and xPos gets a run per length."""
+    enc = shift._rotary(method, 4)
+    assert enc is not None
+    lengths = np.arange(13, 129)
+    runs = shift._same_theta_runs(enc, lengths)
+    assert [v for run in runs for v in run] == lengths.tolist()
+    for run in runs:
+        for length in run[1:]:
+            assert torch.equal(enc.frequencies(length), enc.frequencies(run[0]))
+            assert enc.attention_factor(length) == enc.attention_factor(run[0])
+    for before, after in itertools.pairwise(runs):  # a cut where θ moves (or a centre is read)
+        moved = not torch.equal(enc.frequencies(before[-1]), enc.frequencies(after[0]))
+        assert moved or enc.pair_decay() is not None
+    if method == "xpos":
+        assert all(len(run) == 1 for run in runs)
+    elif method == "rope-dynamic":
+        assert runs[0] == list(range(13, DYNAMIC_L + 1)) and all(len(run) == 1 for run in runs[1:])
+    else:
+        assert len(runs) == 1
 
 
 @pytest.mark.parametrize("n", [1, 2, 14, 32, 33, 100, 256])

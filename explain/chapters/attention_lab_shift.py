@@ -271,6 +271,30 @@ def kv_lengths(n: int, same_up_to: int) -> np.ndarray:
     return np.arange(n + 1, last + 1)
 
 
+def _same_theta_runs(enc: RoPE, lengths: np.ndarray) -> list[list[int]]:
+    """`lengths` cut into runs of consecutive lengths with the same θ(ℓ) and attention factor.
+
+    A pure rotation (no xPos scaling, so no centre) reads a text's length only through those two,
+    so one call for a whole run, its largest length as the text's, gives each length's logit as its
+    own call would (up to the last bits of a batched matrix product). Any other encoding gets a run
+    per length."""
+    runs: list[list[int]] = []
+    last: tuple[bytes, float] | None = None
+    for length in (int(v) for v in lengths):
+        same = (enc.frequencies(length).numpy().tobytes(), enc.attention_factor(length))
+        if runs and same == last and enc.pair_decay() is None:
+            runs[-1].append(length)
+        else:
+            runs.append([length])
+        last = same
+    return runs
+
+
+def _at_lengths(q: torch.Tensor, run: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
+    """The new token's query (1, h, 1, d) repeated for each length of `run`, at position ℓ − 1."""
+    return torch.tensor(run) - 1, q.expand(-1, -1, len(run), -1)
+
+
 def kv_cache(text: str, seed: int, n_heads: int, head: int | None) -> KVCache:
     """The pair's logit (head `head`, or the head mean) as the text grows, in float64, through the
     lab's own toy layer (W_q, W_k from the seed) and the encoders' own rotation."""
@@ -291,14 +315,18 @@ def kv_cache(text: str, seed: int, n_heads: int, head: int | None) -> KVCache:
         assert up_to is not None
         lengths = kv_lengths(n, up_to)
         rows: dict[str, list[np.ndarray]] = {"plain": [], "recomputed": [], "cached": []}
-        for length in lengths:
-            at = torch.tensor([int(length) - 1])
+        # One call per run of lengths that share θ(ℓ): the query repeated at positions ℓ − 1 (see
+        # _same_theta_runs). Plain RoPE is one run; dynamic NTK one up to L, then a run per length.
+        for run in _same_theta_runs(plain, lengths):
+            at, q_run = _at_lengths(q, run)
+            rows["plain"].append(plain.logit_terms(q_run, k, at, key_at, True).total()[0, :, :, 0].numpy())
+        for run in _same_theta_runs(dynamic, lengths):
+            at, q_run = _at_lengths(q, run)
             # Without a cache the whole text is run again: the one attention path, θ(ℓ) on both sides.
-            rows["recomputed"].append(dynamic.logit_terms(q, k, at, key_at, True).total()[0, :, 0, 0].numpy())
-            rows["plain"].append(plain.logit_terms(q, k, at, key_at, True).total()[0, :, 0, 0].numpy())
-            fresh = dynamic.rotate(q, at, "query", int(length), 0.0)  # (1, h, 1, d) rotated with θ(ℓ)
-            rows["cached"].append(content_logits(fresh, cached_key)[0, :, 0, 0].numpy())
-    per_head = {name: np.stack(v, axis=1) for name, v in rows.items()}  # (h, ℓ)
+            rows["recomputed"].append(dynamic.logit_terms(q_run, k, at, key_at, True).total()[0, :, :, 0].numpy())
+            fresh = dynamic.rotate(q_run, at, "query", run[-1], 0.0)  # (1, h, r, d) rotated with θ(ℓ)
+            rows["cached"].append(content_logits(fresh, cached_key)[0, :, :, 0].numpy())
+    per_head = {name: np.concatenate(v, axis=1) for name, v in rows.items()}  # (h, ℓ)
     return KVCache(
         tokens,
         n,
