@@ -82,15 +82,18 @@ def rotation_circles(
         ys = np.stack([starts_y, ends_y, nan], axis=1).ravel().astype(np.float32)
         return xs, ys
 
-    def arrows(xy: np.ndarray, color: str, name: str, dash: str = "solid") -> dict[str, Any]:
-        # (pairs, 2) → one trace of origin→tip segments
+    pair_names = [_t("figures.pair", p=p) for p in range(n_pairs)]
+
+    def arrows(xy: np.ndarray, color: str, name: str, dash: str = "solid", *, moving: bool = False) -> dict[str, Any]:
+        # (pairs, 2) → one trace of origin→tip segments; `moving`: only what a frame changes
         tips = xy / radius[:, None]
         xs, ys = segments(cx, cy, cx + tips[:, 0], cy + tips[:, 1])
+        label = escape(name)
         hover = [
-            h
-            for p in range(n_pairs)
-            for h in ("", f"{escape(name)} · {_t('figures.pair', p=p)}: ({xy[p, 0]:.3f}, {xy[p, 1]:.3f})", "")
+            h for p in range(n_pairs) for h in ("", f"{label} · {pair_names[p]}: ({xy[p, 0]:.3f}, {xy[p, 1]:.3f})", "")
         ]
+        if moving:
+            return dict(type="scatter", x=xs, y=ys, text=hover)
         return dict(
             type="scatter",
             x=xs,
@@ -108,7 +111,7 @@ def rotation_circles(
             hovertemplate="%{text}<extra></extra>",
         )
 
-    def arcs(q: np.ndarray, k: np.ndarray) -> dict[str, Any]:
+    def arcs(q: np.ndarray, k: np.ndarray, *, moving: bool = False) -> dict[str, Any]:
         # the shortest way round from the query arrow to the key arrow, radius 0.36: 13 points, so
         # ≤ 15° a segment (a chord then strays < 0.01 radius, under a pixel: 30 points looked the
         # same and were, over 41 frames of 32 pairs, a quarter of the page at its largest)
@@ -119,6 +122,8 @@ def rotation_circles(
         nan = np.full((n_pairs, 1), np.nan)
         xs = np.hstack([cx[:, None] + 0.36 * np.cos(t), nan]).ravel().astype(np.float32)
         ys = np.hstack([cy[:, None] + 0.36 * np.sin(t), nan]).ravel().astype(np.float32)
+        if moving:
+            return dict(type="scatter", x=xs, y=ys)
         return dict(
             type="scatter",
             x=xs,
@@ -149,6 +154,17 @@ def rotation_circles(
             # the key's arrow is dotted as well as coloured: colour is not the only channel (WCAG 1.4.1)
             arrows(k_xy[t], k_color, k_name, dash="dot"),
             texts(cy - 1.36, notes[t], 16, "#222222"),
+        ]
+
+    def frame_changes(t: int) -> list[dict[str, Any]]:
+        # What frame t changes of frame_traces' four traces, no more: plotly's animate merges a
+        # frame's traces into the drawn ones, so colours, markers and hover formats stay as drawn.
+        # Sending them again in every frame was ~40 % of the figure's bytes.
+        return [
+            arcs(q_xy[t], k_xy[t], moving=True),
+            arrows(q_xy[t], q_color, q_name, moving=True),
+            arrows(k_xy[t], k_color, k_name, moving=True),
+            dict(type="scatter", text=[escape(str(v)) for v in notes[t]]),
         ]
 
     ring = np.linspace(0, 2 * np.pi, 121)
@@ -222,7 +238,7 @@ def rotation_circles(
     # lose its font and place.
     frames = [
         dict(
-            data=frame_traces(t),
+            data=frame_changes(t),
             traces=animated,
             name=str(t),
             layout=dict(title=dict(text=heading(t), x=0, xanchor="left", font=dict(size=15))),
