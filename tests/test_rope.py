@@ -683,6 +683,36 @@ def test_page_switches_to_korean_and_keeps_every_control():
     assert at.query_params["rope_move"] == "query" and at.query_params["rope_q_word"] == "3"
 
 
+def test_rotation_circles_frames_send_only_what_moves():
+    """A frame carries only the points, hover text and notes that change; merged into the drawn
+    traces as plotly's animate does (a frame's keys replace the trace's), it gives exactly the
+    figure that opens on that frame."""
+    import json
+
+    c = ch.circles(TOKS, 0, 16, 10000.0, 1, 5, 2, 6, 12, "both")
+    pairs = c.q_xy.shape[1]
+
+    def build(start):
+        return rope_figures.rotation_circles(
+            c.q_xy,
+            c.k_xy,
+            "Rotation",
+            panel_titles=[f"pair {p}" for p in range(pairs)],
+            notes=np.array([[f"note {k}.{p}" for p in range(pairs)] for k in range(12)]),
+            frame_titles=[f"t={k}" for k in range(12)],
+            frame_labels=[str(k) for k in range(12)],
+            start=start,
+        ).to_dict()
+
+    first = build(0)
+    for step, frame in enumerate(first["frames"]):
+        assert all(set(trace) <= {"type", "x", "y", "text"} for trace in frame["data"])
+        merged = [dict(trace) for trace in first["data"]]
+        for index, change in zip(frame["traces"], frame["data"], strict=True):
+            merged[index].update(change)
+        assert json.dumps(merged, sort_keys=True) == json.dumps(build(step)["data"], sort_keys=True)
+
+
 def test_rotation_circles_unvalidated_build_is_valid_plotly():
     """rope_figures.rotation_circles skips plotly's validation for speed: rebuilding the same figure
     with full validation must give exactly the same figure, frames included."""
