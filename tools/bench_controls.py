@@ -1,6 +1,7 @@
 """Server time per control, for every control of every chapter: a script, not a test.
 
-    python tools/bench_controls.py [--repeats 3] [--only rope,alibi] [--out bench_results/controls.json]
+    python tools/bench_controls.py [--repeats 3] [--only rope,alibi] [--proofs open|closed]
+                                   [--out bench_results/controls.json]
 
 Starts its own server on 127.0.0.1 (tools/browser.py) and talks to it as a browser does, through
 Streamlit's websocket protocol (tools/classroom_load.Session): it opens each chapter, then moves
@@ -11,6 +12,8 @@ each button once (except the toy lab's Train), each proof's expander closed and 
 times the rerun that input causes, from sending it to the server's "script finished". A chapter's
 proofs (ui.derivation.proof) run only while open, so the page is first opened with every proof open,
 and every control is timed on that page: the inputs of a proof's numbers panel are controls too.
+That is the worst case; --proofs closed times the page as a learner first sees it (proofs closed,
+each proof's expander timed opening).
 A control inside an st.fragment reruns only its fragment, exactly as in a browser; every other
 control reruns the page. A control inside an st.form is not
 timed: a browser sends nothing when it moves (only the form's submit button reruns the page).
@@ -53,7 +56,7 @@ KINDS = ("slider", "checkbox", "selectbox", "radio", "number_input", "multiselec
 PROOF = "__proof"  # the key suffix of a chapter's proof expander (ui.derivation.proof)
 
 
-def settings(kind: str, p: Any) -> list[WidgetState]:
+def settings(kind: str, p: Any, proofs_open: bool = True) -> list[WidgetState]:
     """The values one control is moved through (each a different value from the one before)."""
     wid = p.id
     out = []
@@ -69,8 +72,8 @@ def settings(kind: str, p: Any) -> list[WidgetState]:
             s = WidgetState(id=wid)
             s.double_array_value.data.extend([lo, v] if len(p.default) == 2 else [v])
             out.append(s)
-    elif kind == "expander":  # closed, then open again: the page keeps its proofs open
-        out = [WidgetState(id=wid, bool_value=False), WidgetState(id=wid, bool_value=True)]
+    elif kind == "expander":  # away from the page's state and back: open proofs closed, closed opened
+        out = [WidgetState(id=wid, bool_value=not proofs_open), WidgetState(id=wid, bool_value=proofs_open)]
     elif kind == "checkbox":
         out = [WidgetState(id=wid, bool_value=not p.default), WidgetState(id=wid, bool_value=bool(p.default))]
     elif kind in ("selectbox", "radio") and len(p.options) > 1:
@@ -112,12 +115,17 @@ class Bench(Session):
                 self.fragment_of[getattr(el, kind).id] = fragment
 
 
-async def bench_page(s: Bench, ws, path: str, repeats: int) -> dict:
+async def bench_page(s: Bench, ws, path: str, repeats: int, proofs_open: bool = True) -> dict:
     page_hash = s.pages.get(path, "")
     s.widgets = {}
     await s.run_script(ws, page_hash)
-    # Every proof open, as the page's defaults here (see the docstring).
-    opened = {wid: WidgetState(id=wid, bool_value=True) for wid, (kind, _) in s.elements.items() if kind == "expander"}
+    # Every proof open, as the page's defaults here (see the docstring); or, with --proofs closed, the
+    # page as a learner first sees it.
+    opened = {
+        wid: WidgetState(id=wid, bool_value=True)
+        for wid, (kind, _) in s.elements.items()
+        if kind == "expander" and proofs_open
+    }
     if opened:
         s.widgets = dict(opened)
         await s.run_script(ws)
@@ -139,7 +147,7 @@ async def bench_page(s: Bench, ws, path: str, repeats: int) -> dict:
         samples = []
         seen_errors = len(s.errors)
         for _ in range(repeats):
-            for state in settings(kind, p):
+            for state in settings(kind, p, proofs_open):
                 s.widgets[wid] = state
                 samples.append(await s.run_script(ws, fragment=fragment))
                 if kind == "button":  # a trigger is sent once, then forgotten, as a browser does
@@ -167,14 +175,14 @@ async def bench_page(s: Bench, ws, path: str, repeats: int) -> dict:
     }
 
 
-async def run(url: str, paths: list[str], repeats: int) -> dict:
+async def run(url: str, paths: list[str], repeats: int, proofs_open: bool = True) -> dict:
     s = Bench(n=0, url=url, timeout=120.0)
     out = {}
     async with connect(s) as ws:
         await s.run_script(ws, "")
         for path in paths:
             s.errors = []
-            out[path] = await bench_page(s, ws, path, repeats)
+            out[path] = await bench_page(s, ws, path, repeats, proofs_open)
             r = out[path]
             print(
                 f"{path:16s} {r['controls']:3d} controls ({r['in_fragment']:2d} in fragments, {r['in_form']} in forms "
@@ -192,6 +200,12 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--only", default="", help="comma-separated chapter keys (default: all)")
     ap.add_argument("--out", type=Path, default=ROOT / "bench_results" / "controls.json")
+    ap.add_argument(
+        "--proofs",
+        choices=("open", "closed"),
+        default="open",
+        help="open (default): every proof open, the worst case; closed: the page as a learner first sees it",
+    )
     args = ap.parse_args()
     paths = [c.key for c in CHAPTERS if not args.only or c.key in args.only.split(",")]
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -199,7 +213,7 @@ def main() -> None:
     proc, url, _ = start_server(args.out.parent / "controls-server.log")
     try:
         t0 = time.perf_counter()
-        pages = asyncio.run(run(url, paths, args.repeats))
+        pages = asyncio.run(run(url, paths, args.repeats, proofs_open=args.proofs == "open"))
     finally:
         stop_server(proc)
     every = [v for p in pages.values() for v in p["per_control_median_s"].values()]
@@ -210,10 +224,12 @@ def main() -> None:
         "worst_s": pages[worst_page]["worst_s"],
         "worst": f"{worst_page} {pages[worst_page]['worst']}",
         "errors": sum(len(p["errors"]) for p in pages.values()),
+        "proofs": args.proofs,
     }
     print(
-        f"\nall pages: {summary['controls']} controls, median {summary['median_s'] * 1e3:.0f} ms, worst "
-        f"{summary['worst_s'] * 1e3:.0f} ms ({summary['worst']}), errors {summary['errors']}; "
+        f"\nall pages, proofs {args.proofs}: {summary['controls']} controls, median "
+        f"{summary['median_s'] * 1e3:.0f} ms, worst {summary['worst_s'] * 1e3:.0f} ms ({summary['worst']}), "
+        f"errors {summary['errors']}; "
         f"load average {load_before[0]:.1f} → {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; "
         f"{time.perf_counter() - t0:.0f} s"
     )
