@@ -13,7 +13,7 @@ import torch
 from ui.chapters import CHAPTERS, PARTS, part_title
 from ui.i18n import activate, language_switch, t
 from ui.lessons import follow_lesson, lesson_banner
-from ui.presenter import keyboard_script, presenter_style
+from ui.presenter import frame_scripts, presenter_style
 from ui.sidebar import shared_sidebar
 
 # One thread per torch op: the app's tensors are small (≤ 256 tokens, d ≤ 512) and every learner's
@@ -45,6 +45,6 @@ navigation = st.navigation({part: ps for part, ps in pages.items() if ps}, expan
 shared_sidebar()
 follow_lesson()  # after Previous / Next: open the step's page (stops this run)
 presenter_style()
-keyboard_script()
+frame_scripts()
 lesson_banner(navigation.url_path or CHAPTERS[0].key)
 navigation.run()

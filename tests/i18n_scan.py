@@ -21,7 +21,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from ui.presenter import KEYBOARD_JS
+from ui.presenter import FRAME_JS
 
 ROOT = Path(__file__).resolve().parents[1]
 LATIN_DIR = ROOT / "explain" / "text" / "ko" / "latin"
@@ -168,7 +168,7 @@ def visible_strings(at: AppTest) -> list[tuple[str, str]]:
         proto = getattr(node, "proto", None)
         if kind not in SKIP_TYPES and proto is not None and hasattr(proto, "ListFields"):
             body = str(getattr(proto, "body", ""))
-            if kind == "html" and (STYLE_ONLY.fullmatch(body) or body == KEYBOARD_JS):
+            if kind == "html" and (STYLE_ONLY.fullmatch(body) or body == FRAME_JS):
                 pass  # a style sheet or the fixed keyboard script (ui.presenter): never shown as words
             elif kind == "plotly_chart":
                 out.extend((kind, s) for s in _figure_strings(proto.spec))

@@ -2,8 +2,8 @@
 
 A sidebar toggle, kept in the address as ?present=1. Figures grow in ui.common.plot
 (scale_figure); secondary controls go into a collapsed expander (secondary()). The one st.html call
-sends fixed style sheets (the atlas's own, and the presenter's), never user text; keyboard_script()
-sends one fixed script (plotly's animation buttons by keyboard).
+sends fixed style sheets (the atlas's own, and the presenter's), never user text; frame_scripts()
+sends two fixed scripts (plotly's animation buttons by keyboard; each mounted chart drawn once).
 """
 
 from __future__ import annotations
@@ -80,6 +80,59 @@ KEYBOARD_JS = """<script>
 </style>"""
 
 
+# Streamlit 1.67 draws every chart it mounts twice. Its chart element puts the figure in React state,
+# and an effect that runs on mount re-themes that state through a JSON round trip (even with
+# theme=None): plotly.js then receives the same figure as new objects, and its react() redraws all
+# of it, because data arrays (typed arrays always; plain ones without a datarevision) and the
+# template count as changed whenever they are new objects. Measured in Chromium: the second draw
+# costs as much as the first. This script makes plotly's react() skip a call whose figure, size and
+# config are those it has just drawn in that div (compared as JSON, without the private "_" keys
+# plotly adds to its input). Any real change still draws: a new sentence mounts a new chart (its id
+# is the figure's), a resize changes the size, fullscreen changes the size and the config.
+ONE_DRAW_JS = """<script>
+(() => {
+  if (window.__peOneDraw) return;
+  window.__peOneDraw = true;
+  const own = (k, v) => (k && k[0] === '_') ? undefined : v;
+  const drawn = (fig) => JSON.stringify([fig.data, {...fig.layout, width: undefined, height: undefined},
+                                         fig.config, fig.frames ? fig.frames.length : 0], own);
+  const patch = (P) => {
+    const react = P.react;
+    P.react = function (gd, fig, ...more) {
+      const plain = gd && fig && fig.data && !more.length;
+      if (plain && gd._fullLayout && gd.__peDrawn !== undefined) {
+        const L = fig.layout || {}, F = gd._fullLayout;
+        const sized = (L.width === undefined || L.width === F.width)
+                   && (L.height === undefined || L.height === F.height);
+        if (sized && drawn(fig) === gd.__peDrawn) {
+          // Not drawn, but taken as the div's figure, as react() would: Streamlit reads it back
+          // (onUpdate) as its state, and a stale one (no width yet) would ask for another call.
+          gd.data = fig.data;
+          gd.layout = fig.layout;
+          window.__peSkippedDraws = (window.__peSkippedDraws || 0) + 1;
+          return Promise.resolve(gd);
+        }
+      }
+      if (gd) delete gd.__peDrawn;
+      const out = react.call(this, gd, fig, ...more);
+      if (plain) Promise.resolve(out).then(() => { gd.__peDrawn = drawn(fig); }, () => {});
+      return out;
+    };
+  };
+  // Streamlit loads plotly.js with its first chart, which sets window.Plotly and draws at once:
+  // patched as it is set (or now, if it already is).
+  const once = (P) => { if (P && P.react && !P.__peOneDraw) { P.__peOneDraw = true; patch(P); } };
+  if (window.Plotly) once(window.Plotly);
+  else {
+    let plotly;
+    Object.defineProperty(window, 'Plotly', {configurable: true, enumerable: true,
+      get: () => plotly, set: (P) => { plotly = P; once(P); }});
+  }
+})();
+</script>"""
+FRAME_JS = KEYBOARD_JS + ONE_DRAW_JS
+
+
 def presenter() -> bool:
     """Is presenter mode on (for this learner's session)?"""
     return bool(st.session_state.get(PRESENTER.key, False))
@@ -104,10 +157,10 @@ def presenter_style() -> None:
     st.html(ATLAS_CSS + (PRESENTER_CSS if presenter() else ""))
 
 
-def keyboard_script() -> None:
-    """The script that gives plotly's animation buttons the keyboard (a fixed string, in the
-    sidebar's foot, where its empty element takes no room from a chapter)."""
-    st.sidebar.html(KEYBOARD_JS, unsafe_allow_javascript=True)
+def frame_scripts() -> None:
+    """The frame's two fixed scripts (KEYBOARD_JS, ONE_DRAW_JS), in the sidebar's foot, where their
+    empty element takes no room from a chapter."""
+    st.sidebar.html(FRAME_JS, unsafe_allow_javascript=True)
 
 
 def scale_figure(fig: go.Figure) -> None:
