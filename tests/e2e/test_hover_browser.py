@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import Page
 
 from explain.i18n import t
-from tests.e2e.test_pages_browser import TIMEOUT_MS, new_tab, no_exception, wait_rendered
+from tests.e2e.test_pages_browser import TIMEOUT_MS, fresh_tab, no_exception, wait_rendered
 
 pytestmark = pytest.mark.e2e
 
@@ -33,9 +33,7 @@ def _hover(page: Page, r: int, c: int) -> str:
 
 @pytest.mark.parametrize("lang", ["en", "ko"])
 def test_minilm_grid_hover_names_layer_head_query_and_key(browser, served, lang):
-    context = browser.new_context(viewport={"width": 1280, "height": 1000})
-    try:
-        tab = new_tab(context, served)
+    with fresh_tab(browser, served) as tab:
         page = tab.page
         page.goto(f"{served}/minilm?lang={lang}&s=the%20cat%20sat%20on%20the%20mat", timeout=TIMEOUT_MS)
         wait_rendered(page)
@@ -49,5 +47,3 @@ def test_minilm_grid_hover_names_layer_head_query_and_key(browser, served, lang)
         assert t("figures.weight", lang) in text, text
         assert _hover(page, r0 + 1, c1 - 1) == ""  # the empty column between heads 6 and 7
         assert tab.page_errors == []
-    finally:
-        context.close()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.test_pages_browser import TIMEOUT_MS, new_tab, no_exception, type_sentence, wait_rendered
+from tests.e2e.test_pages_browser import TIMEOUT_MS, fresh_tab, no_exception, type_sentence, wait_rendered
 
 pytestmark = pytest.mark.e2e
 
@@ -38,9 +38,7 @@ def _drawn_at_their_size(charts: list[dict]) -> None:
 
 
 def test_every_mounted_chart_is_drawn_once_at_its_size(browser, served):
-    context = browser.new_context(viewport={"width": 1280, "height": 1000})
-    try:
-        tab = new_tab(context, served)
+    with fresh_tab(browser, served) as tab:
         page = tab.page
         page.goto(f"{served}/shaw?s=the%20cat%20sat%20on%20the%20mat", timeout=TIMEOUT_MS)
         wait_rendered(page)
@@ -72,16 +70,12 @@ def test_every_mounted_chart_is_drawn_once_at_its_size(browser, served):
         assert all(n["drawn"] < w["drawn"] for n, w in zip(narrow, after, strict=True))
         _drawn_at_their_size(narrow)
         assert tab.page_errors == []
-    finally:
-        context.close()
 
 
 def test_the_script_is_what_skips(browser, served):
     """With the frame's script switched off (its guard set first), nothing is skipped: the counter
     above is the script's own, and the page still draws every chart at its size."""
-    context = browser.new_context(viewport={"width": 1280, "height": 1000})
-    try:
-        tab = new_tab(context, served)
+    with fresh_tab(browser, served) as tab:
         page = tab.page
         page.add_init_script("window.__peOneDraw = true;")
         page.goto(f"{served}/shaw?s=the%20cat%20sat%20on%20the%20mat", timeout=TIMEOUT_MS)
@@ -89,5 +83,3 @@ def test_the_script_is_what_skips(browser, served):
         assert page.evaluate(SKIPPED_JS) == 0
         _drawn_at_their_size(_charts(page))
         assert tab.page_errors == []
-    finally:
-        context.close()

@@ -187,6 +187,16 @@ def new_tab(context, base: str) -> Tab:
     return tab
 
 
+@contextlib.contextmanager
+def fresh_tab(browser, served: str, width: int = 1280, height: int = 1000):
+    """A tab in a context of its own (nothing shared with other tests), closed afterwards."""
+    context = browser.new_context(viewport={"width": width, "height": height})
+    try:
+        yield new_tab(context, served)
+    finally:
+        context.close()
+
+
 def leaving(tab: Tab, urls: list[str]) -> list[str]:
     """The URLs that go anywhere but our own server (an offline app must never ask the internet)."""
     own = urllib.parse.urlsplit(tab.base).netloc
