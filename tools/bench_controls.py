@@ -7,11 +7,12 @@ Starts its own server on 127.0.0.1 (tools/browser.py) and talks to it as a brows
 Streamlit's websocket protocol (tools/classroom_load.Session): it opens each chapter, then moves
 every control the page itself shows (the sidebar's are the frame's: see SKIP) — each slider and
 select-slider to its maximum and back to its minimum, each checkbox and toggle both ways, each
-selectbox and radio to another option, each number input one step, each multiselect to one option,
-each button once (except the toy lab's Train), each proof's expander closed and opened again — and
-times the rerun that input causes, from sending it to the server's "script finished". A chapter's
-proofs (ui.derivation.proof) run only while open, so the page is first opened with every proof open,
-and every control is timed on that page: the inputs of a proof's numbers panel are controls too.
+selectbox and radio to another option, each number input one step, each multiselect to another
+choice of as many options and back, each button once (except the toy lab's Train), each proof's
+expander closed and opened again — and times the rerun that input causes, from sending it to the
+server's "script finished". A chapter's proofs (ui.derivation.proof) run only while open, so the
+page is first opened with every proof open, and every control is timed on that page: the inputs of
+a proof's numbers panel are controls too.
 That is the worst case; --proofs closed times the page as a learner first sees it (proofs closed,
 each proof's expander timed opening).
 A control inside an st.fragment reruns only its fragment, exactly as in a browser; every other
@@ -86,9 +87,16 @@ def settings(kind: str, p: Any, proofs_open: bool = True) -> list[WidgetState]:
         nxt = v + step if not p.has_max or v + step <= p.max else v - step
         out = [WidgetState(id=wid, double_value=nxt), WidgetState(id=wid, double_value=v)]
     elif kind == "multiselect" and len(p.options):
-        s = WidgetState(id=wid)
-        s.string_array_value.data.append(p.options[0])
-        out = [s]
+        # Another choice of as many options (the default's last one swapped for one it lacks), then
+        # the default again: a page that needs a minimum (the attention lab's two encodings) keeps
+        # showing the controls timed after this one.
+        default = list(p.default)
+        others = [i for i in range(len(p.options)) if i not in default]
+        chosen = default[:-1] + others[:1] if default and others else [0]
+        for picked in (chosen, default):
+            s = WidgetState(id=wid)
+            s.string_array_value.data.extend(p.options[i] for i in picked)
+            out.append(s)
     elif kind == "button":
         out = [WidgetState(id=wid, trigger_value=True)]
     return out
