@@ -57,7 +57,7 @@ KINDS = ("slider", "checkbox", "selectbox", "radio", "number_input", "multiselec
 PROOF = "__proof"  # the key suffix of a chapter's proof expander (ui.derivation.proof)
 
 
-def settings(kind: str, p: Any, proofs_open: bool = True) -> list[WidgetState]:
+def settings(kind: str, p: Any, proofs_open: bool = True, current: list[str] | None = None) -> list[WidgetState]:
     """The values one control is moved through (each a different value from the one before)."""
     wid = p.id
     out = []
@@ -87,15 +87,17 @@ def settings(kind: str, p: Any, proofs_open: bool = True) -> list[WidgetState]:
         nxt = v + step if not p.has_max or v + step <= p.max else v - step
         out = [WidgetState(id=wid, double_value=nxt), WidgetState(id=wid, double_value=v)]
     elif kind == "multiselect" and len(p.options):
-        # Another choice of as many options (the default's last one swapped for one it lacks), then
-        # the default again: a page that needs a minimum (the attention lab's two encodings) keeps
-        # showing the controls timed after this one.
-        default = list(p.default)
-        others = [i for i in range(len(p.options)) if i not in default]
-        chosen = default[:-1] + others[:1] if default and others else [0]
-        for picked in (chosen, default):
+        # Another choice of as many options (the current last one swapped for one it lacks), then
+        # the current choice again: a page that needs a minimum (the attention lab's two
+        # encodings) keeps showing the controls timed after this one. A value set through session
+        # state is sent (raw_values) only in the run that set it: bench_page keeps it from there.
+        if current is None:
+            current = list(p.raw_values) if p.set_value else [p.options[i] for i in p.default]
+        others = [o for o in p.options if o not in current]
+        chosen = current[:-1] + others[:1] if current and others else list(p.options[:1])
+        for picked in (chosen, current):
             s = WidgetState(id=wid)
-            s.string_array_value.data.extend(p.options[i] for i in picked)
+            s.string_array_value.data.extend(picked)
             out.append(s)
     elif kind == "button":
         out = [WidgetState(id=wid, trigger_value=True)]
@@ -127,6 +129,7 @@ async def bench_page(s: Bench, ws, path: str, repeats: int, proofs_open: bool = 
     page_hash = s.pages.get(path, "")
     s.widgets = {}
     await s.run_script(ws, page_hash)
+    chosen = {wid: list(p.raw_values) for wid, (kind, p) in s.elements.items() if kind == "multiselect" and p.set_value}
     # Every proof open, as the page's defaults here (see the docstring); or, with --proofs closed, the
     # page as a learner first sees it.
     opened = {
@@ -145,6 +148,7 @@ async def bench_page(s: Bench, ws, path: str, repeats: int, proofs_open: bool = 
     in_form = len([p for _, _, p in shown if form_of(p)])
     controls = [(wid, kind, p) for wid, kind, p in shown if not any(k in wid for k in SKIP) and not form_of(p)]
     times: dict[str, list[float]] = {}
+    kept: dict[str, WidgetState] = {}
     in_fragment = 0
     for wid, kind, p in controls:
         if wid not in s.elements:  # gone after an earlier control changed the page
@@ -155,7 +159,7 @@ async def bench_page(s: Bench, ws, path: str, repeats: int, proofs_open: bool = 
         samples = []
         seen_errors = len(s.errors)
         for _ in range(repeats):
-            for state in settings(kind, p, proofs_open):
+            for state in settings(kind, p, proofs_open, chosen.get(wid)):
                 s.widgets[wid] = state
                 samples.append(await s.run_script(ws, fragment=fragment))
                 if kind == "button":  # a trigger is sent once, then forgotten, as a browser does
@@ -165,8 +169,12 @@ async def bench_page(s: Bench, ws, path: str, repeats: int, proofs_open: bool = 
         s.errors[seen_errors:] = [f"{name}: {e}" for e in s.errors[seen_errors:]]  # say which control
         if samples:
             times[name] = samples
-        # back to the page's defaults before the next control, so each is timed on the default page
-        s.widgets = dict(opened)
+        # back to the page's defaults before the next control, so each is timed on the default page;
+        # a multiselect's choice is sent again (its last setting is the page's own): without it,
+        # the server took it as empty and the attention lab stopped at "pick two encodings"
+        if kind == "multiselect" and samples:
+            kept[wid] = settings(kind, p, proofs_open, chosen.get(wid))[-1]
+        s.widgets = {**opened, **kept}
         await s.run_script(ws)
     medians = {k: statistics.median(v) for k, v in times.items()}
     worst = max(medians, key=lambda k: medians[k]) if medians else None
