@@ -101,9 +101,11 @@ ONE_DRAW_JS = """<script>
     P.react = function (gd, fig, ...more) {
       const plain = gd && fig && fig.data && !more.length;
       if (plain && gd._fullLayout && gd.__peDrawn !== undefined) {
+        // plotly keeps a size to a thousandth of a pixel (302.65625 is drawn as 302.656), and a
+        // chart in a column gets such a width: equal within 0.01 px is the same size.
         const L = fig.layout || {}, F = gd._fullLayout;
-        const sized = (L.width === undefined || L.width === F.width)
-                   && (L.height === undefined || L.height === F.height);
+        const same = (asked, drew) => asked === undefined || Math.abs(asked - drew) < 0.01;
+        const sized = same(L.width, F.width) && same(L.height, F.height);
         if (sized && drawn(fig) === gd.__peDrawn) {
           // Not drawn, but taken as the div's figure, as react() would: Streamlit reads it back
           // (onUpdate) as its state, and a stale one (no width yet) would ask for another call.

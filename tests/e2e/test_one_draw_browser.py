@@ -34,13 +34,16 @@ def _charts(page) -> list[dict]:
 def _drawn_at_their_size(charts: list[dict]) -> None:
     for c in charts:
         assert abs(c["drawn"] - c["room"]) <= 1, c
-        assert c["held"] == c["drawn"] and c["height"] == c["asked"], c
+        # plotly keeps a width to a thousandth of a pixel: a column's 302.65625 is drawn at 302.656
+        assert abs(c["held"] - c["drawn"]) < 0.01 and c["height"] == c["asked"], c
 
 
-def test_every_mounted_chart_is_drawn_once_at_its_size(browser, served):
+# Shaw's charts span the page; the first page has three in columns, whose widths are fractional.
+@pytest.mark.parametrize("path", ["shaw", ""])
+def test_every_mounted_chart_is_drawn_once_at_its_size(browser, served, path):
     with fresh_tab(browser, served) as tab:
         page = tab.page
-        page.goto(f"{served}/shaw?s=the%20cat%20sat%20on%20the%20mat", timeout=TIMEOUT_MS)
+        page.goto(f"{served}/{path}?s=the%20cat%20sat%20on%20the%20mat", timeout=TIMEOUT_MS)
         wait_rendered(page)
         no_exception(page)
         charts = _charts(page)
