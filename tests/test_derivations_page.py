@@ -119,11 +119,18 @@ def test_show_all_renders_every_step_of_every_derivation():
     assert len(at.latex) >= total + len(IDS)
     assert _markdown(at).count(GREEN) == len(IDS)
     assert len(at.subheader) >= len(IDS)
-    # One numbers panel per derivation, each with its own keys.
-    keys = {w.key for w in at.number_input}
+    # One numbers panel per derivation, folded: no input is made until its panel is opened …
+    assert not [w.key for w in at.number_input if w.key.startswith("all:")]
+    # … and opening a panel shows that derivation's inputs, under their own keys, and no other's.
     for d in D.ALL_DERIVATIONS:
-        for p in d.parameters:
-            assert f"all:{d.id}:{p.name}" in keys
+        at.session_state[f"all:{d.id}:#numbers"] = True  # open the expander, as a click would
+        at.run()
+        assert not errors(at)
+        keys = {w.key for w in at.number_input if w.key.startswith(f"all:{d.id}:")}
+        assert keys == {f"all:{d.id}:{p.name}" for p in d.parameters}, d.id
+        at.session_state[f"all:{d.id}:#numbers"] = False
+    at.run()
+    assert not [w.key for w in at.number_input if w.key.startswith("all:")]
 
 
 def test_verification_is_cached_and_not_rerun(chapter, monkeypatch):
@@ -616,6 +623,11 @@ def test_the_chapter_in_korean_shows_every_derivation_in_korean():
     for d in D.ALL_DERIVATIONS:
         for s in d.steps:
             assert DV.step_latex(s) in bodies, (d.id, s.rule)
+    # The numbers panels are folded on this view: open two, as a click would.
+    for d_id in ("sinusoidal-dot-product", "alibi-shift-invariance"):
+        at.session_state[f"all:{d_id}:#numbers"] = True
+    at.run()
+    assert not errors(at)
     labels = {w.label for w in at.number_input}
     assert "m (쿼리 위치)" in labels and "c (두 위치를 함께 옮기는 이동)" in labels
     assert "0번 줄 (처음)" in [m.label for m in at.metric]

@@ -126,17 +126,26 @@ def _ids() -> set[str]:
 # ---------------------------------------------------------------------------------------------
 
 
-def show_derivation(derivation_id: str, key_prefix: str, compact: bool = False) -> None:
+def show_derivation(derivation_id: str, key_prefix: str, compact: bool = False, fold_numbers: bool = False) -> None:
     """Render a registered derivation (verified on this server, cached by id).
 
     key_prefix keeps the widget keys apart when one page shows several derivations; compact drops
-    the title, intro and the per-line value table, for a proof inside another chapter's expander.
+    the title, intro and the per-line value table, for a proof inside another chapter's expander;
+    fold_numbers puts the numbers panel in a collapsed expander (see _folded_numbers).
     """
     lang = i18n.language()
     d = D.get(derivation_id, lang)
     report, seconds = verified(derivation_id)
     shown, claim, where = _lines_for(derivation_id, lang)
-    render(d, report, key_prefix, compact=compact, seconds=seconds, prepared=(shown, claim, where))
+    render(
+        d,
+        report,
+        key_prefix,
+        compact=compact,
+        seconds=seconds,
+        prepared=(shown, claim, where),
+        fold_numbers=fold_numbers,
+    )
 
 
 @st.fragment
@@ -172,6 +181,7 @@ def render(
     compact: bool = False,
     seconds: float | None = None,
     prepared: tuple[list[Line], str, list[str]] | None = None,
+    fold_numbers: bool = False,
 ) -> None:
     """Render any derivation with a report (the core of show_derivation; a test can pass a broken one)."""
     shown, claim, where = prepared if prepared is not None else (lines(d, report), claim_display(d), where_latex(d))
@@ -195,7 +205,10 @@ def render(
         st.latex(r"\text{{{} }}\; ".format(_t("ui.where")) + r",\qquad ".join(where))
     for note in d.notes:
         st.caption(md_text(note))
-    _numbers_panel(d, key_prefix, compact)
+    if fold_numbers:
+        _folded_numbers(d, key_prefix, compact)
+    else:
+        _numbers_panel(d, key_prefix, compact)
     if compact:
         st.page_link("pages/beyond/derivations.py", label=_t("ui.all_link"), icon=":material/functions:")
 
@@ -240,6 +253,21 @@ def _draw_random(d: D.Derivation, keys: dict[str, str], counter_key: str) -> Non
     st.session_state[counter_key] = st.session_state.get(counter_key, 0) + 1
     seed = int(st.session_state.get("seed", 0)) * 1_000 + st.session_state[counter_key]
     _set_values(keys, random_values(d, seed))
+
+
+@st.fragment
+def _folded_numbers(d: D.Derivation, key_prefix: str, compact: bool) -> None:
+    """The numbers panel in a collapsed expander whose content runs only while it is open: for the
+    Derivations chapter's "show all", where an open panel per derivation (127 number inputs over 17
+    derivations) made turning it on take ~0.2 s of server time, most of it creating those inputs,
+    and put a wall of inputs between the proofs. A fragment: opening one panel reruns that panel alone."""
+    activate()  # a fragment rerun skips app.py, which sets the language of a full run
+    box = st.expander(
+        _t("ui.numbers.heading"), key=_key(key_prefix, d, "#numbers"), on_change="rerun", icon=":material/calculate:"
+    )
+    if box.open:
+        with box:
+            _numbers_panel(d, key_prefix, compact)
 
 
 @st.fragment

@@ -13,7 +13,7 @@ from explain.derivations import view as DV
 from ui import derivation as UD
 from ui.cache import cached
 from ui.common import header, prose
-from ui.i18n import current, t
+from ui.i18n import activate, current, t
 from ui.question import ask
 from ui.url_state import URL
 
@@ -33,7 +33,16 @@ st.header(t("derivations.page.how_to_read"))
 prose(KEY, "reading")
 
 _lang = current()
-ask(dot_product_question(_lang))
+
+
+@st.fragment
+def question_section() -> None:
+    """Owns the question's radio and Reveal: an answer changes nothing outside this box."""
+    activate()  # a fragment rerun does not pass through app.py: set this run's language
+    ask(dot_product_question(current()))
+
+
+question_section()
 
 # The chosen identity is shareable: ?d=<id> in the address opens it.
 if "derivation" not in st.session_state:
@@ -61,7 +70,7 @@ if st.query_params.get("d") != choice:
 
 for derivation_id in ids if show_all else [choice]:
     with st.container(border=False):
-        UD.show_derivation(derivation_id, key_prefix="all" if show_all else "one")
+        UD.show_derivation(derivation_id, key_prefix="all" if show_all else "one", fold_numbers=show_all)
     if show_all:
         st.divider()
 
