@@ -80,7 +80,9 @@ PAGES: dict[str, dict[str, set[str]]] = {
         "alice_section": {"cope_alice_word", "alice"},
         "seeds_section": {"cope_example", "cope_gap", "cope_delta", "cope_slope", "seed_example"},
         "model_section": {"cope_head", "cope_variant", "model_gates", "model_positions", "model_weights"},
-        "": {"cope_unit", "cope_word", "cope_sharpness", "cope_all_open", "cope_npos", "cope_figure3"},
+        # The counting settings are read from the gates to the model's maps: one fragment around them.
+        "counts_part": {"cope_unit", "cope_word", "cope_sharpness", "cope_all_open", "cope_npos"},
+        "": {"cope_figure3"},
     },
     "pages/beyond/spline.py": {
         "part1_section": {"spline_degree", "spline_k", "spline_knots", "spline_basis", "spline_continuity"},
@@ -246,6 +248,8 @@ MOVES: list[tuple[str, str, str, Any, str | None]] = [
     ("pages/rotary/alibi.py", "slider", "alibi_train_len", 64, "penalty"),
     ("pages/rotary/alibi.py", "button", "nope_shuffle", None, "nope_shuffle_bars"),
     ("pages/rotary/alibi.py", "slider", "nope_count_n", 16, "count_weights"),
+    ("pages/contextual/cope.py", "radio", "cope_unit", another, "gates"),
+    ("pages/contextual/cope.py", "slider", "cope_npos", 4, "positions"),
     ("pages/contextual/cope.py", "slider", "cope_query", 1, "query_bars"),
     ("pages/contextual/cope.py", "slider", "cope_target", 2, "attention"),
     ("pages/contextual/cope.py", "selectbox", "cope_alice_word", another, "alice"),

@@ -66,68 +66,11 @@ count_back = t("cope.count_back")
 st.header(t("cope.counts.subheader"))
 prose(KEY, "what-counts")
 words = word_choices(text)
-c1, c2 = st.columns([3, 2])
-# Option values are stable ids (kept in the address and in lessons); only their names are translated,
-# so the address holds the id, never the shown name.
-UNIT = Param.choice("cope_unit", ch.UNITS, default=ch.UNIT_SENTENCE)
-UNIT.restore()
-st.session_state.setdefault(UNIT.key, UNIT.default)  # the default is not the first option
-unit = UNIT.widget(
-    c1.radio,
-    t("cope.counts.unit"),
-    ch.UNITS,
-    horizontal=True,
-    format_func=option_names(ch.UNITS, lambda u: t(f"cope.unit.{u}")),
-    help=t("cope.counts.unit_help"),
-)
-word = ""
-if unit == ch.UNIT_PICKED:
-    if words:
-        if st.session_state.get("cope_word") not in words:
-            st.session_state.pop("cope_word", None)
-        word = c2.selectbox(
-            t("cope.counts.word"),
-            words,
-            index=ch.default_word(words),
-            key="cope_word",
-            **URL,
-            help=t("cope.counts.word_help"),
-        )
-    else:
-        c2.info(t("cope.counts.no_words"))
-c3, c4, c5 = st.columns(3)
-sharpness = c3.slider(
-    t("cope.counts.sharpness"),
-    0.0,
-    ch.MAX_SHARPNESS,
-    ch.MAX_SHARPNESS,
-    0.5,
-    key="cope_sharpness",
-    **URL,
-    help=t("cope.counts.sharpness_help", max=ch.MAX_SHARPNESS),
-)
-all_open = c4.toggle(
-    t("cope.counts.all_open"), value=False, key="cope_all_open", **URL, help=t("cope.counts.all_open_help")
-)
-npos = c5.slider(
-    t("cope.counts.npos"),
-    2,
-    ch.MAX_NPOS,
-    ch.MAX_NPOS,
-    key="cope_npos",
-    **URL,
-    help=t("cope.counts.npos_help", max=ch.MAX_NPOS),
-)
-cv = count_view(text, unit, word, sharpness, all_open, npos)
-what = t("cope.counts.what_all_open") if all_open else t(f"cope.unit.{unit}")
-st.markdown(t("cope.counts.line", counted=cv.n_counted, n=n, what=what))
-if cv.n_counted == 0 and not all_open:
-    st.info(t("cope.counts.none_counted"))
 
 
 # ---------------------------------------------------------------------------------- gates
 @st.fragment
-def gates_section() -> None:
+def gates_section(cv: ch.CountView, what: str) -> None:
     """Owns only its chart's Numbers panel: reads the counting settings above."""
     activate()  # a fragment rerun skips app.py, which sets the language of a full run
     st.header(t("cope.gates.subheader"))
@@ -145,12 +88,9 @@ def gates_section() -> None:
     )
 
 
-gates_section()
-
-
 # ------------------------------------------------------------------------------ positions
 @st.fragment
-def positions_section() -> None:
+def positions_section(cv: ch.CountView, what: str, npos: int, all_open: bool) -> None:
     """Owns the question, the proof's numbers and its chart's Numbers panel."""
     activate()  # a fragment rerun skips app.py, which sets the language of a full run
     st.header(t("cope.positions.subheader"))
@@ -176,12 +116,9 @@ def positions_section() -> None:
         st.success(t("cope.positions.all_open", diff=cv.relative_gap))
 
 
-positions_section()
-
-
 # ---------------------------------------------------------------------------------- query
 @st.fragment
-def query_section() -> None:
+def query_section(cv: ch.CountView, unit: str, word: str, sharpness: float, all_open: bool, npos: int) -> None:
     """Owns the query (read by p_max's and the interpolation's sections too, so they are in here) and the key."""
     activate()  # a fragment rerun skips app.py, which sets the language of a full run
     st.header(t("cope.query.subheader"))
@@ -275,12 +212,9 @@ def query_section() -> None:
     )
 
 
-query_section()
-
-
 # ------------------------------------------------------------------------------- attention
 @st.fragment
-def attention_section() -> None:
+def attention_section(what: str, unit: str, word: str, sharpness: float, all_open: bool, npos: int) -> None:
     """Owns the target, strength and content scale: they change only this map."""
     activate()  # a fragment rerun skips app.py, which sets the language of a full run
     st.header(t("cope.attention.subheader"))
@@ -329,11 +263,6 @@ def attention_section() -> None:
     )
 
 
-attention_section()
-
-trained_panel("cope", KEY)
-
-
 # ----------------------------------------------------------------------------------- alice
 @st.fragment
 def alice_section() -> None:
@@ -368,9 +297,6 @@ def alice_section() -> None:
         st.markdown(t("cope.alice.answer", word=inline_tokens([asked]), count=alice.count, total=alice.total))
     else:
         st.info(t("cope.alice.no_words"))
-
-
-alice_section()
 
 
 # ---------------------------------------------------------------------- the seed examples
@@ -428,12 +354,9 @@ def seeds_section() -> None:
     )
 
 
-seeds_section()
-
-
 # ----------------------------------------------------------------------------------- model
 @st.fragment
-def model_section() -> None:
+def model_section(npos: int) -> None:
     """Owns the head and the variant: they change only the model's three maps."""
     activate()  # a fragment rerun skips app.py, which sets the language of a full run
     st.header(t("cope.model.subheader"))
@@ -493,7 +416,83 @@ def model_section() -> None:
     st.page_link("pages/labs/toy_tasks.py", label=t("cope.model.lab_link"), icon=":material/model_training:")
 
 
-model_section()
+# ------------------------------------------------------------------ the counting settings
+@st.fragment
+def counts_part() -> None:
+    """Owns the counting settings (unit, word, sharpness, every gate open, positions), which the
+    gates, positions, query, attention and model sections read: moving one reruns the sections from
+    here to the model's maps, not the page's top, the paper's tables below (three dataframes, ~17 ms
+    of every full rerun) nor the frame. Each section inside is a fragment of its own for its own
+    controls; the trained panel, Alice and the seeds sit here only to keep the page's order."""
+    activate()  # a fragment rerun skips app.py, which sets the language of a full run
+    c1, c2 = st.columns([3, 2])
+    # Option values are stable ids (kept in the address and in lessons); only their names are translated,
+    # so the address holds the id, never the shown name.
+    UNIT = Param.choice("cope_unit", ch.UNITS, default=ch.UNIT_SENTENCE)
+    UNIT.restore()
+    st.session_state.setdefault(UNIT.key, UNIT.default)  # the default is not the first option
+    unit = UNIT.widget(
+        c1.radio,
+        t("cope.counts.unit"),
+        ch.UNITS,
+        horizontal=True,
+        format_func=option_names(ch.UNITS, lambda u: t(f"cope.unit.{u}")),
+        help=t("cope.counts.unit_help"),
+    )
+    word = ""
+    if unit == ch.UNIT_PICKED:
+        if words:
+            if st.session_state.get("cope_word") not in words:
+                st.session_state.pop("cope_word", None)
+            word = c2.selectbox(
+                t("cope.counts.word"),
+                words,
+                index=ch.default_word(words),
+                key="cope_word",
+                **URL,
+                help=t("cope.counts.word_help"),
+            )
+        else:
+            c2.info(t("cope.counts.no_words"))
+    c3, c4, c5 = st.columns(3)
+    sharpness = c3.slider(
+        t("cope.counts.sharpness"),
+        0.0,
+        ch.MAX_SHARPNESS,
+        ch.MAX_SHARPNESS,
+        0.5,
+        key="cope_sharpness",
+        **URL,
+        help=t("cope.counts.sharpness_help", max=ch.MAX_SHARPNESS),
+    )
+    all_open = c4.toggle(
+        t("cope.counts.all_open"), value=False, key="cope_all_open", **URL, help=t("cope.counts.all_open_help")
+    )
+    npos = c5.slider(
+        t("cope.counts.npos"),
+        2,
+        ch.MAX_NPOS,
+        ch.MAX_NPOS,
+        key="cope_npos",
+        **URL,
+        help=t("cope.counts.npos_help", max=ch.MAX_NPOS),
+    )
+    cv = count_view(text, unit, word, sharpness, all_open, npos)
+    what = t("cope.counts.what_all_open") if all_open else t(f"cope.unit.{unit}")
+    st.markdown(t("cope.counts.line", counted=cv.n_counted, n=n, what=what))
+    if cv.n_counted == 0 and not all_open:
+        st.info(t("cope.counts.none_counted"))
+    gates_section(cv, what)
+    positions_section(cv, what, npos, all_open)
+    query_section(cv, unit, word, sharpness, all_open, npos)
+    attention_section(what, unit, word, sharpness, all_open, npos)
+    trained_panel("cope", KEY)
+    alice_section()
+    seeds_section()
+    model_section(npos)
+
+
+counts_part()
 
 # ------------------------------------------------------------------------ what the paper measured
 st.header(t("cope.results.subheader"))
