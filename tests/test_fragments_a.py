@@ -45,6 +45,8 @@ FRAGMENTS: dict[str, dict[str, Frag]] = {
         "shift_section": Frag(charts=("shift_vectors", "T"), keys=("p", "delta")),
         "layouts_section": Frag(charts=("interleaved", "concatenated", "t2t_frequencies")),
         "sentence_section": Frag(charts=("sentence_pe", "att_nope", "att_sin")),
+        # n, d and the base are read from the PE matrix to the layouts: one fragment around them.
+        "settings_part": Frag(keys=("n", "base")),
     },
     "pages/absolute/trouble.py": {
         "shift_question_section": Frag(),

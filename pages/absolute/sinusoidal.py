@@ -36,23 +36,6 @@ t2t_comparison = cached(ch.t2t_comparison)
 sentence_view = cached(ch.sentence_view)
 lang = current()
 
-c1, c2, c3 = st.columns(3)
-n = c1.slider(t("sinusoidal.control.n"), 2, 512, 64, key="n", help=t("sinusoidal.control.n_help"), **URL)
-# "d" cannot be bound to the address under its own name (the Derivations page sets ?d= by hand), so
-# it is linked by hand as ?sin_d=.
-d = Param.integer("d", 2, 512, default=64, step=2, param="sin_d").widget(
-    c2.slider, t("sinusoidal.control.d"), 2, 512, 64, step=2, help=t("sinusoidal.control.d_help")
-)
-base = c3.select_slider(
-    t("sinusoidal.control.base"),
-    [10, 100, 1_000, 10_000, 100_000],
-    value=10_000,
-    key="base",
-    **URL,
-    help=t("sinusoidal.control.base_help"),
-)
-d, base_f = int(d), float(base)
-
 
 @st.fragment
 def matrix_section(n: int, d: int, base_f: float) -> None:
@@ -71,9 +54,6 @@ def matrix_section(n: int, d: int, base_f: float) -> None:
         ),
         "pe_matrix",
     )
-
-
-matrix_section(n, d, base_f)
 
 
 @st.fragment
@@ -133,13 +113,6 @@ def wavelengths_section(n: int, d: int, base_f: float) -> None:
     )
 
 
-left, right = st.columns(2)
-with left:
-    waves_section(n, d, base_f)
-with right:
-    wavelengths_section(n, d, base_f)
-
-
 @st.fragment
 def binary_section(n: int, base_f: float) -> None:
     """The binary and PE maps' Numbers panels: opening one reruns this section only."""
@@ -173,9 +146,6 @@ def binary_section(n: int, base_f: float) -> None:
             ),
             "binary_pe",
         )
-
-
-binary_section(n, base_f)
 
 
 @st.fragment
@@ -215,9 +185,6 @@ def dot_section(n: int, d: int, base_f: float) -> None:
         )
     st.markdown(t("sinusoidal.dot.gap", gap=dp.gap))
     proof(t("sinusoidal.dot.proof"), "sinusoidal-dot-product", "sin-dot")
-
-
-dot_section(n, d, base_f)
 
 
 @st.fragment
@@ -264,9 +231,6 @@ def shift_section(d: int, base_f: float) -> None:
         )
     st.markdown(t("sinusoidal.shift.difference", d=d, diff=chk.max_abs_diff))
     proof(t("sinusoidal.shift.proof"), "sinusoidal-shift", "sin-shift")
-
-
-shift_section(d, base_f)
 
 
 @st.fragment
@@ -344,7 +308,42 @@ def layouts_section(n: int, d: int, base: int, base_f: float) -> None:
         )
 
 
-layouts_section(n, d, base, base_f)
+@st.fragment
+def settings_part() -> None:
+    """Owns n, d and the base, which every section from the PE matrix to the layouts reads (and
+    nothing after them does): moving one reruns those sections only, not the frame, the page's
+    top, nor the sentence's three charts below. Each section inside is a fragment of its own for its
+    own controls and Numbers panels."""
+    activate()  # a fragment rerun does not pass through app.py: set this run's language
+    c1, c2, c3 = st.columns(3)
+    n = c1.slider(t("sinusoidal.control.n"), 2, 512, 64, key="n", help=t("sinusoidal.control.n_help"), **URL)
+    # "d" cannot be bound to the address under its own name (the Derivations page sets ?d= by hand), so
+    # it is linked by hand as ?sin_d=.
+    d = Param.integer("d", 2, 512, default=64, step=2, param="sin_d").widget(
+        c2.slider, t("sinusoidal.control.d"), 2, 512, 64, step=2, help=t("sinusoidal.control.d_help")
+    )
+    base = c3.select_slider(
+        t("sinusoidal.control.base"),
+        [10, 100, 1_000, 10_000, 100_000],
+        value=10_000,
+        key="base",
+        **URL,
+        help=t("sinusoidal.control.base_help"),
+    )
+    d, base_f = int(d), float(base)
+    matrix_section(n, d, base_f)
+    left, right = st.columns(2)
+    with left:
+        waves_section(n, d, base_f)
+    with right:
+        wavelengths_section(n, d, base_f)
+    binary_section(n, base_f)
+    dot_section(n, d, base_f)
+    shift_section(d, base_f)
+    layouts_section(n, d, base, base_f)
+
+
+settings_part()
 
 st.header(t("sinusoidal.heading.sentence"))
 prose(KEY, "sentence")
