@@ -1,4 +1,5 @@
-"""Each chart Streamlit mounts is drawn once (ui.presenter.ONE_DRAW_JS), in a real browser.
+"""Each chart Streamlit mounts is drawn once (ui.presenter.ONE_DRAW_JS), and a chart off screen is
+not laid out until it is scrolled to (ui.presenter.ATLAS_CSS), in a real browser.
 
 Streamlit 1.67 hands plotly.js every mounted chart twice, the second time as the same figure in new
 objects (its re-theming effect), and plotly redraws it all. The frame's script makes plotly's
@@ -85,4 +86,42 @@ def test_the_script_is_what_skips(browser, served):
         wait_rendered(page)
         assert page.evaluate(SKIPPED_JS) == 0
         _drawn_at_their_size(_charts(page))
+        assert tab.page_errors == []
+
+
+# The charts' boxes (ui.presenter.ATLAS_CSS, content-visibility: auto): is each one's content skipped
+# by the browser's rendering right now, and its plot's size as drawn and as laid out on the page.
+SKIPPED_CHARTS_JS = """() => Array.from(document.querySelectorAll('[data-testid="stPlotlyChart"]'), box => {
+  const gd = box.querySelector('.js-plotly-plot');
+  const svg = gd.querySelector('.main-svg').getBoundingClientRect();
+  return {skipped: !gd.checkVisibility({contentVisibilityAuto: true}), drawn: gd._fullLayout.height,
+          laid: Math.round(svg.height), top: Math.round(box.getBoundingClientRect().top)};
+})"""
+
+
+def test_charts_off_screen_skip_rendering_until_scrolled_to(browser, served):
+    """A long page (ALiBi): the charts far below the viewport are drawn by plotly but not laid out
+    or painted by the browser; scrolled to, each is shown at the height plotly drew it, and the
+    charts in view never are skipped."""
+    with fresh_tab(browser, served) as tab:
+        page = tab.page
+        page.goto(f"{served}/alibi?s=the%20cat%20sat%20on%20the%20mat", timeout=TIMEOUT_MS)
+        wait_rendered(page)
+        no_exception(page)
+        charts = page.evaluate(SKIPPED_CHARTS_JS)
+        assert len(charts) >= 6
+        height = page.viewport_size["height"]
+        assert not any(c["skipped"] for c in charts if c["top"] < height), charts
+        far = [k for k, c in enumerate(charts) if c["top"] > 3 * height]
+        assert far and all(charts[k]["skipped"] for k in far), charts
+        for k in far:
+            page.locator('[data-testid="stPlotlyChart"]').nth(k).scroll_into_view_if_needed()
+            page.wait_for_function(
+                "k => document.querySelectorAll('[data-testid=\"stPlotlyChart\"] .js-plotly-plot')[k]"
+                ".checkVisibility({contentVisibilityAuto: true})",
+                arg=k,
+                timeout=TIMEOUT_MS,
+            )
+            shown = page.evaluate(SKIPPED_CHARTS_JS)[k]
+            assert not shown["skipped"] and abs(shown["laid"] - shown["drawn"]) <= 1, shown
         assert tab.page_errors == []
