@@ -169,7 +169,7 @@ def visible_strings(at: AppTest) -> list[tuple[str, str]]:
         if kind not in SKIP_TYPES and proto is not None and hasattr(proto, "ListFields"):
             body = str(getattr(proto, "body", ""))
             if kind == "html" and (STYLE_ONLY.fullmatch(body) or body == FRAME_JS):
-                pass  # a style sheet or the fixed keyboard script (ui.presenter): never shown as words
+                pass  # a style sheet or the frame's fixed scripts (ui.presenter): never shown as words
             elif kind == "plotly_chart":
                 out.extend((kind, s) for s in _figure_strings(proto.spec))
             else:

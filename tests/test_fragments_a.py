@@ -32,7 +32,6 @@ class Frag:
 # from the question's key at run time, so not listed).
 FRAGMENTS: dict[str, dict[str, Frag]] = {
     "pages/absolute/why_order.py": {
-        "question_section": Frag(),
         "maps_section": Frag(charts=("out_original", "out_back", "out_diff", "att_original", "att_shuffled")),
         "rnn_section": Frag(charts=("rnn_change",)),
     },
@@ -49,7 +48,6 @@ FRAGMENTS: dict[str, dict[str, Frag]] = {
         "settings_part": Frag(keys=("n", "base")),
     },
     "pages/absolute/trouble.py": {
-        "shift_question_section": Frag(),
         "shift_views_section": Frag(
             charts=("shift_pe", "shift_before", "shift_after", "shift_diff", "shift_before_after")
         ),
@@ -86,11 +84,21 @@ FRAGMENTS: dict[str, dict[str, Frag]] = {
     },
 }
 
+# A question asked outside every section goes through ui.question.ask_alone, a fragment of its own
+# shared by these pages (it owns only the question's radio and Reveal, no chart).
+ALONE = "ask_alone"
+ASKED_ALONE = {
+    "pages/absolute/why_order.py",
+    "pages/absolute/trouble.py",
+    "pages/beyond/derivations.py",
+    "pages/labs/toy_tasks.py",
+}
+
 # Moves per page, applied in order on one session: (fragment, widget kind, key, value). "numbers"
 # opens that chart's Numbers panel; "question" picks the first option and reveals the answer.
 MOVES: dict[str, list[tuple[str, str, str, object]]] = {
     "pages/absolute/why_order.py": [
-        ("question_section", "question", "", None),
+        (ALONE, "question", "", None),
         ("maps_section", "numbers", "out_diff", True),
         ("rnn_section", "numbers", "rnn_change", True),
     ],
@@ -106,7 +114,7 @@ MOVES: dict[str, list[tuple[str, str, str, object]]] = {
         ("sentence_section", "numbers", "att_sin", True),
     ],
     "pages/absolute/trouble.py": [
-        ("shift_question_section", "question", "", None),
+        (ALONE, "question", "", None),
         ("length_section", "slider", "trouble_l_train", 16),
         ("length_section", "slider", "trouble_l_test", 64),
         ("shift_views_section", "numbers", "shift_pe", True),
@@ -284,7 +292,7 @@ def test_a_fragments_widgets_change_nothing_outside_it(page):
         assert not errors(at), (page, name, key, errors(at))
         after = charts(at)
         assert set(after) == set(before), (page, name, key)
-        mine = set(frags[name].charts)
+        mine = set(frags[name].charts) if name != ALONE else set()
         for chart_key in set(before) - mine:
             assert after[chart_key] == before[chart_key], f"{page}: moving {key or kind} in {name} changed {chart_key}"
         if kind == "numbers":
@@ -293,3 +301,19 @@ def test_a_fragments_widgets_change_nothing_outside_it(page):
             assert any(str(b.key).endswith("__again") for b in at.button), (page, name)
         else:  # a real control: something inside moved
             assert any(after[c] != before[c] for c in mine), f"{page}: {key} = {value!r} changed no chart of {name}"
+
+
+@pytest.mark.parametrize("page", sorted(ASKED_ALONE))
+def test_a_question_outside_the_sections_is_asked_alone(page):
+    """Its answer and Reveal rerun only the question's box: the page asks it through ask_alone,
+    never with a bare ask() that would rerun the whole page."""
+    calls = [ast.unparse(n.func) for n in ast.walk(tree(page)) if isinstance(n, ast.Call)]
+    assert calls.count("ask_alone") == 1, page
+    assert "ask" not in calls, page
+
+
+def test_ask_alone_is_a_fragment_that_sets_its_language_first():
+    module = ast.parse((ROOT / "ui" / "question.py").read_text(encoding="utf-8"))
+    fn = next(n for n in module.body if isinstance(n, ast.FunctionDef) and n.name == ALONE)
+    assert [ast.unparse(d) for d in fn.decorator_list] == ["st.fragment"]
+    assert ast.unparse(fn.body[1]) == "activate()"  # after the docstring

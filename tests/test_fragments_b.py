@@ -131,7 +131,6 @@ PAGES: dict[str, dict[str, set[str]]] = {
     },
 }
 PAGES["pages/labs/toy_tasks.py"] = {
-    "question_section": set(),  # the question's keys are made in explain/chapters/toy_tasks.py
     "distance_section": {"toy_dist_split", "toy_distance"},
     "probe_section": {"toy_probe", "toy_probe_distance", "toy_probe_distractors"},
     "inspect_section": {

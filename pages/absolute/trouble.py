@@ -13,7 +13,7 @@ from explain.chapters import trouble_terms as terms
 from ui.cache import cached
 from ui.common import header, inline_tokens, plot, prose, seed, sentence_tokens
 from ui.i18n import activate, current, option_names, t
-from ui.question import ask
+from ui.question import ask_alone
 from ui.url_state import URL, Param
 
 KEY = "trouble"
@@ -51,17 +51,10 @@ def span_of(n: int, start: int) -> str:
     return t("trouble.position", first=start)
 
 
-@st.fragment
-def shift_question_section() -> None:
-    """The question's radio and Reveal: an answer changes nothing outside this box."""
-    activate()  # a fragment rerun does not pass through app.py: set this run's language
-    ask(shift_question(seed(), lang))
-
-
 # -- 1. shift ------------------------------------------------------------------------------------
 st.header(t("trouble.shift.header"))
 prose(KEY, "shift")
-shift_question_section()
+ask_alone(shift_question(seed(), lang))
 c1, c2 = st.columns([2, 3])
 bases = {"classic": t("trouble.shift.base_classic", example=CLASSIC), "sidebar": t("trouble.shift.base_sidebar")}
 choice = BASE.widget(

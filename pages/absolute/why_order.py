@@ -9,11 +9,10 @@ import streamlit as st
 from encoders import attention
 from explain import figures as F
 from explain.chapters import why_order as ch
-from explain.question import Question
 from ui.cache import cached
 from ui.common import header, inline_tokens, plot, prose, seed, sentence_tokens
 from ui.i18n import activate, current, t
-from ui.question import ask
+from ui.question import ask_alone
 from ui.trained import trained_panel
 from ui.url_state import URL
 
@@ -44,15 +43,8 @@ st.session_state.setdefault("shuffles", 1)  # open on a shuffled copy: the point
 q = shuffle_question(toks, seed(), st.session_state.shuffles, lang)
 
 
-@st.fragment
-def question_section(q: Question) -> None:
-    """The question's radio and Reveal: an answer changes nothing outside this box."""
-    activate()  # a fragment rerun does not pass through app.py: set this run's language
-    ask(q)
-
-
 if q is not None:
-    question_section(q)
+    ask_alone(q)
 prose(KEY, "shuffle")
 b1, b2, b3 = st.columns([1, 1, 2])
 # Callbacks run before the script, so the question, the maps and the recurrent network below all see

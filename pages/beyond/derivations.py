@@ -13,8 +13,8 @@ from explain.derivations import view as DV
 from ui import derivation as UD
 from ui.cache import cached
 from ui.common import header, prose
-from ui.i18n import activate, current, t
-from ui.question import ask
+from ui.i18n import current, t
+from ui.question import ask_alone
 from ui.url_state import URL
 
 KEY = "derivations"
@@ -33,16 +33,7 @@ st.header(t("derivations.page.how_to_read"))
 prose(KEY, "reading")
 
 _lang = current()
-
-
-@st.fragment
-def question_section() -> None:
-    """Owns the question's radio and Reveal: an answer changes nothing outside this box."""
-    activate()  # a fragment rerun does not pass through app.py: set this run's language
-    ask(dot_product_question(current()))
-
-
-question_section()
+ask_alone(dot_product_question(_lang))
 
 # The chosen identity is shareable: ?d=<id> in the address opens it.
 if "derivation" not in st.session_state:

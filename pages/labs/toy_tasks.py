@@ -20,7 +20,6 @@ from explain.chapters import toy_tasks_figures
 from explain.chapters import toy_tasks_models as models
 from explain.chapters import toy_tasks_more as more
 from explain.chapters import toy_tasks_probes as probes
-from explain.question import Question
 from lab import tasks as T
 from lab.model import TinyTransformer
 from lab.regenerate import ENCODINGS, TOY_DIR, shipped_config
@@ -29,7 +28,7 @@ from lab.train import answer_loss
 from ui.cache import cached, resource
 from ui.common import header, inline_tokens, plot, prose
 from ui.i18n import activate, current, option_names, t
-from ui.question import ask
+from ui.question import ask_alone
 from ui.url_state import Param
 
 KEY = "toy-lab"
@@ -206,14 +205,6 @@ def probe_section(task_name: str, encs: tuple[str, ...], ids: tuple[str, ...]) -
     st.caption(t("toy_tasks.distance_caption"))
 
 
-@st.fragment
-def question_section(question: Question) -> None:
-    """Owns the question's radio and Reveal: an answer changes nothing outside this box (it was a
-    rerun of the whole lab, ~0.1 s)."""
-    activate()  # a fragment rerun does not pass through app.py: set this run's language
-    ask(question)
-
-
 # --- shipped results ---------------------------------------------------------------------------
 st.header(t("toy_tasks.shipped_header"))
 index = shipped_index(DIR)
@@ -226,7 +217,7 @@ else:
     cfg = shipped_config(task_name, encs[0])
     question = lowest_question(task_name, encs, DIR, lang)
     if question is not None:
-        question_section(question)
+        ask_alone(question)
     st.dataframe(ch.table_columns(results_table(task_name, encs, DIR, lang), lang), hide_index=True, key="toy_table")
     st.caption(
         t(
