@@ -11,8 +11,14 @@ graphics driver is the slow case), and for every chapter of ui.chapters.CHAPTERS
 "Drawn" is tools/browser.RENDERED_JS (the script finished, nothing stale or loading, every plotly
 chart laid out, and the page unchanged for 300 ms); the time reported ends when the page reached its
 final state, not 300 ms later. Medians over --repeats (each with a different sentence), then the
-median over pages and the worst page. Also the first page's first render in a fresh browser profile
-(a cold server: imports included; then a warm one).
+median over pages and the worst page.
+
+Also the first page's first render in a fresh browser profile: the server's first visitor (its
+imports and caches cold), then --first more visitors (a warm server, median reported). Beside it, the
+same for tools/reference_app.py, a bare Streamlit app that draws the first page's six charts and
+nothing else, on a second server started the same way: its loads alternate with the atlas's, so a
+machine that slows down mid-run slows both. The reference is the floor that Streamlit and its plotly
+build set on this machine; the difference is what the atlas's first page adds (--no-reference skips it).
 """
 
 from __future__ import annotations
@@ -78,20 +84,31 @@ def bench(base: str, chapters: list, repeats: int, browser) -> dict:
     return out
 
 
-def first_render(base: str, browser) -> list[float]:
-    """The first page in a fresh profile (nothing cached in the browser), twice: the first is the
-    server's first visitor (its imports and caches are cold)."""
-    times = []
-    for _ in range(2):
-        context = browser.new_context(viewport={"width": 1400, "height": 1000})
-        page = context.new_page()
-        page.add_init_script(TRACK_RUNS_JS)
-        t = time.perf_counter()
-        page.goto(base + "/")
-        page.wait_for_function(RENDERED_JS, arg=1, polling=20, timeout=TIMEOUT_MS)
-        times.append(time.perf_counter() - t - 0.3)  # RENDERED_JS waits 300 ms of calm
-        context.close()
+def first_load(base: str, browser) -> float:
+    """Seconds from asking for the first page in a fresh profile (nothing cached in the browser) to
+    every chart drawn."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    page.add_init_script(TRACK_RUNS_JS)
+    t = time.perf_counter()
+    page.goto(base + "/")
+    page.wait_for_function(RENDERED_JS, arg=1, polling=20, timeout=TIMEOUT_MS)
+    seconds = time.perf_counter() - t - 0.3  # RENDERED_JS waits 300 ms of calm
+    context.close()
+    return seconds
+
+
+def first_renders(bases: dict[str, str], browser, warm: int) -> dict[str, list[float]]:
+    """Each server's first visitor (cold), then `warm` more visitors each; the servers take turns."""
+    times: dict[str, list[float]] = {name: [] for name in bases}
+    for _ in range(1 + warm):
+        for name, base in bases.items():
+            times[name].append(first_load(base, browser))
     return times
+
+
+def first_render_summary(times: list[float]) -> dict:
+    return {"cold": times[0], "warm_median": statistics.median(times[1:]), "warm": times[1:]}
 
 
 def main() -> None:
@@ -101,20 +118,42 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--only", default="", help="comma-separated chapter keys (default: all)")
     ap.add_argument("--out", type=Path, default=ROOT / "bench_results" / "browser.json")
+    ap.add_argument("--first", type=int, default=4, help="warm first renders after the cold one (default 4)")
+    ap.add_argument("--no-reference", action="store_true", help="skip the bare reference app")
     args = ap.parse_args()
     chapters = [c for c in CHAPTERS if not args.only or c.key in args.only.split(",")]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     load_before = os.getloadavg()
-    proc, base, health = start_server(args.out.parent / "browser-server.log")
+    servers = {"atlas": start_server(args.out.parent / "browser-server.log")}
+    health: dict[str, float] = {"atlas": servers["atlas"][2]}
     try:
+        if not args.no_reference:
+            servers["reference"] = start_server(
+                args.out.parent / "reference-server.log", script="tools/reference_app.py"
+            )
+            health["reference"] = servers["reference"][2]
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            cold = first_render(base, browser)
-            print(f"first render after healthy ({health:.1f} s): cold {cold[0]:.2f} s, warm server {cold[1]:.2f} s")
-            pages = bench(base, chapters, args.repeats, browser)
+            times = first_renders({name: base for name, (_, base, _) in servers.items()}, browser, args.first)
+            first = {name: first_render_summary(v) for name, v in times.items()}
+            for name, f in first.items():
+                print(
+                    f"first render after healthy, {name} ({health[name]:.1f} s to healthy): cold "
+                    f"{f['cold']:.2f} s, warm median {f['warm_median']:.2f} s "
+                    f"({', '.join(f'{x:.2f}' for x in f['warm'])})"
+                )
+            if "reference" in first:
+                print(
+                    "  the atlas's first page over the bare reference app, warm medians: "
+                    f"{first['atlas']['warm_median'] - first['reference']['warm_median']:+.2f} s"
+                )
+            if "reference" in servers:  # idle from here on, but the chapters are the atlas's alone
+                stop_server(servers.pop("reference")[0])
+            pages = bench(servers["atlas"][1], chapters, args.repeats, browser)
             browser.close()
     finally:
-        stop_server(proc)
+        for proc, _, _ in servers.values():
+            stop_server(proc)
     med = {k: {m: statistics.median(v[m]) for m in ("open_s", "new_text_s")} for k, v in pages.items()}
     summary = {}
     for m in ("open_s", "new_text_s"):
@@ -131,7 +170,7 @@ def main() -> None:
         json.dumps(
             {
                 "summary": summary,
-                "first_render_s": {"cold": cold[0], "warm": cold[1], "health_s": health},
+                "first_render_s": {name: {**f, "health_s": health[name]} for name, f in first.items()},
                 "pages": pages,
                 "medians": med,
                 "machine": platform.machine(),

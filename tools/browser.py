@@ -29,9 +29,10 @@ CHROMIUM_ARGS = [
 ]
 
 
-def start_server(log: Path, timeout: float = 60.0) -> tuple[subprocess.Popen, str, float]:
+def start_server(log: Path, timeout: float = 60.0, script: str = "app.py") -> tuple[subprocess.Popen, str, float]:
     """Start `streamlit run app.py` on a free 127.0.0.1 port, as ./run-app does (serve_app.py: the heavy
-    imports done before the server is healthy); wait for /_stcore/health.
+    imports done before the server is healthy); wait for /_stcore/health. `script` (a path from the
+    project's root) runs another script the same way: tools/bench_browser.py's reference app.
 
     Returns (process, base URL without trailing slash, seconds until healthy). The log goes to a
     file: an unread pipe can block the server.
@@ -44,7 +45,7 @@ def start_server(log: Path, timeout: float = 60.0) -> tuple[subprocess.Popen, st
         "-m",
         "serve_app",
         "run",
-        "app.py",
+        script,
         "--server.headless",
         "true",
         "--server.address",
