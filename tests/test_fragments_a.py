@@ -1,5 +1,6 @@
-"""Section-level reruns (issue 18): which sections of seven chapters are st.fragment, and that each
-owns what it claims — why-order, sinusoidal, trouble, Shaw, Transformer-XL, T5 and DeBERTa.
+"""Section-level reruns (issue 18): which sections of eight chapters are st.fragment, and that each
+owns what it claims — why-order, sinusoidal, trouble, Shaw, Transformer-XL, T5, DeBERTa and
+Derivations.
 
 A fragment reruns alone when a widget inside it changes, so it must (1) hold every widget it reacts
 to, (2) hand nothing to the code after it, and (3) read from the page only values fixed for the run.
@@ -81,6 +82,10 @@ FRAGMENTS: dict[str, dict[str, Frag]] = {
         "bucket_map_section": Frag(charts=("deb_bucket_map",)),
         "sentence_section": Frag(charts=("deb_buckets",)),
         "terms_section": Frag(charts=("deb_terms", "deb_sum", "deb_weights"), keys=("deb_head",)),
+    },
+    "pages/beyond/derivations.py": {
+        # the picker, "show all" and the derivations they draw (no chart: the page has none)
+        "identities_part": Frag(keys=("derivations_all", "derivation")),
     },
 }
 

@@ -13,7 +13,7 @@ from explain.derivations import view as DV
 from ui import derivation as UD
 from ui.cache import cached
 from ui.common import header, prose
-from ui.i18n import current, t
+from ui.i18n import activate, current, t
 from ui.question import ask_alone
 from ui.url_state import URL
 
@@ -32,38 +32,48 @@ st.markdown(DV.catalogue(reports))
 st.header(t("derivations.page.how_to_read"))
 prose(KEY, "reading")
 
-_lang = current()
-ask_alone(dot_product_question(_lang))
+ask_alone(dot_product_question(current()))
 
-# The chosen identity is shareable: ?d=<id> in the address opens it.
-if "derivation" not in st.session_state:
-    wanted = st.query_params.get("d")
-    st.session_state.derivation = wanted if wanted in ids else ids[0]
-pick, every = st.columns([3, 1], vertical_alignment="bottom")
-show_all = every.toggle(
-    t("derivations.page.show_all"),
-    key="derivations_all",
-    **URL,
-    help=t("derivations.page.show_all_help", n=len(ids)),
-)
-choice = pick.selectbox(
-    t("derivations.page.identity"),
-    ids,
-    key="derivation",
-    disabled=show_all,
-    format_func=lambda i: t(
-        "derivations.page.identity_option", title=D.get(i, _lang).title, chapter=DV.chapter_title(i, _lang)
-    ),
-    help=t("derivations.page.identity_help", n=len(ids)),
-)
-if st.query_params.get("d") != choice:
-    st.query_params["d"] = choice
 
-for derivation_id in ids if show_all else [choice]:
-    with st.container(border=False):
-        UD.show_derivation(derivation_id, key_prefix="all" if show_all else "one", fold_numbers=show_all)
-    if show_all:
-        st.divider()
+@st.fragment
+def identities_part() -> None:
+    """The identity picker, "show all" and the derivations they draw: choosing an identity or showing
+    them all reruns this part alone, not the frame, the catalogue and the question above it (about
+    25 ms of every full rerun of this page, on top of the derivations themselves)."""
+    activate()  # a fragment rerun skips app.py, which sets the language of a full run
+    lang = current()
+    # The chosen identity is shareable: ?d=<id> in the address opens it.
+    if "derivation" not in st.session_state:
+        wanted = st.query_params.get("d")
+        st.session_state.derivation = wanted if wanted in ids else ids[0]
+    pick, every = st.columns([3, 1], vertical_alignment="bottom")
+    show_all = every.toggle(
+        t("derivations.page.show_all"),
+        key="derivations_all",
+        **URL,
+        help=t("derivations.page.show_all_help", n=len(ids)),
+    )
+    choice = pick.selectbox(
+        t("derivations.page.identity"),
+        ids,
+        key="derivation",
+        disabled=show_all,
+        format_func=lambda i: t(
+            "derivations.page.identity_option", title=D.get(i, lang).title, chapter=DV.chapter_title(i, lang)
+        ),
+        help=t("derivations.page.identity_help", n=len(ids)),
+    )
+    if st.query_params.get("d") != choice:
+        st.query_params["d"] = choice
+
+    for derivation_id in ids if show_all else [choice]:
+        with st.container(border=False):
+            UD.show_derivation(derivation_id, key_prefix="all" if show_all else "one", fold_numbers=show_all)
+        if show_all:
+            st.divider()
+
+
+identities_part()
 
 st.header(t("derivations.page.verified_heading"))
 prose(KEY, "verified")

@@ -157,3 +157,36 @@ def test_lesson_walks_through_pages(fresh):
     q = query(page)
     assert q.get("step") == "3" and "with_pe" not in q and q.get("s") == "dog bites man"
     assert page.locator('[data-testid="stException"]').count() == 0
+
+
+def test_the_derivations_picker_keeps_the_address_in_step(fresh):
+    """The identity picker and "show all" live in a fragment (identities_part): its reruns skip the
+    frame, yet the address must still name what is shown, so a link opens the same view."""
+    from explain import derivations as D
+
+    page, base = fresh
+    ids = [d.id for d in D.ALL_DERIVATIONS]
+    page.goto(f"{base}/derivations")
+    wait_rendered(page)
+    assert query(page).get("d") == ids[0]
+    title = D.get(ids[2]).title
+    box = page.locator(".st-key-derivation input")  # a combobox: typing opens its list
+    box.click()
+    box.press_sequentially(title[:12])
+    rerun(page, lambda: page.get_by_role("option").filter(has_text=title).first.click())
+    assert query(page).get("d") == ids[2]
+    expect(page.locator(f'[id="{ids[2]}"]')).to_have_count(1)  # its subheader's anchor
+    expect(page.locator(f'[id="{ids[0]}"]')).to_have_count(0)
+    rerun(page, lambda: page.locator(".st-key-derivations_all label").click())
+    assert query(page).get("derivations_all") == "true"
+    for i in ids:
+        expect(page.locator(f'[id="{i}"]')).to_have_count(1)
+    link = page.url
+    other = page.context.new_page()
+    other.add_init_script(TRACK_RUNS_JS)
+    other.goto(link)
+    wait_rendered(other)
+    assert query(other) == query(page)
+    for i in ids:
+        expect(other.locator(f'[id="{i}"]')).to_have_count(1)
+    other.close()
