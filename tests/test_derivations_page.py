@@ -101,13 +101,14 @@ def test_every_derivation_is_rendered_from_the_engines_objects_with_its_badge(ch
         assert GREEN in md, d.id
         for s in d.steps:
             assert DV.md_escape(s.rule) in md, (d.id, s.rule)
-        # A proof method under every step after the start, and the claim check.
-        captions = [c.value for c in at.caption]
-        proven = [c for c in captions if c.startswith(":green[✓ proven]")]
+        # A proof method under every step's rule after the start (in small type, in the rule's own
+        # markdown, whose help explains the method), and the claim check.
+        proven = [m for m in at.markdown if "  \n:small[:green[✓ proven]" in m.value]
         assert len(proven) == len(d.steps) - 1, d.id
         report = D.verify(d)
-        for c, text in zip(report.checks, proven, strict=False):
-            assert f"`{c.method}`" in text
+        for c, m in zip(report.checks, proven, strict=True):
+            assert m.value.endswith(f" · sympy: `{c.method}`]")
+            assert m.proto.help == DV.method_text(c.method)
         assert at.query_params["d"] == d.id
 
 
@@ -364,8 +365,36 @@ def test_the_broken_derivation_renders_red_in_streamlit():
     assert ":red-badge[:material/error: Verification failed at line 3]" in md
     assert "Verified by sympy" not in md
     assert len(at.error) == 1 and "line 3" in at.error[0].value
-    fails = [c.value for c in at.caption if c.value.startswith(":red[✗ not proven]")]
+    fails = [m.value for m in at.markdown if "  \n:small[:red[✗ not proven]" in m.value]
     assert len(fails) == 2  # line 3 and line 4, which no longer follows from it
+
+
+def test_a_line_is_three_elements_and_its_rules_form_a_column():
+    """A line beside its rule: one bordered horizontal box holding the formula (its width) and the
+    rule (a fixed width, pushed to the box's right edge), so every line's rule starts at the same x.
+    A formula too wide for that: the rule above it, in a plain bordered box. Three elements either
+    way: "show all" draws about 140 lines, and Streamlit's cost is per element."""
+
+    def script():  # (AppTest keeps no element's width: the rule's fixed width is seen in screenshots)
+        from explain import derivations as D
+        from explain.derivations import view as DV
+        from ui import derivation as UD
+
+        d = D.get("sinusoidal-shift")
+        shown = DV.lines(d, D.verify(d))
+        UD._line(shown[1])  # beside its rule
+        UD._line(shown[3])  # the 6 × 6 block matrix: too wide
+
+    at = AppTest.from_function(script, default_timeout=TIMEOUT).run()
+    assert not at.exception
+    beside, above = at.main.children.values()
+    box = beside.proto.flex_container
+    assert box.border and box.direction == box.HORIZONTAL and box.wrap and box.justify == box.SPACE_BETWEEN
+    formula, rule = beside.children.values()
+    assert formula.type == "latex" and rule.type == "markdown"
+    box = above.proto.flex_container
+    assert box.border and box.direction == box.VERTICAL
+    assert [c.type for c in above.children.values()] == ["markdown", "latex"]
 
 
 def test_catalogue_marks_a_failing_report_red():
