@@ -223,7 +223,7 @@ def _line(line: Line) -> None:
     """One line in its own box: the formula left-aligned (so the = and ↝ signs form a column) with
     its rule beside it, or, when the formula is too wide for that, the rule above it.
 
-    Three elements a line: a horizontal bordered box, the formula and one markdown for the rule and
+    Three elements per line: a horizontal bordered box, the formula and one markdown for the rule and
     its proof. The Derivations page's "show all" draws about 140 lines; laid out as a box, two
     columns, the formula, the rule and a caption (seven elements), they were most of its ~870
     elements, and Streamlit's cost is per element."""
