@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import base64
-import json
 from pathlib import Path
 
 import numpy as np
 import torch
 from streamlit.testing.v1 import AppTest
+
+from ui.chart import NAME as CHART_NAME
+from ui.chart import sent
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -37,9 +39,20 @@ def open_page(page_path: str | None = None, sentence: str | None = None, seed: i
     return at
 
 
+def chart_elements(at: AppTest) -> list:
+    """The page's charts (ui.chart's element), in page order: each has the page's `key`, and its
+    payload (what the browser receives) in `proto.bytes`."""
+    return [el for el in at.get("bidi_component") if el.proto.component_name == CHART_NAME]
+
+
+def figure_of(el) -> dict:
+    """A chart element's figure, as sent (its JSON spec, without the chart's config)."""
+    return sent(el.proto.bytes)[0]
+
+
 def figures(at: AppTest) -> list[dict]:
     """Every plotly figure on the page as its JSON spec, in page order."""
-    return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+    return [figure_of(el) for el in chart_elements(at)]
 
 
 def figure_titles(at: AppTest) -> list[str]:
@@ -59,7 +72,7 @@ def rand(*shape, seed: int = 0, dtype=torch.float64) -> torch.Tensor:
 def chart(at: AppTest, key: str) -> dict:
     """The figure JSON of the chart with this key (the `key` the page passed to ui.common.plot): a
     stable name, unlike a title, which follows the language and the controls."""
-    for el in at.get("plotly_chart"):
+    for el in chart_elements(at):
         if el.key == key:
-            return json.loads(el.proto.spec)
-    raise AssertionError(f"no chart with key {key!r}; have {[el.key for el in at.get('plotly_chart')]}")
+            return figure_of(el)
+    raise AssertionError(f"no chart with key {key!r}; have {[el.key for el in chart_elements(at)]}")

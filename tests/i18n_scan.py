@@ -13,7 +13,6 @@ Run it by hand while translating a page:  python -m tests.i18n_scan shaw [more c
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from functools import lru_cache
@@ -21,6 +20,8 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+from ui.chart import NAME as CHART_NAME
+from ui.chart import sent
 from ui.presenter import FRAME_JS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -112,10 +113,9 @@ def _proto_strings(msg, name: str = "") -> list[str]:
     return out
 
 
-def _figure_strings(spec: str) -> list[str]:
-    """Words inside a plotly figure: titles, axis and colour-bar titles, tick text, annotations,
-    trace names, hover templates and trace text."""
-    fig = json.loads(spec)
+def _figure_strings(fig: dict) -> list[str]:
+    """Words inside a plotly figure (its JSON spec): titles, axis and colour-bar titles, tick text,
+    annotations, trace names, hover templates and trace text."""
     out: list[str] = []
 
     def title(obj) -> None:
@@ -170,8 +170,8 @@ def visible_strings(at: AppTest) -> list[tuple[str, str]]:
             body = str(getattr(proto, "body", ""))
             if kind == "html" and (STYLE_ONLY.fullmatch(body) or body == FRAME_JS):
                 pass  # a style sheet or the frame's fixed scripts (ui.presenter): never shown as words
-            elif kind == "plotly_chart":
-                out.extend((kind, s) for s in _figure_strings(proto.spec))
+            elif kind == "bidi_component" and proto.component_name == CHART_NAME:
+                out.extend((kind, s) for s in _figure_strings(sent(proto.bytes)[0]))
             else:
                 out.extend((kind, s) for s in _proto_strings(proto))
         children = getattr(node, "children", None)

@@ -14,7 +14,7 @@ from encoders.t5 import relative_position_bucket
 from explain import figures as F
 from explain.lessons import LESSONS
 from explain.numbers import MAX_TABLE_CELLS, heatmap_tables, trace_table
-from tests.helpers import APP, TIMEOUT, chart, errors, fig_array
+from tests.helpers import APP, TIMEOUT, chart, chart_elements, errors, fig_array
 from ui import presenter
 from ui.chapters import BY_KEY, CHAPTERS
 
@@ -440,7 +440,7 @@ def test_every_numbers_panel_opens_without_errors(key):
     """Open every chart's Numbers expander on a page at once (the worst case for a rerun): each
     chart gets its CSV button, and a table unless it is larger than MAX_TABLE_CELLS."""
     at = run_with_params(BY_KEY[key].path, {})
-    charts = len(at.get("plotly_chart"))
+    charts = len(chart_elements(at))
     boxes = [k for k in at.session_state if str(k).endswith("__numbers")]
     assert charts and len(boxes) == charts
     assert not at.get("download_button")  # closed expanders build nothing

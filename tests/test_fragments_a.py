@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from tests.helpers import ROOT, errors, open_page
+from tests.helpers import ROOT, chart_elements, errors, open_page
 
 
 @dataclass(frozen=True)
@@ -270,7 +270,7 @@ def test_fragments_own_their_widgets_and_charts(page):
 
 
 def charts(at) -> dict[str, str]:
-    return {el.key: el.proto.spec for el in at.get("plotly_chart")}
+    return {el.key: el.proto.bytes for el in chart_elements(at)}
 
 
 def move(at, kind: str, key: str, value: object) -> None:

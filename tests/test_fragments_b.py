@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import ROOT, errors, open_page
+from tests.helpers import ROOT, chart_elements, errors, open_page
 
 # page → {fragment: keys it owns (widget keys, chart keys, a proof's key_prefix)}; "" lists keys that
 # must stay outside every fragment (controls shared by several sections).
@@ -278,7 +278,7 @@ def _raw_options(at, widget) -> list[Any]:
 
 
 def _charts(at) -> dict[str, str]:
-    return {el.key: el.proto.spec for el in at.get("plotly_chart")}
+    return {el.key: el.proto.bytes for el in chart_elements(at)}
 
 
 @pytest.mark.parametrize("page", sorted({m[0] for m in MOVES}))

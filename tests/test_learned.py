@@ -17,7 +17,7 @@ from encoders.sinusoidal import sinusoidal_table
 from explain.chapters import learned as ch
 from explain.chapters import learned_real as real
 from models.minilm import minilm_position_table
-from tests.helpers import chart, errors, fig_array, open_page
+from tests.helpers import chart, chart_elements, errors, fig_array, open_page
 
 PAGE = "pages/absolute/learned.py"
 SENTENCE = "The cat sat on the mat. The dog sat on the log."  # 14 tokens
@@ -306,7 +306,7 @@ def test_page_real_table_widgets_at_their_extremes():
         assert fig_array(chart(at, "cos_sinusoidal")["data"][0]["z"]).shape == (side, side)
         table = fig_array(chart(at, "real_table")["data"][0]["z"])
         assert table.shape == (min(n, 128), 384)  # 512 rows: means of 4, what ~400 px of plot can show
-        assert sum(len(f.proto.spec) for f in at.get("plotly_chart")) < 1_000_000, "page payload"
+        assert sum(f.proto.ByteSize() for f in chart_elements(at)) < 1_000_000, "page payload"
     assert chart(at, "pcs")["layout"]["title"]["text"].startswith(
         "First four principal components against position (rows 1–15)"
     )

@@ -23,7 +23,7 @@ from explain.figures.theme import (
     screen_blocks,
     screen_factor,
 )
-from tests.helpers import errors, open_page
+from tests.helpers import chart_elements, errors, open_page
 from tools.bench import figure_bytes
 from tools.payload import to_max
 from ui.chapters import BY_KEY
@@ -32,7 +32,7 @@ MB = 1_000_000
 
 
 def _biggest(at) -> str:
-    sizes = sorted(((len(el.proto.spec), el.key) for el in at.get("plotly_chart")), reverse=True)
+    sizes = sorted(((el.proto.ByteSize(), el.key) for el in chart_elements(at)), reverse=True)
     return ", ".join(f"{k} {b // 1024} KB" for b, k in sizes[:4])
 
 
@@ -43,9 +43,9 @@ def test_page_at_maximum_sizes_sends_under_1_mb(key, panel):
     if panel:
         at.session_state[f"{key}_trained"] = True  # the closed "trained on real text" panel, opened
         at.run()
-        assert any(el.key == f"{key}_trained_grid" for el in at.get("plotly_chart"))
+        assert any(el.key == f"{key}_trained_grid" for el in chart_elements(at))
     assert not errors(at)
-    assert len(at.get("plotly_chart")) >= 5
+    assert len(chart_elements(at)) >= 5
     assert figure_bytes(at) < MB, _biggest(at)
 
 
@@ -54,7 +54,7 @@ def test_minilm_at_the_longest_text_sends_under_1_mb():
     at = open_page(BY_KEY["minilm"].path)
     to_max(at)
     assert not errors(at)
-    assert any(el.key == "minilm_grid" for el in at.get("plotly_chart"))
+    assert any(el.key == "minilm_grid" for el in chart_elements(at))
     from explain.chapters import minilm
 
     # to_max's sentence fills the model's 256 word pieces: thumbnails are blocks of several tokens
@@ -67,7 +67,7 @@ def test_lab_trained_mode_with_four_encodings_sends_under_1_mb():
     at.radio(key="lab_source").set_value("trained").run()
     to_max(at)
     assert len(at.multiselect(key="lab_methods").value) == 4
-    assert len([el for el in at.get("plotly_chart") if (el.key or "").startswith("lab_trained_")]) == 4
+    assert len([el for el in chart_elements(at) if (el.key or "").startswith("lab_trained_")]) == 4
     assert not errors(at)
     assert figure_bytes(at) < MB, _biggest(at)
 

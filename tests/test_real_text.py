@@ -15,7 +15,7 @@ from explain.chapters import real_text as ch
 from explain.chapters import real_text_stats as rs
 from explain.i18n import t
 from lab.lm import ENCODINGS, STRETCHED, STRETCHES
-from tests.helpers import chart, errors, fig_array, open_page
+from tests.helpers import chart, chart_elements, errors, fig_array, open_page
 
 PAGE = "pages/labs/real_text.py"
 Z = 1.959964
@@ -368,7 +368,7 @@ def test_every_numbers_panel_opens():
     the error bars and the NaN points of the length chart, the grid, the readout and the surprise."""
     at = open_page(PAGE, sentence="Attention is all you need. " * 6)
     boxes = [k for k in at.session_state if str(k).endswith("__numbers")]
-    assert len(boxes) == len(at.get("plotly_chart")) == 6
+    assert len(boxes) == len(chart_elements(at)) == 6
     for k in boxes:
         at.session_state[k] = True
     at.run()

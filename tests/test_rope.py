@@ -30,7 +30,7 @@ from explain.chapters import rope as ch
 from explain.chapters import rope_figures
 from explain.derivations import view as DV
 from explain.i18n import t
-from tests.helpers import chart, errors, fig_array, open_page, rand
+from tests.helpers import chart, chart_elements, errors, fig_array, open_page, rand
 
 PAGE = "pages/rotary/rope.py"
 KOREAN_EMOJI = "고양이가 🐱 매트 위에 앉았다 👩‍💻 and 東京 🇰🇷!"
@@ -548,7 +548,7 @@ def test_page_runs_and_its_figures_show_the_identity():
     # the goal's proof and the block-diagonal panel are closed until opened; opened, the proof is there
     goal = D.get("rope-from-the-goal").steps
     assert not any(DV.step_latex(s) in el.value for s in goal for el in at.latex)
-    assert not [c for c in at.get("plotly_chart") if c.key == "rope_skew_blocks"]
+    assert not [c for c in chart_elements(at) if c.key == "rope_skew_blocks"]
     at.session_state["rope_goal__proof"] = True  # open the expander, as a click would
     at.run()
     assert not errors(at)
@@ -631,7 +631,7 @@ def test_page_widgets_at_their_extremes():
     at.toggle(key="rope_terms").set_value(False)
     at.run()
     assert not errors(at)
-    assert "rope_terms_grid" not in [c.key for c in at.get("plotly_chart")]
+    assert "rope_terms_grid" not in [c.key for c in chart_elements(at)]
     circles = chart(at, "rope_circles")
     assert fig_array(circles["data"][3]["x"]).size == 3 * 16
     assert all("n − m = 200" in f["layout"]["title"]["text"] for f in circles["frames"])

@@ -324,7 +324,7 @@ def test_cope_table_lines_for_every_task_and_choice(lang):
 @pytest.mark.parametrize("lang", ["en", "ko"])
 def test_page_shows_both_experiments(lang):
     from explain.i18n import t
-    from tests.helpers import chart, errors, open_page
+    from tests.helpers import chart, chart_elements, errors, open_page
     from tests.i18n_scan import open_korean
 
     page = "pages/labs/toy_tasks.py"
@@ -342,7 +342,7 @@ def test_page_shows_both_experiments(lang):
         assert line in text
     at.selectbox(key="toy_task").set_value("counting").run()
     assert not errors(at)
-    assert "toy_scale" not in {str(el.key) for el in at.get("plotly_chart")}
+    assert "toy_scale" not in {str(el.key) for el in chart_elements(at)}
     assert t("toy_tasks.large.missing", lang) in [c.value for c in at.caption]
     assert "\n".join(more.cope_table_section("counting", ENCODINGS, lang)) in "\n".join(m.value for m in at.markdown)
     at.multiselect(key="toy_encodings").set_value(["rope"]).run()

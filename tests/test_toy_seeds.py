@@ -180,7 +180,7 @@ def test_shipped_probes_cover_every_seed_and_encoding():
 
 def test_page_draws_every_seed_the_probes_and_the_length_curves():
     from explain.chapters import toy_tasks as ch
-    from tests.helpers import chart, errors, fig_array, open_page
+    from tests.helpers import chart, chart_elements, errors, fig_array, open_page
 
     at = open_page("pages/labs/toy_tasks.py")
     assert not errors(at)
@@ -202,5 +202,5 @@ def test_page_draws_every_seed_the_probes_and_the_length_curves():
     assert "both hard" in chart(at, "toy_probe_distractors")["layout"]["title"]["text"]
     at.selectbox(key="toy_task").set_value("selective_copy").run()
     assert not errors(at)
-    assert "toy_factors" not in {str(el.key) for el in at.get("plotly_chart")}  # its OOD splits are one factor
+    assert "toy_factors" not in {str(el.key) for el in chart_elements(at)}  # its OOD splits are one factor
     assert chart(at, "toy_lengths")["data"]

@@ -20,7 +20,7 @@ from explain.figures.theme import panel_cells, screen_blocks, screen_factor
 from explain.i18n import t
 from lab import corpus as C
 from lab import lm
-from tests.helpers import chart, errors, open_page
+from tests.helpers import chart, chart_elements, errors, open_page
 from tests.hostile import HAND_PICKED, LONG
 
 # One thread: these models are tiny, and on a busy 2-core machine torch's second thread spends ~100×
@@ -289,7 +289,7 @@ def test_lab_switch_draws_every_trainable_encoding_and_names_the_others(lang):
         at.session_state["lang"] = "ko"
         at.run()
     assert at.radio(key="lab_source").value == "random"
-    assert not [c for c in at.get("plotly_chart") if (c.key or "").startswith("lab_trained_")]
+    assert not [c for c in chart_elements(at) if (c.key or "").startswith("lab_trained_")]
     at.radio(key="lab_source").set_value("trained").run()
     assert not errors(at)
     groups = [g if len(g) >= 2 else [*g, "rope"] for g in GROUPS]

@@ -10,7 +10,7 @@ import pytest
 
 from explain.chapters import trained_attention as ta
 from explain.i18n import t
-from tests.helpers import chart, errors, open_page
+from tests.helpers import chart, chart_elements, errors, open_page
 from ui.chapters import BY_KEY, CHAPTERS
 
 # The chapter → the registry name it teaches, for the chapters that put the panel under their maps.
@@ -68,7 +68,7 @@ def test_the_panel_is_lazy_then_draws_the_chapters_model(key, lang):
     assert not errors(at)
     box = f"{key}_trained"
     assert box in at.session_state, f"{key}: no trained panel"
-    assert not any(el.key == f"{key}_trained_grid" for el in at.get("plotly_chart"))  # closed: nothing drawn
+    assert not any(el.key == f"{key}_trained_grid" for el in chart_elements(at))  # closed: nothing drawn
     at.session_state[box] = True  # open it, as a click would
     at.run()
     assert not errors(at)

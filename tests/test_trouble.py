@@ -16,7 +16,7 @@ from explain.chapters import trouble as ch
 from explain.chapters import trouble_terms as terms
 from explain.chapters.common import run_tokens
 from explain.figures.theme import SCREEN_CELLS, panel_cells, screen_factor
-from tests.helpers import chart, errors, fig_array, figure_titles, open_page
+from tests.helpers import chart, chart_elements, errors, fig_array, figure_titles, open_page
 
 PAGE = "pages/absolute/trouble.py"
 CV = ("I", "like", "CV")
@@ -489,7 +489,7 @@ def test_page_shows_tupe_beside_the_four_terms():
     u = terms.tupe_terms(toks, 0, shift=2)
     grid = chart(at, "tupe_terms")
     np.testing.assert_allclose(fig_array(grid["data"][1]["z"]), u.position, atol=1e-6)  # float32 in the browser
-    keys = [el.key for el in at.get("plotly_chart")]
+    keys = [el.key for el in chart_elements(at)]
     assert keys.index("tupe_terms") == keys.index("four_terms") + 1
     line = next(m.value for m in at.markdown if m.value.startswith("On your sentence TUPE"))
     assert f"**{u.position_shift_change:.3f}**" in line

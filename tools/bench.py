@@ -36,7 +36,7 @@ os.chdir(ROOT)
 
 import streamlit as st  # noqa: E402
 
-from tests.helpers import errors, open_page  # noqa: E402
+from tests.helpers import chart_elements, errors, open_page  # noqa: E402
 from tools.browser import CHROMIUM_ARGS, RENDERED_JS, TRACK_RUNS_JS, start_server, stop_server  # noqa: E402
 from ui import cache  # noqa: E402
 from ui.chapters import CHAPTERS  # noqa: E402
@@ -95,7 +95,9 @@ def _option(s, label: str):
 
 
 def figure_bytes(at) -> int:
-    return sum(len(el.proto.spec) for el in at.get("plotly_chart"))
+    """Bytes of every chart element as sent: its figure and config, and the component's JS and HTML
+    that each element carries (ui/chart.py)."""
+    return sum(el.proto.ByteSize() for el in chart_elements(at))
 
 
 def bench_chapter(chapter, repeats: int) -> dict:
@@ -112,7 +114,7 @@ def bench_chapter(chapter, repeats: int) -> dict:
         samples["new text"].append(
             timed(lambda box=box, r=r: box.input(f"A new sentence number {r} for the bench").run())
         )
-        info["figures default"] = len(at.get("plotly_chart"))
+        info["figures default"] = len(chart_elements(at))
         info["KB default"] = round(figure_bytes(at) / 1024)
 
         # Maximum sizes: sliders first (some appear only for some settings: two passes), then
@@ -129,7 +131,7 @@ def bench_chapter(chapter, repeats: int) -> dict:
         samples["max text"].append(timed(lambda box=box, r=r: box.input(long_sentence(f"t{r}y")).run()))
         problems += [f"max, new text: {e}" for e in errors(at)]
         info["sliders at max"] = moved2
-        info["figures max"] = len(at.get("plotly_chart"))
+        info["figures max"] = len(chart_elements(at))
         info["KB max"] = round(figure_bytes(at) / 1024)
     medians = {c: statistics.median(v) for c, v in samples.items()}
     return {

@@ -15,10 +15,11 @@ median over pages and the worst page.
 
 Also the first page's first render in a fresh browser profile: the server's first visitor (its
 imports and caches cold), then --first more visitors (a warm server, median reported). Beside it, the
-same for tools/reference_app.py, a bare Streamlit app that draws the first page's six charts and
-nothing else, on a second server started the same way: its loads alternate with the atlas's, so a
-machine that slows down mid-run slows both. The reference is the floor that Streamlit and its plotly
-build set on this machine; the difference is what the atlas's first page adds (--no-reference skips it).
+same for tools/reference_app.py, a bare Streamlit app that draws the first page's six charts with
+st.plotly_chart and nothing else, on a second server started the same way: its loads alternate with
+the atlas's, so a machine that slows down mid-run slows both. The reference is what Streamlit's own
+chart element costs on this machine; the atlas draws with its own (ui/chart.py), and the difference
+is what its first page adds or saves (--no-reference skips it).
 """
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ def bench(base: str, chapters: list, repeats: int, browser) -> dict:
             t0 = now(page)
             box.press("Control+Enter")
             typed = settled_after(page, t0, done + 1)
-            charts = page.locator('[data-testid="stPlotlyChart"]').count()
+            charts = page.locator(".pe-chart").count()
             row = out.setdefault(c.key, {"open_s": [], "new_text_s": [], "charts": charts})
             row["open_s"].append(opened)
             row["new_text_s"].append(typed)

@@ -145,9 +145,14 @@ RENDERED_JS = """done => {
     && app.getAttribute('data-test-script-state') === 'notRunning'
     && !document.querySelector('[data-stale="true"], [data-testid="stSkeleton"]')
     && !!document.querySelector('[data-testid="stSidebar"] input[type="number"], [data-testid="stException"]');
+  // The atlas's charts (ui/chart.py) mark the figure they have drawn; st.plotly_chart's (the
+  // reference app's) are drawn once their plot div holds a layout.
+  const lite = Array.from(document.querySelectorAll('.pe-chart'));
   const charts = document.querySelectorAll('[data-testid="stPlotlyChart"]');
-  const plots = Array.from(document.querySelectorAll('.js-plotly-plot'));
-  const drawn = plots.length === charts.length && plots.every(p => p._fullLayout && p.data);
+  const native = Array.from(document.querySelectorAll('[data-testid="stPlotlyChart"] .js-plotly-plot'));
+  const plots = lite.concat(native);
+  const drawn = native.length === charts.length && native.every(p => p._fullLayout && p.data)
+    && lite.every(p => p._fullLayout && p.__peShown === p.__peSpec);
   if (!(idle && drawn)) { window.__peStable = null; return false; }
   const sig = plots.length + ':' + document.querySelectorAll('[data-testid="stElementContainer"]').length
     + ':' + document.querySelectorAll('.katex').length;

@@ -127,7 +127,7 @@ def page_figures(chapter_path: str, lang: str) -> dict[str, Any]:
     sys.path.insert(0, str(ROOT))
     from streamlit.testing.v1 import AppTest
 
-    from tests.helpers import APP, TIMEOUT
+    from tests.helpers import APP, TIMEOUT, chart_elements, figure_of
 
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.query_params["lang"] = lang
@@ -135,7 +135,7 @@ def page_figures(chapter_path: str, lang: str) -> dict[str, Any]:
     at.switch_page(chapter_path).run()
     if at.exception:
         raise RuntimeError(f"{chapter_path} ({lang}): {at.exception[0].message}")
-    return {str(el.key): fingerprint(json.loads(el.proto.spec)) for el in at.get("plotly_chart")}
+    return {str(el.key): fingerprint(figure_of(el)) for el in chart_elements(at)}
 
 
 def load() -> dict[str, dict[str, Any]]:

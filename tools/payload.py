@@ -3,7 +3,8 @@
     python tools/payload.py [--only key1,key2] [--top 3]
 
 For every chapter in ui.chapters.CHAPTERS, under AppTest and with tools/bench.py's own helpers: the
-bytes of every plotly figure (bench.figure_bytes: the sum of each chart's JSON spec) at default
+bytes of every chart (bench.figure_bytes: each chart element as sent, its figure's JSON spec with
+its config and the element's JS, ui/chart.py) at default
 controls, then after bench's "max" procedure (every slider and select-slider at its maximum, a
 256-token sentence, sliders again for those that appear only then). Per page: KB at default, KB at
 max, the biggest charts at max by key, and any other big element (dataframe, image, …) over 20 KB.
@@ -23,16 +24,17 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.chdir(ROOT)
 
-from tests.helpers import errors, open_page  # noqa: E402
+from tests.helpers import chart_elements, errors, open_page  # noqa: E402
 from tools.bench import figure_bytes, long_sentence, set_sliders_to_max  # noqa: E402
 from ui.chapters import BY_KEY, CHAPTERS  # noqa: E402
+from ui.chart import NAME as CHART_NAME  # noqa: E402
 
 BIG_OTHER = 20 * 1024  # a non-chart element this big is worth naming
 
 
 def charts(at) -> list[tuple[str, int]]:
     """(key, bytes) of every plotly chart, biggest first."""
-    return sorted(((el.key or "?", len(el.proto.spec)) for el in at.get("plotly_chart")), key=lambda kv: -kv[1])
+    return sorted(((el.key or "?", el.proto.ByteSize()) for el in chart_elements(at)), key=lambda kv: -kv[1])
 
 
 def other_big(at) -> list[tuple[str, int]]:
@@ -47,7 +49,7 @@ def other_big(at) -> list[tuple[str, int]]:
             return
         proto = getattr(node, "proto", None)
         kind = getattr(node, "type", type(node).__name__)
-        if proto is None or kind == "plotly_chart":
+        if proto is None or (kind == "bidi_component" and proto.component_name == CHART_NAME):
             return
         size = proto.ByteSize()
         if size > BIG_OTHER:

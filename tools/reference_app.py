@@ -1,4 +1,4 @@
-"""The floor of a first render: a bare Streamlit app that draws the first page's six charts and nothing else.
+"""A bare Streamlit app that draws the first page's six charts with st.plotly_chart, and nothing else.
 
     python -m streamlit run tools/reference_app.py      (tools/bench_browser.py starts it itself)
 
@@ -8,10 +8,11 @@ script draws charts of the same kinds and sizes with plain plotly and st.plotly_
 wide layout, with one number input in the sidebar (tools/browser.RENDERED_JS waits for the sidebar's
 seed box, as on every atlas page) — and no text, no widgets, no sidebar navigation, no style sheet.
 
-Its first render in a fresh browser profile is what Streamlit and its bundled plotly.js cost on this
-machine before the atlas adds anything: loading Streamlit's page, plotly's module (Streamlit loads its
-whole plotly.js build when the first chart arrives) and drawing six charts. tools/bench_browser.py
-measures both in the same run, so the first page's "≤ 3 s after healthy" can be read against it.
+Its first render in a fresh browser profile is what Streamlit and its own chart element cost on this
+machine: loading Streamlit's page, plotly's module (Streamlit loads its whole plotly.js build when
+the first chart arrives) and drawing six charts (each twice). The atlas draws its charts with its own
+element (ui/chart.py: plotly.js's cartesian build, each chart once); tools/bench_browser.py measures
+both in the same run, so the first page's "≤ 3 s after healthy" can be read against this app.
 """
 
 import numpy as np

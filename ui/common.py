@@ -17,6 +17,7 @@ from explain.figures.margins import ASSUMED_PLOT_WIDTH, HALF_PLOT_WIDTH, fit_mar
 from explain.numbers import MAX_TABLE_CELLS, figure_summary, heatmap_tables, trace_table
 from explain.prose import section
 from ui.chapters import BY_KEY
+from ui.chart import chart
 from ui.i18n import t
 from ui.presenter import presenter, scale_figure
 
@@ -85,7 +86,7 @@ def plot(fig, key: str) -> None:
     # theme=None: Streamlit's chart theme draws tick labels and axis titles in #808495, 3.8:1 on
     # white (WCAG AA asks 4.5:1) and overrides any colour a figure sets for them; the atlas's own
     # template (plotly_white's layout) draws them at 10.6:1.
-    st.plotly_chart(fig, key=key, width="stretch", config=config, theme=None)
+    chart(fig, key, config)
     box = st.expander(
         t("common.numbers.expander"), key=f"{key}__numbers", on_change="rerun", icon=":material/table:", type="compact"
     )

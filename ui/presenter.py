@@ -3,7 +3,7 @@
 A sidebar toggle, kept in the address as ?present=1. Figures grow in ui.common.plot
 (scale_figure); secondary controls go into a collapsed expander (secondary()). The one st.html call
 sends fixed style sheets (the atlas's own, and the presenter's), never user text; frame_scripts()
-sends two fixed scripts (plotly's animation buttons by keyboard; each mounted chart drawn once).
+sends a fixed script (plotly's animation buttons by keyboard).
 """
 
 from __future__ import annotations
@@ -48,14 +48,14 @@ PRESENTER_CSS = """<style>
 # chart (its SVG is built); what is saved is the page-wide layout and paint that each chart's drawing
 # and Streamlit's resize observers force, on long pages whose charts are mostly below the fold.
 # Measured in Chromium, 8 pages, 2 runs each way: opening a chapter 9.0–9.1 → 7.5–7.7 s summed, a
-# new sentence 4.2–4.5 → 3.6–4.1 s summed (tests/e2e/test_one_draw_browser.py checks the skipping).
+# new sentence 4.2–4.5 → 3.6–4.1 s summed (tests/e2e/test_chart_browser.py checks the skipping).
 CAPTION_COLOR = "#5e6069"
 CAPTION_LINK_COLOR = "#1a5fb4"
 ATLAS_CSS = f"""<style>
 [data-testid="stCaptionContainer"], [data-testid="stCaptionContainer"] * {{ opacity: 1; }}
 [data-testid="stCaptionContainer"] {{ color: {CAPTION_COLOR}; }}
 [data-testid="stCaptionContainer"] a {{ color: {CAPTION_LINK_COLOR}; }}
-[data-testid="stPlotlyChart"] {{ content-visibility: auto; contain-intrinsic-size: auto 450px; }}
+.pe-chart-box {{ content-visibility: auto; contain-intrinsic-size: auto 450px; }}
 </style>"""
 
 
@@ -89,59 +89,8 @@ KEYBOARD_JS = """<script>
 </style>"""
 
 
-# Streamlit 1.67 draws every chart it mounts twice. Its chart element puts the figure in React state,
-# and an effect that runs on mount re-themes that state through a JSON round trip (even with
-# theme=None): plotly.js then receives the same figure as new objects, and its react() redraws all
-# of it, because data arrays (typed arrays always; plain ones without a datarevision) and the
-# template count as changed whenever they are new objects. Measured in Chromium: the second draw
-# costs as much as the first. This script makes plotly's react() skip a call whose figure, size and
-# config are those it has just drawn in that div (compared as JSON, without the private "_" keys
-# plotly adds to its input). Any real change still draws: a new sentence mounts a new chart (its id
-# is the figure's), a resize changes the size, fullscreen changes the size and the config.
-ONE_DRAW_JS = """<script>
-(() => {
-  if (window.__peOneDraw) return;
-  window.__peOneDraw = true;
-  const own = (k, v) => (k && k[0] === '_') ? undefined : v;
-  const drawn = (fig) => JSON.stringify([fig.data, {...fig.layout, width: undefined, height: undefined},
-                                         fig.config, fig.frames ? fig.frames.length : 0], own);
-  const patch = (P) => {
-    const react = P.react;
-    P.react = function (gd, fig, ...more) {
-      const plain = gd && fig && fig.data && !more.length;
-      if (plain && gd._fullLayout && gd.__peDrawn !== undefined) {
-        // plotly keeps a size to a thousandth of a pixel (302.65625 is drawn as 302.656), and a
-        // chart in a column gets such a width: equal within 0.01 px is the same size.
-        const L = fig.layout || {}, F = gd._fullLayout;
-        const same = (asked, drew) => asked === undefined || Math.abs(asked - drew) < 0.01;
-        const sized = same(L.width, F.width) && same(L.height, F.height);
-        if (sized && drawn(fig) === gd.__peDrawn) {
-          // Not drawn, but taken as the div's figure, as react() would: Streamlit reads it back
-          // (onUpdate) as its state, and a stale one (no width yet) would ask for another call.
-          gd.data = fig.data;
-          gd.layout = fig.layout;
-          window.__peSkippedDraws = (window.__peSkippedDraws || 0) + 1;
-          return Promise.resolve(gd);
-        }
-      }
-      if (gd) delete gd.__peDrawn;
-      const out = react.call(this, gd, fig, ...more);
-      if (plain) Promise.resolve(out).then(() => { gd.__peDrawn = drawn(fig); }, () => {});
-      return out;
-    };
-  };
-  // Streamlit loads plotly.js with its first chart, which sets window.Plotly and draws at once:
-  // patched as it is set (or now, if it already is).
-  const once = (P) => { if (P && P.react && !P.__peOneDraw) { P.__peOneDraw = true; patch(P); } };
-  if (window.Plotly) once(window.Plotly);
-  else {
-    let plotly;
-    Object.defineProperty(window, 'Plotly', {configurable: true, enumerable: true,
-      get: () => plotly, set: (P) => { plotly = P; once(P); }});
-  }
-})();
-</script>"""
-FRAME_JS = KEYBOARD_JS + ONE_DRAW_JS
+# The frame's fixed script. (Each chart is drawn once by the atlas's own chart element, ui/chart.py.)
+FRAME_JS = KEYBOARD_JS
 
 
 def presenter() -> bool:
@@ -169,8 +118,8 @@ def presenter_style() -> None:
 
 
 def frame_scripts() -> None:
-    """The frame's two fixed scripts (KEYBOARD_JS, ONE_DRAW_JS), in the sidebar's foot, where their
-    empty element takes no room from a chapter."""
+    """The frame's fixed script (KEYBOARD_JS), in the sidebar's foot, where its empty element takes
+    no room from a chapter."""
     st.sidebar.html(FRAME_JS, unsafe_allow_javascript=True)
 
 
