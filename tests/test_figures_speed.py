@@ -253,15 +253,15 @@ def test_a_spec_plotly_would_read_differently_is_caught(monkeypatch):
 def test_atlas_figures_are_what_the_chart_element_sends():
     """ui.chart sends a figure as plotly.io.to_json makes it (through fig.to_dict(): the override is
     the one used), the figure stays unbuilt, and what arrives is plotly's own build of it, with the
-    config and the full-screen label beside it."""
+    config and the chart's words beside it."""
     from ui.chart import payload, sent
 
     fig = F.token_heatmap(np.eye(3), ["a", "<b>", "c"], ["a", "<b>", "c"], "t")
-    data = payload(fig, {"displaylogo": False}, "전체 화면")
+    data = payload(fig, {"displaylogo": False}, {"fullscreen": "전체 화면"})
     assert not fig.built
     figure, config = sent(data)
     assert figure == json.loads(pio.to_json(go.Figure(fig), validate=False))
-    assert config == {"displaylogo": False} and json.loads(data)["fullscreen"] == "전체 화면"
+    assert config == {"displaylogo": False} and json.loads(data)["words"] == {"fullscreen": "전체 화면"}
 
 
 def test_a_cached_figure_is_pickled_as_its_spec():

@@ -23,7 +23,7 @@ import json
 import plotly.io as pio
 import streamlit as st
 
-from ui.i18n import t
+from ui.i18n import current, t
 
 NAME = "pe_chart"
 PLOTLY_BUILD = "plotly-cartesian-4.1.1.min.js"  # in static/, served at app/static/
@@ -59,9 +59,17 @@ export default function ({ parentElement, data }) {
   plotly().then(P => {
     // A newer figure came while plotly.js loaded: that one draws.
     if (gd.__peSpec !== text) return;
-    const {figure, config, fullscreen} = JSON.parse(text);
+    const {figure, config, words} = JSON.parse(text);
     gd.__peHeight = (figure.layout || {}).height;
-    config.modeBarButtonsToAdd = [fullScreen(gd, fullscreen)];
+    // plotly's own words (its mode bar's titles) in the page's language: a locale of the atlas's
+    // translations, registered once per language and tab.
+    const locales = P.__peLocales || (P.__peLocales = {});
+    if (!locales[words.locale]) {
+      P.register({moduleType: 'locale', name: words.locale, dictionary: words.plotly});
+      locales[words.locale] = true;
+    }
+    config.locale = words.locale;
+    config.modeBarButtonsToAdd = [fullScreen(gd, words.fullscreen)];
     // Counted for tests/e2e/test_chart_browser.py.
     gd.__peDraws = (gd.__peDraws || 0) + 1;
     return P.react(gd, {...figure, config}).then(() => { if (gd.__peSpec === text) gd.__peShown = text; });
@@ -107,11 +115,35 @@ _JS_SENT = "\n".join(line.strip() for line in _JS.splitlines() if line.strip() a
 _COMPONENT = st.components.v2.component(NAME, html=_HTML, js=_JS_SENT, isolate_styles=False)
 
 
-def payload(fig, config: dict, fullscreen: str) -> bytes:
+def payload(fig, config: dict, words: dict) -> bytes:
     """What the browser receives for a chart: the figure as st.plotly_chart would send it, plotly's
-    config, and the full-screen button's label."""
-    rest = json.dumps({"config": config, "fullscreen": fullscreen})
+    config, and the chart's words (chart_words)."""
+    rest = json.dumps({"config": config, "words": words})
     return b'{"figure":' + pio.to_json(fig, validate=False).encode() + b"," + rest[1:].encode()
+
+
+# plotly.js's words that the atlas's charts show (the mode bar's titles, the zoom hint) → the key of
+# the atlas's translation (explain/text/*/strings/common.toml [chart]).
+PLOTLY_WORDS = {
+    "Download plot as a PNG": "download_png",
+    "Zoom": "zoom",
+    "Pan": "pan",
+    "Zoom in": "zoom_in",
+    "Zoom out": "zoom_out",
+    "Autoscale": "autoscale",
+    "Reset axes": "reset_axes",
+    "Double-click to zoom back out": "zoom_back",
+}
+
+
+def chart_words() -> dict:
+    """The words a chart shows besides its figure's, in this run's language: the full-screen
+    button's title, and plotly's own words as a plotly locale (its name, its dictionary)."""
+    return {
+        "fullscreen": t("common.chart.fullscreen"),
+        "locale": current(),
+        "plotly": {word: t(f"common.chart.{key}") for word, key in PLOTLY_WORDS.items()},
+    }
 
 
 def sent(data: bytes) -> tuple[dict, dict]:
@@ -129,4 +161,4 @@ REMOVED_BUTTONS = ["sendChartToCloud", "select2d", "lasso2d"]
 def chart(fig, key: str, config: dict) -> None:
     """Draw `fig` (a plotly figure of TRACE_TYPES) under `key`, with plotly's `config`."""
     config = {**config, "modeBarButtonsToRemove": REMOVED_BUTTONS}
-    _COMPONENT(key=key, data=payload(fig, config, t("common.chart.fullscreen")), width="stretch", height="content")
+    _COMPONENT(key=key, data=payload(fig, config, chart_words()), width="stretch", height="content")

@@ -83,9 +83,9 @@ def plot(fig, key: str) -> None:
     fit_margins(fig, _plot_width())  # after scaling: the margins follow the text's size
     name = re.sub(r"[^A-Za-z0-9_-]+", "-", key).strip("-") or "figure"
     config = {**PLOT_CONFIG, "toImageButtonOptions": {"scale": 2, "filename": f"pe-atlas-{name}"}}
-    # theme=None: Streamlit's chart theme draws tick labels and axis titles in #808495, 3.8:1 on
-    # white (WCAG AA asks 4.5:1) and overrides any colour a figure sets for them; the atlas's own
-    # template (plotly_white's layout) draws them at 10.6:1.
+    # No Streamlit chart theme (ui/chart.py draws the figure as it is): Streamlit's draws tick labels
+    # and axis titles in #808495, 3.8:1 on white (WCAG AA asks 4.5:1); the atlas's own template
+    # (plotly_white's layout) draws them at 10.6:1.
     chart(fig, key, config)
     box = st.expander(
         t("common.numbers.expander"), key=f"{key}__numbers", on_change="rerun", icon=":material/table:", type="compact"

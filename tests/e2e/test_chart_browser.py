@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import pytest
 
+from explain import i18n
 from tests.e2e.test_pages_browser import TIMEOUT_MS, fresh_tab, no_exception, rerun, type_sentence, wait_rendered
-from ui.chart import PLOTLY_BUILD
+from ui.chart import PLOTLY_BUILD, chart_words
 
 pytestmark = pytest.mark.e2e
 
@@ -32,6 +33,12 @@ def _charts(page) -> dict[str, dict]:
     return {c["key"]: c for c in charts}
 
 
+def _open(page, url: str) -> None:
+    page.goto(url, timeout=TIMEOUT_MS)
+    wait_rendered(page)
+    no_exception(page)
+
+
 def _drawn_at_their_size(charts: dict[str, dict]) -> None:
     for c in charts.values():
         assert abs(c["drawn"] - c["room"]) <= 1 and c["height"] == c["asked"], c
@@ -42,9 +49,7 @@ def _drawn_at_their_size(charts: dict[str, dict]) -> None:
 def test_every_chart_is_drawn_once_at_its_size(browser, served, path):
     with fresh_tab(browser, served) as tab:
         page = tab.page
-        page.goto(f"{served}/{path}?s=the%20cat%20sat%20on%20the%20mat", timeout=TIMEOUT_MS)
-        wait_rendered(page)
-        no_exception(page)
+        _open(page, f"{served}/{path}?s=the%20cat%20sat%20on%20the%20mat")
         charts = _charts(page)
         assert len(charts) >= 6
         assert {k: c["draws"] for k, c in charts.items()} == dict.fromkeys(charts, 1)
@@ -86,8 +91,7 @@ def test_every_chart_is_drawn_once_at_its_size(browser, served, path):
 def test_the_full_screen_button_fills_the_screen_and_gives_the_height_back(browser, served):
     with fresh_tab(browser, served) as tab:
         page = tab.page
-        page.goto(f"{served}/shaw?s=the%20cat%20sat%20on%20the%20mat", timeout=TIMEOUT_MS)
-        wait_rendered(page)
+        _open(page, f"{served}/shaw?s=the%20cat%20sat%20on%20the%20mat")
         chart = page.locator(".pe-chart").first
         before = chart.evaluate("gd => gd._fullLayout.height")
         chart.hover()
@@ -106,17 +110,24 @@ def test_the_full_screen_button_fills_the_screen_and_gives_the_height_back(brows
         assert tab.page_errors == []
 
 
-def test_the_full_screen_button_speaks_korean(browser, served):
+def test_the_mode_bar_speaks_the_pages_language(browser, served):
+    """On a Korean page every title in a chart's mode bar is the atlas's Korean (plotly's own
+    buttons through a plotly locale, and the full-screen button); none would send a figure off the
+    machine or does nothing here (Share, Box and Lasso Select)."""
+    token = i18n._current.set("ko")
+    try:
+        words = chart_words()
+    finally:
+        i18n._current.reset(token)
     with fresh_tab(browser, served) as tab:
         page = tab.page
-        page.goto(f"{served}/shaw?lang=ko", timeout=TIMEOUT_MS)
-        wait_rendered(page)
-        titles = page.evaluate(
-            "() => Array.from(document.querySelectorAll('.pe-chart .modebar-btn'), b => b.getAttribute('data-title'))"
-        )
-        assert "전체 화면" in titles and "Full screen" not in titles, titles
-        # Nothing that would send a figure off the machine, nothing that does nothing here.
-        assert not {"Share chart...", "Box Select", "Lasso Select"} & set(titles), titles
+        _open(page, f"{served}/shaw?lang=ko")
+        chart = page.locator(".pe-chart").first
+        chart.hover()
+        titles = chart.evaluate("gd => Array.from(gd.querySelectorAll('.modebar-btn'), b => b.dataset.title)")
+        shown = ["Download plot as a PNG", "Zoom", "Pan", "Zoom in", "Zoom out", "Autoscale", "Reset axes"]
+        assert titles == [words["plotly"][w] for w in shown] + [words["fullscreen"]]
+        assert tab.page_errors == []
 
 
 # The charts' boxes (ui.presenter.ATLAS_CSS, content-visibility: auto): is each one's content skipped
@@ -135,9 +146,7 @@ def test_charts_off_screen_skip_rendering_until_scrolled_to(browser, served):
     charts in view never are skipped."""
     with fresh_tab(browser, served) as tab:
         page = tab.page
-        page.goto(f"{served}/alibi?s=the%20cat%20sat%20on%20the%20mat", timeout=TIMEOUT_MS)
-        wait_rendered(page)
-        no_exception(page)
+        _open(page, f"{served}/alibi?s=the%20cat%20sat%20on%20the%20mat")
         charts = page.evaluate(SKIPPED_CHARTS_JS)
         assert len(charts) >= 6
         height = page.viewport_size["height"]
