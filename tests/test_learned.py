@@ -306,7 +306,7 @@ def test_page_real_table_widgets_at_their_extremes():
         assert fig_array(chart(at, "cos_sinusoidal")["data"][0]["z"]).shape == (side, side)
         table = fig_array(chart(at, "real_table")["data"][0]["z"])
         assert table.shape == (min(n, 128), 384)  # 512 rows: means of 4, what ~400 px of plot can show
-        assert sum(f.proto.ByteSize() for f in chart_elements(at)) < 1_000_000, "page payload"
+        assert sum(len(f.proto.bytes) for f in chart_elements(at)) < 1_000_000, "page payload"
     assert chart(at, "pcs")["layout"]["title"]["text"].startswith(
         "First four principal components against position (rows 1–15)"
     )

@@ -32,7 +32,7 @@ MB = 1_000_000
 
 
 def _biggest(at) -> str:
-    sizes = sorted(((el.proto.ByteSize(), el.key) for el in chart_elements(at)), reverse=True)
+    sizes = sorted(((len(el.proto.bytes), el.key) for el in chart_elements(at)), reverse=True)
     return ", ".join(f"{k} {b // 1024} KB" for b, k in sizes[:4])
 
 

@@ -34,7 +34,7 @@ BIG_OTHER = 20 * 1024  # a non-chart element this big is worth naming
 
 def charts(at) -> list[tuple[str, int]]:
     """(key, bytes) of every plotly chart, biggest first."""
-    return sorted(((el.key or "?", el.proto.ByteSize()) for el in chart_elements(at)), key=lambda kv: -kv[1])
+    return sorted(((el.key or "?", len(el.proto.bytes)) for el in chart_elements(at)), key=lambda kv: -kv[1])
 
 
 def other_big(at) -> list[tuple[str, int]]:
