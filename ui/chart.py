@@ -44,7 +44,9 @@ const plotly = () => window.__pePlotly || (window.__pePlotly = window.Plotly ? P
   : fetch(new URL(SRC, document.baseURI)).then(r => {
       if (!r.ok) throw new Error('plotly.js: HTTP ' + r.status);
       return r.text();
-    }).then(code => { (0, eval)(code); return window.Plotly; }));
+    }).then(code => { (0, eval)(code); return window.Plotly; })
+      // A failed load is not kept: the next chart to mount tries again.
+      .catch(e => { window.__pePlotly = null; throw e; }));
 
 const FULL = {width: 24, height: 24,
               path: 'M3 3h7v2H5v5H3V3zm11 0h7v7h-2V5h-5V3zM3 14h2v5h5v2H3v-7zm16 0h2v7h-7v-2h5v-5z'};
