@@ -155,7 +155,12 @@ async def bench_page(s: Bench, ws, path: str, repeats: int, proofs_open: bool = 
             continue
         fragment = s.fragment_of.get(wid, "")
         in_fragment += bool(fragment)
-        name = f"{kind}:{wid.rsplit('-', 1)[-1]}"
+        # the user key is everything after the id's hash ("$$ID-<hash>-<key>"); it may hold dashes
+        # itself (a proof's derivation ids do), and two proofs' panels may share a tail, so a name
+        # that is already taken gets the widget's place in the page: no control's times overwrite another's
+        name = f"{kind}:{wid.split('-', 2)[-1]}"
+        if name in times:
+            name += f"#{len(times)}"
         samples = []
         seen_errors = len(s.errors)
         for _ in range(repeats):
