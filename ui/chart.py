@@ -58,10 +58,10 @@ export default function ({ parentElement, data }) {
   const text = typeof data === 'string' ? data : new TextDecoder().decode(data);
   if (gd.__peSpec === text) return gd.__peCleanup;
   gd.__peSpec = text;
+  const {figure, config, words} = JSON.parse(text);
   plotly().then(P => {
     // A newer figure came while plotly.js loaded: that one draws.
     if (gd.__peSpec !== text) return;
-    const {figure, config, words} = JSON.parse(text);
     gd.__peHeight = (figure.layout || {}).height;
     // plotly's own words (its mode bar's titles) in the page's language: a locale of the atlas's
     // translations, registered once per language and tab.
@@ -72,10 +72,16 @@ export default function ({ parentElement, data }) {
     }
     config.locale = words.locale;
     config.modeBarButtonsToAdd = [fullScreen(gd, words.fullscreen)];
+    // A chart not drawn yet may hold the message of a failed load: plotly draws beside text.
+    if (!gd._fullLayout) gd.textContent = '';
     // Counted for tests/e2e/test_chart_browser.py.
     gd.__peDraws = (gd.__peDraws || 0) + 1;
     return P.react(gd, {...figure, config}).then(() => { if (gd.__peSpec === text) gd.__peShown = text; });
-  }).catch(e => { gd.textContent = String(e); });
+  }).catch(e => {
+    // The chart's place says why, in the page's language; a later figure tries the load again.
+    gd.__peSpec = null;
+    gd.textContent = words.unavailable.replace('{error}', e.message || String(e));
+  });
   if (!gd.__peCleanup) {
     // Plotly fills its div's width when it first draws it; a box whose width changes later (the
     // window, the sidebar, a tab opened) gets its chart drawn again at the new width, given
@@ -143,6 +149,8 @@ def chart_words() -> dict:
     button's title, and plotly's own words as a plotly locale (its name, its dictionary)."""
     return {
         "fullscreen": t("common.chart.fullscreen"),
+        # {error} is left for the browser to fill with what failed
+        "unavailable": t("common.chart.unavailable", error="{error}"),
         "locale": current(),
         "plotly": {word: t(f"common.chart.{key}") for word, key in PLOTLY_WORDS.items()},
     }

@@ -130,6 +130,45 @@ def test_the_mode_bar_speaks_the_pages_language(browser, served):
         assert tab.page_errors == []
 
 
+def test_a_chart_whose_library_did_not_load_says_so_and_the_next_figure_loads_it_again(browser, served):
+    """plotly.js refused (a server restarting, a dropped network): every chart on a Korean page says
+    in Korean that it could not be drawn and why, and there is no traceback; once the build can be
+    fetched again, the next figure the page sends loads it and is drawn (a failed load is not kept
+    for the tab)."""
+    token = i18n._current.set("ko")
+    try:
+        message = chart_words()["unavailable"].split("{error}")[0]
+    finally:
+        i18n._current.reset(token)
+    with fresh_tab(browser, served) as tab:
+        page = tab.page
+        build = f"**/app/static/{PLOTLY_BUILD}"
+        page.route(build, lambda route: route.fulfill(status=503, body="restarting"))
+        page.goto(f"{served}/shaw?lang=ko&s=the%20cat%20sat", timeout=TIMEOUT_MS)
+        page.wait_for_function(
+            "m => { const c = document.querySelectorAll('.pe-chart');"
+            " return c.length >= 6 && Array.from(c).every(g => g.textContent.startsWith(m)); }",
+            arg=message,
+            timeout=TIMEOUT_MS,
+        )
+        no_exception(page)
+        assert "HTTP 503" in page.locator(".pe-chart").first.text_content()
+        page.unroute(build)
+        label = i18n.t("common.sidebar.sentence", "ko")
+        box = page.locator('[data-testid="stSidebar"]').get_by_role("textbox", name=label)
+        box.fill("the dog sat on the log")
+        box.press("Control+Enter")
+        # Every chart sent a new figure is drawn; one whose figure did not change keeps its message.
+        page.wait_for_function(
+            "() => { const c = Array.from(document.querySelectorAll('.pe-chart'));"
+            " const sent = c.filter(g => g.__peSpec); return sent.length >= 6"
+            " && sent.every(g => g._fullLayout && g.__peShown === g.__peSpec && !g.textContent.includes('HTTP')); }",
+            timeout=TIMEOUT_MS,
+        )
+        no_exception(page)
+        assert tab.page_errors == []
+
+
 # The charts' boxes (ui.presenter.ATLAS_CSS, content-visibility: auto): is each one's content skipped
 # by the browser's rendering right now, and its plot's size as drawn and as laid out on the page.
 SKIPPED_CHARTS_JS = """() => Array.from(document.querySelectorAll('.pe-chart-box'), box => {
