@@ -73,6 +73,14 @@ def seed() -> int:
     return int(st.session_state.get("seed", 0))
 
 
+def control_row():
+    """A row of a section's controls that wraps: each toggle and button keeps its whole label and
+    the sliders and pickers share the rest; on a narrow main column (a 900 px window, a projector's
+    1024 px) what does not fit goes to the next line. Fixed-ratio st.columns cut a toggle's label
+    to a few letters there ("Causal (decoder)" showed 15 of its 98 px)."""
+    return st.container(horizontal=True, vertical_alignment="bottom", gap="medium")
+
+
 def plot(fig, key: str) -> None:
     """A figure from explain.figures, with plotly's PNG button (file named after `key`, 2× scale),
     and under it a "Numbers" expander: a computed summary of what the chart shows (its extremes and

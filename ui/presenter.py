@@ -49,6 +49,15 @@ PRESENTER_CSS = """<style>
 # and Streamlit's resize observers force, on long pages whose charts are mostly below the fold.
 # Measured in Chromium, 8 pages, 2 runs each way: opening a chapter 9.0–9.1 → 7.5–7.7 s summed, a
 # new sentence 4.2–4.5 → 3.6–4.1 s summed (tests/e2e/test_chart_browser.py checks the skipping).
+#
+# And: a formula wider than its column (a derivation's line on a narrow window or a projector's
+# 1024 px) scrolls sideways, as KaTeX's display does, but Streamlit's scrollbars are transparent until
+# hovered, so the formula looked cut off at the edge. Its scrollbar is always shown (thin, grey), and
+# only where there is something to scroll.
+#
+# And: a metric's label wraps instead of ending in "…". The label says what the number is
+# ("No mask: largest weight difference, −m·|i − j| vs +m·j"); in two columns on a 900 px window
+# Streamlit cut it to "No mask: largest weight differenc…" (tests/e2e/test_narrow_browser.py).
 CAPTION_COLOR = "#5e6069"
 CAPTION_LINK_COLOR = "#1a5fb4"
 ATLAS_CSS = f"""<style>
@@ -56,6 +65,9 @@ ATLAS_CSS = f"""<style>
 [data-testid="stCaptionContainer"] {{ color: {CAPTION_COLOR}; }}
 [data-testid="stCaptionContainer"] a {{ color: {CAPTION_LINK_COLOR}; }}
 .pe-chart-box {{ content-visibility: auto; contain-intrinsic-size: auto 450px; }}
+[data-testid="stMain"] .katex-display {{ scrollbar-width: thin; scrollbar-color: {CAPTION_COLOR} transparent; }}
+[data-testid="stMetricLabel"] [data-testid="stMarkdownContainer"], [data-testid="stMetricLabel"] p {{
+  white-space: normal; overflow: visible; text-overflow: clip; }}
 </style>"""
 
 

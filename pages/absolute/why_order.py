@@ -10,7 +10,7 @@ from encoders import attention
 from explain import figures as F
 from explain.chapters import why_order as ch
 from ui.cache import cached
-from ui.common import header, inline_tokens, plot, prose, seed, sentence_tokens
+from ui.common import control_row, header, inline_tokens, plot, prose, seed, sentence_tokens
 from ui.i18n import activate, current, t
 from ui.question import ask_alone
 from ui.trained import trained_panel
@@ -46,14 +46,14 @@ q = shuffle_question(toks, seed(), st.session_state.shuffles, lang)
 if q is not None:
     ask_alone(q)
 prose(KEY, "shuffle")
-b1, b2, b3 = st.columns([1, 1, 2])
+row = control_row()
 # Callbacks run before the script, so the question, the maps and the recurrent network below all see
 # the new shuffle in the same run.
-b1.button(
+row.button(
     t("why_order.shuffle_again"), key="shuffle", icon=":material/shuffle:", disabled=n < 2, on_click=shuffle_again
 )
-b2.button(t("why_order.original_order"), key="unshuffle", icon=":material/undo:", on_click=unshuffle)
-with_pe = b3.toggle(t("why_order.with_pe"), key="with_pe", **URL, help=t("why_order.with_pe_help"))
+row.button(t("why_order.original_order"), key="unshuffle", icon=":material/undo:", on_click=unshuffle)
+with_pe = row.toggle(t("why_order.with_pe"), key="with_pe", **URL, help=t("why_order.with_pe_help"))
 if n < 2:
     st.info(t("why_order.single_token"))
 

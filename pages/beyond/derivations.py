@@ -12,7 +12,7 @@ from explain.derivations import prover
 from explain.derivations import view as DV
 from ui import derivation as UD
 from ui.cache import cached
-from ui.common import header, prose
+from ui.common import control_row, header, prose
 from ui.i18n import activate, current, t
 from ui.question import ask_alone
 from ui.url_state import URL
@@ -46,8 +46,10 @@ def identities_part() -> None:
     if "derivation" not in st.session_state:
         wanted = st.query_params.get("d")
         st.session_state.derivation = wanted if wanted in ids else ids[0]
-    pick, every = st.columns([3, 1], vertical_alignment="bottom")
-    show_all = every.toggle(
+    # The picker takes what the toggle's whole label leaves (as [3, 1] columns it read "Sho…").
+    row = control_row()
+    pick = row.container(width="stretch")
+    show_all = row.toggle(
         t("derivations.page.show_all"),
         key="derivations_all",
         **URL,

@@ -17,7 +17,7 @@ from explain.chapters import cope as ch
 from explain.chapters import cope_results, cope_seeds
 from explain.chapters.common import sign_text
 from ui.cache import cached
-from ui.common import header, inline_tokens, plot, prose, seed, sentence_tokens
+from ui.common import control_row, header, inline_tokens, plot, prose, seed, sentence_tokens
 from ui.derivation import proof
 from ui.i18n import activate, current, option_names, t
 from ui.question import ask
@@ -454,8 +454,8 @@ def counts_part() -> None:
             )
         else:
             c2.info(t("cope.counts.no_words"))
-    c3, c4, c5 = st.columns(3)
-    sharpness = c3.slider(
+    row = control_row()
+    sharpness = row.slider(
         t("cope.counts.sharpness"),
         0.0,
         ch.MAX_SHARPNESS,
@@ -465,10 +465,10 @@ def counts_part() -> None:
         **URL,
         help=t("cope.counts.sharpness_help", max=ch.MAX_SHARPNESS),
     )
-    all_open = c4.toggle(
+    all_open = row.toggle(
         t("cope.counts.all_open"), value=False, key="cope_all_open", **URL, help=t("cope.counts.all_open_help")
     )
-    npos = c5.slider(
+    npos = row.slider(
         t("cope.counts.npos"),
         2,
         ch.MAX_NPOS,

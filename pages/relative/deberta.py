@@ -13,7 +13,7 @@ from explain.chapters import deberta_figures
 from explain.chapters.common import sign_text
 from ui import panels
 from ui.cache import cached
-from ui.common import header, plot, prose, seed, sentence_tokens
+from ui.common import control_row, header, plot, prose, seed, sentence_tokens
 from ui.derivation import proof
 from ui.i18n import activate, current, option_names, t
 from ui.question import ask
@@ -46,9 +46,9 @@ def term_title(term: str) -> str:
 
 st.header(t("deberta.buckets.subheader"))
 prose(KEY, "buckets")
-b1, b2, b3 = st.columns([1, 2, 2])
-log_buckets = b1.toggle(t("deberta.buckets.log"), value=True, key="deb_log", **URL, help=t("deberta.buckets.log_help"))
-bucket_size = b2.slider(
+row = control_row()
+log_buckets = row.toggle(t("deberta.buckets.log"), value=True, key="deb_log", **URL, help=t("deberta.buckets.log_help"))
+bucket_size = row.slider(
     t("deberta.buckets.size"),
     4,
     256,
@@ -59,7 +59,7 @@ bucket_size = b2.slider(
     disabled=not log_buckets,
     help=t("deberta.buckets.size_help"),
 )
-max_position = b3.slider(
+max_position = row.slider(
     t("deberta.buckets.max_position"),
     8,
     1024,

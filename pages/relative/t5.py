@@ -13,7 +13,7 @@ from explain.chapters import t5_figures
 from explain.chapters.common import sign_text
 from ui import panels
 from ui.cache import cached
-from ui.common import header, plot, prose, seed, sentence_tokens
+from ui.common import control_row, header, plot, prose, seed, sentence_tokens
 from ui.derivation import proof
 from ui.i18n import activate, current, t
 from ui.question import ask
@@ -50,8 +50,8 @@ n = len(toks)
 
 st.header(t("t5.buckets.subheader"))
 prose(KEY, "buckets")
-c1, c2, c3 = st.columns([2, 2, 1])
-num_buckets = c1.slider(
+row = control_row()
+num_buckets = row.slider(
     t("t5.buckets.num_buckets"),
     BUCKETS_MIN,
     BUCKETS_MAX,
@@ -61,7 +61,7 @@ num_buckets = c1.slider(
     **URL,
     help=t("t5.buckets.num_buckets_help", lo=BUCKETS_MIN, hi=BUCKETS_MAX),
 )
-max_distance = c2.slider(
+max_distance = row.slider(
     t("t5.buckets.max_distance"),
     DIST_MIN,
     DIST_MAX,
@@ -70,7 +70,7 @@ max_distance = c2.slider(
     **URL,
     help=t("t5.buckets.max_distance_help", lo=DIST_MIN, hi=DIST_MAX),
 )
-causal = c3.toggle(t("t5.buckets.causal"), key="t5_causal", **URL, help=t("t5.buckets.causal_help"))
+causal = row.toggle(t("t5.buckets.causal"), key="t5_causal", **URL, help=t("t5.buckets.causal_help"))
 mode = "causal" if causal else "bidirectional"  # a catalogue key, not a word: t5.mode.*
 lowest = ch.smallest_valid_max_distance(num_buckets, causal)
 if max_distance < lowest:

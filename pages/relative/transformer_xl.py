@@ -13,7 +13,7 @@ from explain.chapters import transformer_xl_figures
 from explain.chapters.common import sign_text
 from ui import panels
 from ui.cache import cached
-from ui.common import header, plot, prose, seed, sentence_tokens
+from ui.common import control_row, header, plot, prose, seed, sentence_tokens
 from ui.derivation import proof
 from ui.i18n import activate, current, option_names, t
 from ui.question import ask
@@ -65,9 +65,9 @@ def terms_section(toks: list[str]) -> None:
     distance section too, whose curve marks the causal side (the only other reader of a switch)."""
     activate()  # a fragment rerun does not pass through app.py: set this run's language
     n = len(toks)
-    c1, c2 = st.columns([1, 2])
+    row = control_row()
     HEAD = Param.integer("xl_head", 0, N_HEADS - 1, default=0)
-    with c1:
+    with row:
         head = HEAD.widget(
             st.selectbox,
             t("transformer_xl.terms.head"),
@@ -75,7 +75,7 @@ def terms_section(toks: list[str]) -> None:
             format_func=option_names(range(N_HEADS), lambda h: t("transformer_xl.terms.head_option", h=h + 1)),
             help=t("transformer_xl.terms.head_help", n=N_HEADS),
         )
-    causal = c2.toggle(
+    causal = row.toggle(
         t("transformer_xl.terms.causal"), value=True, key="xl_causal", **URL, help=t("transformer_xl.terms.causal_help")
     )
     prose(KEY, "switches")

@@ -15,7 +15,7 @@ from explain.chapters import alibi_figures
 from explain.chapters.common import sign_text
 from ui import panels
 from ui.cache import cached
-from ui.common import header, inline_tokens, plot, prose, seed, sentence_tokens
+from ui.common import control_row, header, inline_tokens, plot, prose, seed, sentence_tokens
 from ui.derivation import proof
 from ui.i18n import activate, current, t
 from ui.presenter import secondary
@@ -204,11 +204,11 @@ def extrapolation_section(H: int, sec: ch.SlopesSection, colors: list[str]) -> N
         help=t("alibi.extrapolation.test_len_help", max=ch.MAX_TEST_LEN),
     )
     with secondary(t("alibi.extrapolation.axis")):
-        o1, o2 = st.columns(2)
-    log_x = o1.checkbox(
+        row = control_row()
+    log_x = row.checkbox(
         t("alibi.extrapolation.log_x"), value=True, key="alibi_log_x", **URL, help=t("alibi.extrapolation.log_x_help")
     )
-    scaled = o2.checkbox(
+    scaled = row.checkbox(
         t("alibi.extrapolation.scaled"),
         value=False,
         key="alibi_scaled",
@@ -273,11 +273,11 @@ def heads_part() -> None:
     not the page's top, nor the NoPE sections and the app's frame. Each section inside is a fragment
     of its own for its own controls; the trained panel sits among them, in its place on the page."""
     activate()  # a fragment rerun skips app.py, which sets the language of a full run
-    c1, c2 = st.columns([2, 1])
-    H = c1.slider(
+    row = control_row()
+    H = row.slider(
         t("alibi.heads"), 1, ch.MAX_HEADS, 8, key="alibi_heads", **URL, help=t("alibi.heads_help", max=ch.MAX_HEADS)
     )
-    causal = c2.toggle(t("alibi.causal"), value=True, key="alibi_causal", **URL, help=t("alibi.causal_help"))
+    causal = row.toggle(t("alibi.causal"), value=True, key="alibi_causal", **URL, help=t("alibi.causal_help"))
     sec = slopes_section(H, current())
     colors = alibi_figures.head_colors(sec.view.slopes)
     slopes_part(H, sec, colors)

@@ -1,0 +1,57 @@
+"""Every chapter in a narrow window (900 px: a small laptop with the sidebar open, the main column
+about 600 px), in English and in Korean: no control's label is cut off, and nothing but a formula
+is wider than the page.
+
+Streamlit cuts a widget's label that does not fit its column with an ellipsis. In fixed-ratio
+st.columns a toggle's label showed 15 of its 98 px ("Causal (decoder)" on T5) at this width;
+ui.common.control_row lets a row wrap instead. A formula wider than its column scrolls sideways
+inside its own box (ui.presenter.ATLAS_CSS shows its scrollbar), never the page.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.e2e.test_pages_browser import TIMEOUT_MS, new_tab, no_exception, path_of, wait_rendered
+from ui.chapters import CHAPTERS
+
+pytestmark = pytest.mark.e2e
+
+WIDTH = 900
+
+# Every label Streamlit may cut (a widget's, an expander's, a metric's) that is cut now: its text,
+# the width shown and the width it needs; and any element of the main column wider than the
+# column, except a formula's own scrolling box and what lies inside one.
+CUT_JS = """() => {
+  const main = document.querySelector('[data-testid="stMain"]');
+  const labels = main.querySelectorAll(
+    '[data-testid="stWidgetLabel"] [data-testid="stMarkdownContainer"],'
+    + ' [data-testid="stExpander"] summary [data-testid="stMarkdownContainer"],'
+    + ' [data-testid="stMetricLabel"] [data-testid="stMarkdownContainer"]');
+  const cut = Array.from(labels).filter(e => e.offsetParent && e.scrollWidth > e.clientWidth + 1)
+    .map(e => e.textContent + ' [' + e.clientWidth + '/' + e.scrollWidth + ' px]');
+  const column = main.querySelector('[data-testid="stMainBlockContainer"]').getBoundingClientRect();
+  const wide = Array.from(main.querySelectorAll('[data-testid="stElementContainer"]'))
+    .filter(e => e.offsetParent && e.getBoundingClientRect().right > column.right + 1)
+    .map(e => (e.className.match(/st-key-\\S+/) || [e.textContent.slice(0, 40)])[0]);
+  return {cut, wide, page: Math.round(main.scrollWidth - main.clientWidth)};
+}"""
+
+
+@pytest.fixture(scope="module")
+def narrow_tab(browser, served):
+    context = browser.new_context(viewport={"width": WIDTH, "height": 1000})
+    yield new_tab(context, served)
+    context.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=[c.key for c in CHAPTERS])
+def test_no_label_is_cut_and_nothing_is_wider_than_the_page(narrow_tab, served, chapter, lang):
+    page = narrow_tab.page
+    page.goto(f"{served}{path_of(chapter)}?lang={lang}", timeout=TIMEOUT_MS)
+    wait_rendered(page)
+    no_exception(page)
+    found = page.evaluate(CUT_JS)
+    assert found["cut"] == [], f"labels cut at {WIDTH} px: {found['cut']}"
+    assert found["wide"] == [] and found["page"] <= 0, found
