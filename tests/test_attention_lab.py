@@ -50,6 +50,21 @@ def test_named_term_roles():
     assert lab.mixed_in_input("sinusoidal") and lab.mixed_in_input("learned") and not lab.mixed_in_input("rope")
 
 
+@pytest.mark.parametrize("lang", ["en", "ko"])
+def test_each_term_switch_names_its_term_and_its_role_once(lang):
+    """A switch's label says which term it is and whether content or position, once: Shaw's
+    "position" term is "position", not "position (position)"; DeBERTa's c2p is "c2p (position)"."""
+    from explain.i18n import t
+
+    for method in lab.switchable(tuple(REGISTRY)):
+        labels = [lab.term_label(x, role, lang) for x, role in lab.term_roles(method)]
+        assert len(set(labels)) == len(labels), (method, labels)
+        for (x, role), label in zip(lab.term_roles(method), labels, strict=True):
+            kind = t(f"attention_lab.term_kind.{role}", lang)
+            assert label.count(kind) == 1 and lab.term_name(x, lang) in label, (method, x, label)
+    assert lab.term_label("c2p", "position", "en") == "c2p (position)"
+
+
 # -- panels ---------------------------------------------------------------------------------------
 
 
@@ -135,7 +150,7 @@ def test_seed_example_top_key_at_dial_zero():
 
 
 def test_shift_test_relative_unchanged_absolute_changed():
-    st = lab.shift_test(S, 0, ("sinusoidal", "learned", *RELATIVE), "Well, you know,", 4, False, None)
+    st = shift.shift_test(S, 0, ("sinusoidal", "learned", *RELATIVE), "Well, you know,", 4, False, None)
     got = dict(zip(st.methods, st.max_change, strict=False))
     for m in RELATIVE:
         assert got[m] < 1e-12, m
@@ -148,15 +163,15 @@ def test_shift_test_matches_an_offset_run():
     """Independent: one layer's scores between original words do not depend on the prefix's words,
     only on the new positions, so the block equals a run with positions_offset = k."""
     k = 3
-    st = lab.shift_test(S, 1, ("sinusoidal",), "Oh well ,", 4, True, 1)
+    st = shift.shift_test(S, 1, ("sinusoidal",), "Oh well ,", 4, True, 1)
     before = run_tokens(TOKENS, 1, "sinusoidal", 64, 4, True, 0, float64=True).logits
     after = run_tokens(TOKENS, 1, "sinusoidal", 64, 4, True, k, float64=True).logits
     np.testing.assert_allclose(st.delta[0], (softmax(after) - softmax(before))[1], atol=1e-12)
 
 
 def test_shift_test_subset_is_the_rows_of_the_whole_test():
-    whole = lab.shift_test(S, 2, lab.REGISTRY_NAMES, "Hmm,", 2, True, None)
-    part = lab.shift_test(S, 2, ("rope-dynamic", "learned", "t5"), "Hmm,", 2, True, None)
+    whole = shift.shift_test(S, 2, lab.REGISTRY_NAMES, "Hmm,", 2, True, None)
+    part = shift.shift_test(S, 2, ("rope-dynamic", "learned", "t5"), "Hmm,", 2, True, None)
     sub = whole.subset(("rope-dynamic", "learned", "t5"))
     assert sub.methods == part.methods and sub.labels == part.labels and sub.largest == part.largest
     np.testing.assert_array_equal(sub.max_change, part.max_change)
@@ -201,9 +216,9 @@ def test_shift_verdicts_over_the_control_space(n_heads, causal):
     agrees with a rule written out here, with every number it states."""
     d = lab.D_MODEL // n_heads
     for name, (text, prefix) in SHIFT_CASES.items():
-        tokens, pre = tokenize(text).tokens, lab.prefix_tokens(prefix)
+        tokens, pre = tokenize(text).tokens, shift.prefix_tokens(prefix)
         n, k = len(tokens), len(pre)
-        deltas = lab.shift_deltas(text, 0, lab.REGISTRY_NAMES, prefix, n_heads, causal)
+        deltas = shift.shift_deltas(text, 0, lab.REGISTRY_NAMES, prefix, n_heads, causal)
         # Independent: softmax of an offset run against a plain run, every head, for the encodings
         # that move (the others must not move at all).
         moving = {m for m in lab.REGISTRY_NAMES if expected_reason(m, n, k) in ("absolute", "length")}
@@ -213,7 +228,7 @@ def test_shift_verdicts_over_the_control_space(n_heads, causal):
             after = run_tokens(tokens, 0, m, 64, n_heads, causal, k, cfg, float64=True).logits
             np.testing.assert_allclose(deltas[lab.REGISTRY_NAMES.index(m)], softmax(after) - softmax(before), atol=1e-9)
         for head in (None, *range(n_heads)):
-            sh = lab.shift_test_from(deltas, tokens, pre, lab.REGISTRY_NAMES, n_heads, head)
+            sh = shift.shift_test_from(deltas, tokens, pre, lab.REGISTRY_NAMES, n_heads, head)
             for m, change, changed in zip(sh.methods, sh.max_change, sh.changed, strict=True):
                 reason, facts = shift.shift_reason(sh, m)
                 assert reason == expected_reason(m, n, k), (name, m, head)
@@ -242,7 +257,7 @@ def test_shift_question_over_every_selection():
     an option, the measured largest change among the chosen (or "none of them"), and the explanation
     names each chosen encoding with its own measured change and reason."""
     for text, prefix in (SHIFT_CASES["n + k = 33"], SHIFT_CASES["n + k = 32"]):
-        whole = lab.shift_test(text, 0, lab.REGISTRY_NAMES, prefix, 4, False, 0)
+        whole = shift.shift_test(text, 0, lab.REGISTRY_NAMES, prefix, 4, False, 0)
         change = dict(zip(whole.methods, whole.max_change, strict=True))
         for size in range(2, lab.MAX_METHODS + 1):
             for chosen in itertools.combinations(lab.REGISTRY_NAMES, size):
@@ -527,7 +542,7 @@ def test_page_long_and_mixed_scripts(sentence):
 def test_page_predict_then_reveal_uses_the_shift_test():
     at = open_page(PAGE, sentence=S)
     at.multiselect(key="lab_methods").set_value(["rope", "learned", "alibi"]).run()
-    sh = lab.shift_test(S, 0, ("rope", "learned", "alibi"), "Well, you know,", 4, False, 0)
+    sh = shift.shift_test(S, 0, ("rope", "learned", "alibi"), "Well, you know,", 4, False, 0)
     assert sh.methods[int(np.argmax(sh.max_change))] == "learned"
     at.radio(key="lab_shift_q__choice").set_value("RoPE").run()
     at.button(key="lab_shift_q__reveal").click().run()

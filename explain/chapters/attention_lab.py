@@ -6,8 +6,7 @@ Axis legend: h heads, n tokens, i query, j key, k prefix length, ℓ text length
     panels_section  every chosen encoding on the sentence: what each panel draws (weights, the
                     position part or the content part of its logits, with named terms switched off
                     and the content term scaled by a dial), one shared colour range
-    shift_test      prepend a phrase; how much the attention among the original words changed
-                    (its question and the dynamic-NTK / KV-cache numbers: attention_lab_shift.py)
+    (the shift test, a phrase put in front of the sentence: attention_lab_shift.py)
     (the length test, past a "training length": attention_lab_length.py)
     trained_section every chosen encoding that has a shipped byte-level model, read on the
                     sentence's bytes (trained_attention.py); the others named
@@ -19,14 +18,12 @@ path (encoders/attention.py).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
-import torch
 
-from encoders import REGISTRY, build
-from encoders.attention import SelfAttention, toy_layer
-from encoders.text import token_embeddings, token_key, tokenize
+from encoders import REGISTRY
+from encoders.text import tokenize
 from explain.i18n import t
 from lab import lm
 
@@ -73,6 +70,17 @@ def who_label(head: int | None, lang: str | None = None) -> str:
 def term_name(term: str, lang: str | None = None) -> str:
     """A logit term's name: letters and codes (a, c2p) stay; the words "content"/"position" are translated."""
     return t(f"attention_lab.term.{term}", lang) if term in ("content", "position") else term
+
+
+def term_label(term: str, role: str, lang: str | None = None) -> str:
+    """A term switch's label: its name and whether it is a content or a position term ("c2p
+    (position)"); a term named after its role (Shaw's "position") is just its name, not "position
+    (position)"."""
+    if term == role:
+        return term_name(term, lang)
+    return t(
+        "attention_lab.term_label", lang, term=term_name(term, lang), kind=t(f"attention_lab.term_kind.{role}", lang)
+    )
 
 
 def parse_methods(raw: str) -> list[str]:
@@ -302,152 +310,6 @@ def panels_section(
         zmax = max((float(np.nanmax(a)) for a in finite if np.isfinite(a).any()), default=1.0) or 1.0
     n = len(panels[0].tokens) if panels else 0
     return PanelsSection(tuple(views), zmax, int(min(560, max(340, 150 + 14 * n))))
-
-
-# -- shift test --------------------------------------------------------------------------------
-
-
-def prefix_tokens(prefix: str) -> tuple[str, ...]:
-    return tokenize(prefix[:MAX_PREFIX_CHARS], max_tokens=MAX_PREFIX_TOKENS).tokens
-
-
-@dataclass
-class ShiftTest:
-    methods: tuple[str, ...]
-    labels: tuple[str, ...]
-    tokens: tuple[str, ...]  # the original words (n,)
-    prefix: tuple[str, ...]  # (k,)
-    max_change: np.ndarray  # (methods,) max |Δ weight| among the original words
-    mean_change: np.ndarray  # (methods,)
-    largest: tuple[tuple[int, int], ...]  # (i, j) of the largest change per method, in original positions
-    changed: np.ndarray  # (methods,) bool: max_change > CHANGED
-    delta: np.ndarray  # (methods, i, j) Δ weight with the chosen head / head mean
-    n_heads: int = 4
-
-    def subset(self, methods: tuple[str, ...]) -> ShiftTest:
-        """The same test for some of its encodings (in the given order): each encoding's numbers do
-        not depend on which others are compared with it."""
-        k = [self.methods.index(m) for m in methods]
-        return replace(
-            self,
-            methods=tuple(methods),
-            labels=tuple(self.labels[i] for i in k),
-            max_change=self.max_change[k],
-            mean_change=self.mean_change[k],
-            largest=tuple(self.largest[i] for i in k),
-            changed=self.changed[k],
-            delta=self.delta[k],
-        )
-
-
-def _softmax_rows(logits: np.ndarray) -> np.ndarray:
-    z = np.where(np.isnan(logits), -np.inf, logits)
-    z = z - z.max(axis=-1, keepdims=True)
-    e = np.exp(z)
-    weights: np.ndarray = e / e.sum(axis=-1, keepdims=True)
-    return weights
-
-
-def _logits(layer: SelfAttention, words: tuple[str, ...], seed: int, causal: bool) -> np.ndarray:
-    """(h, i, j) float64 logits of `words` at positions 0 … n−1 through `layer` (as run_tokens
-    computes them), NaN where the mask hides a key."""
-    x = token_embeddings(tuple(token_key(w) for w in words), D_MODEL, seed)[None].double()  # (1, n, D)
-    with torch.inference_mode():
-        r = layer(x, positions=torch.arange(len(words)), causal=causal)
-    logits: np.ndarray = r.logits[0].numpy().copy()
-    logits[~np.isfinite(logits)] = np.nan
-    return logits
-
-
-def shift_deltas(
-    text: str,
-    seed: int,
-    methods: tuple[str, ...],
-    prefix: str,
-    n_heads: int = 4,
-    causal: bool = False,
-    max_tokens: int = MAX_TOKENS,
-) -> np.ndarray:
-    """(methods, h, i, j) Δ weight among the original words when `prefix` is put in front, every head.
-
-    After the prefix, each original query's weights are renormalised over the original keys (softmax
-    of the same logits restricted to those keys), so a change can only come from the logits between
-    the original words, not from the mass the prefix takes."""
-    tokens = tokenize(text, max_tokens=max_tokens).tokens
-    pre = prefix_tokens(prefix)
-    k = len(pre)
-    out = []
-    for m in methods:
-        # One layer for both runs (what run_tokens builds, float64), the sentence without and with
-        # the prefix in front.
-        layer = toy_layer(build(m, D_MODEL, n_heads, seed, lab_config(m)), seed).double()
-        w0 = _softmax_rows(_logits(layer, tokens, seed, causal))  # (h, i, j)
-        w1 = _softmax_rows(_logits(layer, pre + tokens, seed, causal)[:, k:, k:])  # (h, i, j) the original words only
-        out.append(w1 - w0)
-    return np.stack(out) if out else np.zeros((0, n_heads, len(tokens), len(tokens)))
-
-
-def shift_test(
-    text: str,
-    seed: int,
-    methods: tuple[str, ...],
-    prefix: str,
-    n_heads: int = 4,
-    causal: bool = False,
-    head: int | None = None,
-    max_tokens: int = MAX_TOKENS,
-) -> ShiftTest:
-    """Run the sentence with and without a prefix and compare the attention among the original
-    words (shift_deltas), for one head or the head mean.
-
-    An encoding whose logits depend on the positions only through their differences gives zero (up
-    to float64 rounding); absolute ones do not, and neither does one whose frequencies follow the
-    length of the whole text (dynamic NTK), once the prefix makes the text long enough."""
-    return shift_test_from(
-        shift_deltas(text, seed, methods, prefix, n_heads, causal, max_tokens),
-        tokenize(text, max_tokens=max_tokens).tokens,
-        prefix_tokens(prefix),
-        methods,
-        n_heads,
-        head,
-    )
-
-
-def shift_test_from(
-    deltas: np.ndarray,
-    tokens: tuple[str, ...],
-    prefix: tuple[str, ...],
-    methods: tuple[str, ...],
-    n_heads: int,
-    head: int | None,
-) -> ShiftTest:
-    """ShiftTest from shift_deltas' (methods, h, i, j) for one head (0-based) or the head mean."""
-    maxes: list[float] = []
-    means: list[float] = []
-    where: list[tuple[int, int]] = []
-    picked: list[np.ndarray] = []
-    for d in deltas:
-        dh = pick_head(d, head)  # (i, j)
-        a = np.abs(dh)
-        maxes.append(float(a.max()) if a.size else 0.0)
-        means.append(float(a.mean()) if a.size else 0.0)
-        row, col = np.unravel_index(int(a.argmax()), a.shape) if a.size else (0, 0)
-        where.append((int(row), int(col)))
-        picked.append(dh)
-    mx = np.asarray(maxes)
-    n = len(tokens)
-    return ShiftTest(
-        tuple(methods),
-        tuple(REGISTRY[m].label for m in methods),
-        tokens,
-        prefix,
-        mx,
-        np.asarray(means),
-        tuple(where),
-        mx > CHANGED,
-        np.stack(picked) if picked else np.zeros((0, n, n)),
-        n_heads,
-    )
 
 
 # -- trained on real text -----------------------------------------------------------------------

@@ -1,9 +1,11 @@
-"""The attention lab's shift test, read: the question it answers, why each encoding moved or not,
+"""The attention lab's shift test, measured and read: the question it answers, why each encoding moved or not,
 and what a length-dependent RoPE (dynamic NTK) does to a KV cache (numbers and words, no Streamlit).
 
 Axis legend: h heads, n words of the sentence, k prefix tokens, ℓ text length, f frequency pair,
 d head dimension, p position.
 
+    shift_test      prepend a phrase; how much the attention among the original words changed
+                    (shift_deltas, every head; shift_test_from, one head or their mean)
     shift_section   the shift test for the chosen encodings, its question (which one changed most?)
                     answered by the measurement, and each encoding's reason, computed from its class
                     facts and, for a RoPE whose frequencies follow the text's length, from θ(ℓ) itself
@@ -14,7 +16,7 @@ d head dimension, p position.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
 
@@ -22,7 +24,7 @@ import numpy as np
 import torch
 
 from encoders import REGISTRY, build
-from encoders.attention import split_heads, toy_layer
+from encoders.attention import SelfAttention, split_heads, toy_layer
 from encoders.base import content_logits
 from encoders.rope import RoPE
 from encoders.text import token_embeddings, token_key, tokenize
@@ -33,15 +35,160 @@ from .attention_lab import (
     CHANGED,
     D_MODEL,
     LAB_POSITIONS,
+    MAX_PREFIX_CHARS,
+    MAX_PREFIX_TOKENS,
     MAX_TOKENS,
-    ShiftTest,
     lab_config,
     pick_head,
-    prefix_tokens,
-    shift_test,
     short,
 )
 from .common import sign_text
+
+# -- shift test --------------------------------------------------------------------------------
+
+
+def prefix_tokens(prefix: str) -> tuple[str, ...]:
+    return tokenize(prefix[:MAX_PREFIX_CHARS], max_tokens=MAX_PREFIX_TOKENS).tokens
+
+
+@dataclass
+class ShiftTest:
+    methods: tuple[str, ...]
+    labels: tuple[str, ...]
+    tokens: tuple[str, ...]  # the original words (n,)
+    prefix: tuple[str, ...]  # (k,)
+    max_change: np.ndarray  # (methods,) max |Δ weight| among the original words
+    mean_change: np.ndarray  # (methods,)
+    largest: tuple[tuple[int, int], ...]  # (i, j) of the largest change per method, in original positions
+    changed: np.ndarray  # (methods,) bool: max_change > CHANGED
+    delta: np.ndarray  # (methods, i, j) Δ weight with the chosen head / head mean
+    n_heads: int = 4
+
+    def subset(self, methods: tuple[str, ...]) -> ShiftTest:
+        """The same test for some of its encodings (in the given order): each encoding's numbers do
+        not depend on which others are compared with it."""
+        k = [self.methods.index(m) for m in methods]
+        return replace(
+            self,
+            methods=tuple(methods),
+            labels=tuple(self.labels[i] for i in k),
+            max_change=self.max_change[k],
+            mean_change=self.mean_change[k],
+            largest=tuple(self.largest[i] for i in k),
+            changed=self.changed[k],
+            delta=self.delta[k],
+        )
+
+
+def _softmax_rows(logits: np.ndarray) -> np.ndarray:
+    z = np.where(np.isnan(logits), -np.inf, logits)
+    z = z - z.max(axis=-1, keepdims=True)
+    e = np.exp(z)
+    weights: np.ndarray = e / e.sum(axis=-1, keepdims=True)
+    return weights
+
+
+def _logits(layer: SelfAttention, words: tuple[str, ...], seed: int, causal: bool) -> np.ndarray:
+    """(h, i, j) float64 logits of `words` at positions 0 … n−1 through `layer` (as run_tokens
+    computes them), NaN where the mask hides a key."""
+    x = token_embeddings(tuple(token_key(w) for w in words), D_MODEL, seed)[None].double()  # (1, n, D)
+    with torch.inference_mode():
+        r = layer(x, positions=torch.arange(len(words)), causal=causal)
+    logits: np.ndarray = r.logits[0].numpy().copy()
+    logits[~np.isfinite(logits)] = np.nan
+    return logits
+
+
+def shift_deltas(
+    text: str,
+    seed: int,
+    methods: tuple[str, ...],
+    prefix: str,
+    n_heads: int = 4,
+    causal: bool = False,
+    max_tokens: int = MAX_TOKENS,
+) -> np.ndarray:
+    """(methods, h, i, j) Δ weight among the original words when `prefix` is put in front, every head.
+
+    After the prefix, each original query's weights are renormalised over the original keys (softmax
+    of the same logits restricted to those keys), so a change can only come from the logits between
+    the original words, not from the mass the prefix takes."""
+    tokens = tokenize(text, max_tokens=max_tokens).tokens
+    pre = prefix_tokens(prefix)
+    k = len(pre)
+    out = []
+    for m in methods:
+        # One layer for both runs (what run_tokens builds, float64), the sentence without and with
+        # the prefix in front.
+        layer = toy_layer(build(m, D_MODEL, n_heads, seed, lab_config(m)), seed).double()
+        w0 = _softmax_rows(_logits(layer, tokens, seed, causal))  # (h, i, j)
+        w1 = _softmax_rows(_logits(layer, pre + tokens, seed, causal)[:, k:, k:])  # (h, i, j) the original words only
+        out.append(w1 - w0)
+    return np.stack(out) if out else np.zeros((0, n_heads, len(tokens), len(tokens)))
+
+
+def shift_test(
+    text: str,
+    seed: int,
+    methods: tuple[str, ...],
+    prefix: str,
+    n_heads: int = 4,
+    causal: bool = False,
+    head: int | None = None,
+    max_tokens: int = MAX_TOKENS,
+) -> ShiftTest:
+    """Run the sentence with and without a prefix and compare the attention among the original
+    words (shift_deltas), for one head or the head mean.
+
+    An encoding whose logits depend on the positions only through their differences gives zero (up
+    to float64 rounding); absolute ones do not, and neither does one whose frequencies follow the
+    length of the whole text (dynamic NTK), once the prefix makes the text long enough."""
+    return shift_test_from(
+        shift_deltas(text, seed, methods, prefix, n_heads, causal, max_tokens),
+        tokenize(text, max_tokens=max_tokens).tokens,
+        prefix_tokens(prefix),
+        methods,
+        n_heads,
+        head,
+    )
+
+
+def shift_test_from(
+    deltas: np.ndarray,
+    tokens: tuple[str, ...],
+    prefix: tuple[str, ...],
+    methods: tuple[str, ...],
+    n_heads: int,
+    head: int | None,
+) -> ShiftTest:
+    """ShiftTest from shift_deltas' (methods, h, i, j) for one head (0-based) or the head mean."""
+    maxes: list[float] = []
+    means: list[float] = []
+    where: list[tuple[int, int]] = []
+    picked: list[np.ndarray] = []
+    for d in deltas:
+        dh = pick_head(d, head)  # (i, j)
+        a = np.abs(dh)
+        maxes.append(float(a.max()) if a.size else 0.0)
+        means.append(float(a.mean()) if a.size else 0.0)
+        row, col = np.unravel_index(int(a.argmax()), a.shape) if a.size else (0, 0)
+        where.append((int(row), int(col)))
+        picked.append(dh)
+    mx = np.asarray(maxes)
+    n = len(tokens)
+    return ShiftTest(
+        tuple(methods),
+        tuple(REGISTRY[m].label for m in methods),
+        tokens,
+        prefix,
+        mx,
+        np.asarray(means),
+        tuple(where),
+        mx > CHANGED,
+        np.stack(picked) if picked else np.zeros((0, n, n)),
+        n_heads,
+    )
+
 
 NOBODY = "-"  # the question's "none of them" option: not a registry name ("none" is NoPE's)
 DYNAMIC = "rope-dynamic"  # the encoding the KV-cache numbers are about (run by name, as a chapter does)

@@ -14,14 +14,14 @@ from explain.chapters import attention_lab_length as length_lab
 from explain.chapters import attention_lab_shift as shift
 from explain.chapters import trained_attention as trained
 from ui.cache import cached
-from ui.common import header, inline_tokens, plot, prose, seed, sentence_tokens
+from ui.common import control_row, header, inline_tokens, plot, prose, seed, sentence_tokens
 from ui.i18n import activate, current, option_names, t
 from ui.question import ask
 from ui.trained import head_grid
 from ui.url_state import URL, Param
 
 KEY = "attention-lab"
-header(KEY, None, sources=(lab.panel, lab.term_scales, common.run_tokens, lab.shift_deltas, shift.kv_cache))
+header(KEY, None, sources=(lab.panel, lab.term_scales, common.run_tokens, shift.shift_deltas, shift.kv_cache))
 prose(KEY, "intro")
 
 # Bounded caches shared by every session. A panels result holds up to 4 maps of 256 × 256 float64
@@ -71,12 +71,12 @@ if len(methods) < 2:
     st.stop()
 methods = tuple(methods)
 
-c1, c2, c3, c4 = st.columns([1, 1, 1.3, 1.6])
-n_heads = c1.selectbox(
+row = control_row()
+n_heads = row.selectbox(
     t("attention_lab.heads"), lab.HEAD_CHOICES, index=2, key="lab_heads", **URL, help=t("attention_lab.heads_help")
 )
 head_options = ["mean", *range(n_heads)]
-head_pick = c2.selectbox(
+head_pick = row.selectbox(
     t("attention_lab.show_head"),
     head_options,
     index=1,
@@ -85,8 +85,10 @@ head_pick = c2.selectbox(
     help=t("attention_lab.show_head_help"),
 )
 head = None if head_pick == "mean" else int(head_pick)
-causal = c3.toggle(t("attention_lab.causal"), value=False, key="lab_causal", **URL, help=t("attention_lab.causal_help"))
-dial = c4.slider(
+causal = row.toggle(
+    t("attention_lab.causal"), value=False, key="lab_causal", **URL, help=t("attention_lab.causal_help")
+)
+dial = row.slider(
     t("attention_lab.dial"), 0.0, 3.0, 1.0, step=0.25, key="lab_dial", **URL, help=t("attention_lab.dial_help")
 )
 
@@ -118,7 +120,7 @@ def panels_part() -> None:
                 x
                 for x, role in lab.term_roles(m)
                 if not col.checkbox(
-                    t("attention_lab.term_label", term=lab.term_name(x), kind=t(f"attention_lab.term_kind.{role}")),
+                    lab.term_label(x, role, current()),
                     value=True,
                     key=f"lab_term_{m}_{x}",
                 )
