@@ -58,6 +58,8 @@ PRESENTER_CSS = """<style>
 # And: a metric's label wraps instead of ending in "…". The label says what the number is
 # ("No mask: largest weight difference, −m·|i − j| vs +m·j"); in two columns on a 900 px window
 # Streamlit cut it to "No mask: largest weight differenc…" (tests/e2e/test_narrow_browser.py).
+# A markdown table wider than the column (the Derivations catalogue on a phone) scrolls in its own
+# box, as a formula does, instead of making the whole page scroll sideways.
 CAPTION_COLOR = "#5e6069"
 CAPTION_LINK_COLOR = "#1a5fb4"
 ATLAS_CSS = f"""<style>
@@ -66,6 +68,9 @@ ATLAS_CSS = f"""<style>
 [data-testid="stCaptionContainer"] a {{ color: {CAPTION_LINK_COLOR}; }}
 .pe-chart-box {{ content-visibility: auto; contain-intrinsic-size: auto 450px; }}
 [data-testid="stMain"] .katex-display {{ scrollbar-width: thin; scrollbar-color: {CAPTION_COLOR} transparent; }}
+[data-testid="stMain"] [data-testid="stMarkdownContainer"] table {{
+  display: block; max-width: 100%; overflow-x: auto;
+  scrollbar-width: thin; scrollbar-color: {CAPTION_COLOR} transparent; }}
 [data-testid="stMetricLabel"] [data-testid="stMarkdownContainer"], [data-testid="stMetricLabel"] p {{
   white-space: normal; overflow: visible; text-overflow: clip; }}
 </style>"""

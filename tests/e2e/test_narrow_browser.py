@@ -1,11 +1,12 @@
 """Every chapter in a narrow window (900 px: a small laptop with the sidebar open, the main column
-about 600 px), in English and in Korean: no control's label is cut off, and nothing but a formula
-is wider than the page.
+about 600 px), in English and in Korean, and on a phone (390 px, as a class on its own devices):
+no control's label is cut off, and nothing is wider than the page.
 
 Streamlit cuts a widget's label that does not fit its column with an ellipsis. In fixed-ratio
 st.columns a toggle's label showed 15 of its 98 px ("Causal (decoder)" on T5) at this width;
 ui.common.control_row lets a row wrap instead. A formula wider than its column scrolls sideways
-inside its own box (ui.presenter.ATLAS_CSS shows its scrollbar), never the page.
+inside its own box (ui.presenter.ATLAS_CSS shows its scrollbar), never the page; so does a markdown
+table (the Derivations catalogue made a phone's whole page scroll sideways by 133 px).
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from ui.chapters import CHAPTERS
 
 pytestmark = pytest.mark.e2e
 
-WIDTH = 900
+# (window width, language): a small laptop in both languages, a phone in English.
+WINDOWS = [(900, "en"), (900, "ko"), (390, "en")]
 
 # Every label Streamlit may cut (a widget's, an expander's, a metric's) that is cut now: its text,
 # the width shown and the width it needs; and any element of the main column wider than the
@@ -39,19 +41,29 @@ CUT_JS = """() => {
 
 
 @pytest.fixture(scope="module")
-def narrow_tab(browser, served):
-    context = browser.new_context(viewport={"width": WIDTH, "height": 1000})
-    yield new_tab(context, served)
-    context.close()
+def tabs(browser, served):
+    """One tab per window width, opened when first asked for, closed with the module."""
+    contexts: dict[int, object] = {}
+    opened = {}
+
+    def tab(width: int):
+        if width not in opened:
+            contexts[width] = browser.new_context(viewport={"width": width, "height": 1000})
+            opened[width] = new_tab(contexts[width], served)
+        return opened[width]
+
+    yield tab
+    for context in contexts.values():
+        context.close()
 
 
-@pytest.mark.parametrize("lang", ["en", "ko"])
+@pytest.mark.parametrize(("width", "lang"), WINDOWS, ids=[f"{w}px-{lang}" for w, lang in WINDOWS])
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=[c.key for c in CHAPTERS])
-def test_no_label_is_cut_and_nothing_is_wider_than_the_page(narrow_tab, served, chapter, lang):
-    page = narrow_tab.page
+def test_no_label_is_cut_and_nothing_is_wider_than_the_page(tabs, served, chapter, width, lang):
+    page = tabs(width).page
     page.goto(f"{served}{path_of(chapter)}?lang={lang}", timeout=TIMEOUT_MS)
     wait_rendered(page)
     no_exception(page)
     found = page.evaluate(CUT_JS)
-    assert found["cut"] == [], f"labels cut at {WIDTH} px: {found['cut']}"
+    assert found["cut"] == [], f"labels cut at {width} px: {found['cut']}"
     assert found["wide"] == [] and found["page"] <= 0, found
