@@ -316,3 +316,24 @@ def test_switching_swaps_the_trouble_prefix_only_if_untouched():
     at.text_input(key="trouble_prefix").input("그러니까,").run()
     at.button_group(key="lang").set_value("en").run()
     assert at.text_input(key="trouble_prefix").value == "그러니까,"  # what the learner typed stays
+
+
+# Pictographs (U+1F000 and up: a page, crossed arrows …) are drawn only by a colour emoji font,
+# which a bare Linux or a headless Chromium lacks: there the paper line "(U+1F4C4) He, Liu, Gao,
+# Chen (2021)" began with an empty box. The atlas's own words use Streamlit's Material icons (its
+# font ships with Streamlit) instead. Text the learner types or picks as an example sentence
+# (ui/sidebar.py) may hold emoji: that is its point.
+PICTOGRAPH = re.compile("[\U0001f000-\U0010ffff]")
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_atlas_own_words_hold_no_pictographs(lang):
+    words = [f"{lang}:{key}" for key, value in catalogue(lang).items() if PICTOGRAPH.search(value)]
+    prose = [str(p) for p in (TEXT_DIR / lang).glob("*.md") if PICTOGRAPH.search(p.read_text(encoding="utf-8"))]
+    code = [
+        str(p)
+        for folder in ("pages", "ui", "explain")
+        for p in (ROOT / folder).rglob("*.py")
+        if p.name != "sidebar.py" and PICTOGRAPH.search(p.read_text(encoding="utf-8"))
+    ]
+    assert words == [] and prose == [] and code == [], (words, prose, code)

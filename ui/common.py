@@ -30,7 +30,9 @@ def header(chapter_key: str, paper: Paper | None = None, sources: tuple = ()) ->
     st.title(chapter.title)
     st.markdown(f"*{chapter.idea}*")
     if paper is not None:
-        st.caption(f"📄 {paper.authors} ({paper.year}). [{paper.title}]({paper.url})")
+        # A Material icon (Streamlit ships the font), not the U+1F4C4 page emoji: a machine without
+        # a colour emoji font (a bare Linux, headless Chromium) drew that as an empty box.
+        st.caption(f":material/article: {paper.authors} ({paper.year}). [{paper.title}]({paper.url})")
     if sources and not presenter():  # a secondary panel: not on the projector
         # Lazy, like the Numbers panels: its content runs and is sent only while it is open. An
         # st.code anywhere on a page makes the browser fetch and parse Streamlit's 1.5 MB syntax

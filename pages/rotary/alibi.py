@@ -306,7 +306,7 @@ def shuffle_section() -> None:
     st.subheader(t("alibi.nope.subheader"))
     st.session_state.setdefault("nope_shuffles", 1)
     b1, b2 = st.columns([1, 3])
-    if b1.button(t("alibi.nope.shuffle"), key="nope_shuffle", disabled=len(tokens) < 2):
+    if b1.button(t("alibi.nope.shuffle"), key="nope_shuffle", icon=":material/shuffle:", disabled=len(tokens) < 2):
         st.session_state.nope_shuffles += 1
     ns = nope_symmetry(text, seed(), st.session_state.nope_shuffles)
     shuffled, more = ns.shuffled(40)

@@ -32,7 +32,7 @@ header(
         enc.xpos_scales,
     ),
 )
-with st.expander(t("rope_scaling.sources")):
+with st.expander(t("rope_scaling.sources"), icon=":material/article:"):
     for paper in enc.PAPERS.values():
         st.markdown(f"- {paper.authors} ({paper.year}). [{paper.title}]({paper.url})")
 prose(KEY, "intro")
