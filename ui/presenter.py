@@ -60,6 +60,8 @@ PRESENTER_CSS = """<style>
 # Streamlit cut it to "No mask: largest weight differenc…" (tests/e2e/test_narrow_browser.py).
 # A markdown table wider than the column (the Derivations catalogue on a phone) scrolls in its own
 # box, as a formula does, instead of making the whole page scroll sideways.
+# A chart that could not be drawn (plotly.js did not load: ui/chart.py) holds a sentence saying so,
+# shown as a warning: not drawn by plotly (no js-plotly-plot class) and not empty (still loading).
 CAPTION_COLOR = "#5e6069"
 CAPTION_LINK_COLOR = "#1a5fb4"
 ATLAS_CSS = f"""<style>
@@ -67,6 +69,8 @@ ATLAS_CSS = f"""<style>
 [data-testid="stCaptionContainer"] {{ color: {CAPTION_COLOR}; }}
 [data-testid="stCaptionContainer"] a {{ color: {CAPTION_LINK_COLOR}; }}
 .pe-chart-box {{ content-visibility: auto; contain-intrinsic-size: auto 450px; }}
+.pe-chart:not(.js-plotly-plot):not(:empty) {{
+  padding: 0.75rem 1rem; border-radius: 0.5rem; background: #fff8e1; color: #5c4300; }}
 [data-testid="stMain"] .katex-display {{ scrollbar-width: thin; scrollbar-color: {CAPTION_COLOR} transparent; }}
 [data-testid="stMain"] [data-testid="stMarkdownContainer"] table {{
   display: block; max-width: 100%; overflow-x: auto;
