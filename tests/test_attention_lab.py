@@ -54,7 +54,7 @@ def test_named_term_roles():
 def test_each_term_switch_names_its_term_and_its_role_once(lang):
     """A switch's label says which term it is and whether content or position, once: Shaw's
     "position" term is "position", not "position (position)"; DeBERTa's c2p is "c2p (position)"."""
-    from explain.i18n import t
+    from explain.i18n import t  # local, as below: the module's loops name a term t
 
     for method in lab.switchable(tuple(REGISTRY)):
         labels = [lab.term_label(x, role, lang) for x, role in lab.term_roles(method)]

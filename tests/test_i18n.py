@@ -323,7 +323,7 @@ def test_switching_swaps_the_trouble_prefix_only_if_untouched():
 # Chen (2021)" began with an empty box. The atlas's own words use Streamlit's Material icons (its
 # font ships with Streamlit) instead. Text the learner types or picks as an example sentence
 # (ui/sidebar.py) may hold emoji: that is its point.
-PICTOGRAPH = re.compile("[\U0001f000-\U0010ffff]")
+PICTOGRAPH = re.compile("[\U0001f000-\U0001faff]")  # the emoji and pictograph blocks, not CJK beyond
 
 
 @pytest.mark.parametrize("lang", LANGS)

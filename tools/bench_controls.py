@@ -156,8 +156,8 @@ async def bench_page(s: Bench, ws, path: str, repeats: int, proofs_open: bool = 
         fragment = s.fragment_of.get(wid, "")
         in_fragment += bool(fragment)
         # the user key is everything after the id's hash ("$$ID-<hash>-<key>"); it may hold dashes
-        # itself (a proof's derivation ids do), and two proofs' panels may share a tail, so a name
-        # that is already taken gets the widget's place in the page: no control's times overwrite another's
+        # itself (a proof's derivation ids do). A widget without a key is "<kind>:None", so a name
+        # already taken gets a number: no control's times overwrite another's
         name = f"{kind}:{wid.split('-', 2)[-1]}"
         if name in times:
             name += f"#{len(times)}"

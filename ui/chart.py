@@ -77,11 +77,15 @@ export default function ({ parentElement, data }) {
     // Counted for tests/e2e/test_chart_browser.py.
     gd.__peDraws = (gd.__peDraws || 0) + 1;
     return P.react(gd, {...figure, config}).then(() => { if (gd.__peSpec === text) gd.__peShown = text; });
-  }).catch(e => {
-    // The chart's place says why, in the page's language; a later figure tries the load again.
+  }, e => {
+    // plotly.js did not load: the chart's place says so in the page's language, unless a newer
+    // figure came meanwhile (it reports its own load); that figure, or this one sent again, retries.
+    if (gd.__peSpec !== text) return;
     gd.__peSpec = null;
     gd.textContent = words.unavailable.replace('{error}', e.message || String(e));
-  });
+  })
+    // A figure plotly could not draw (tests/test_chart.py keeps every trace type drawable).
+    .catch(e => { gd.textContent = String(e); });
   if (!gd.__peCleanup) {
     // Plotly fills its div's width when it first draws it; a box whose width changes later (the
     // window, the sidebar, a tab opened) gets its chart drawn again at the new width, given

@@ -46,7 +46,8 @@ def identities_part() -> None:
     if "derivation" not in st.session_state:
         wanted = st.query_params.get("d")
         st.session_state.derivation = wanted if wanted in ids else ids[0]
-    # The picker takes what the toggle's whole label leaves (as [3, 1] columns it read "Sho…").
+    # The picker takes what the toggle's whole label leaves (as [3, 1] columns it read "Sho…"). Its
+    # slot comes first in the row but is filled after the toggle, whose value disables it.
     row = control_row()
     pick = row.container(width="stretch")
     show_all = row.toggle(

@@ -22,8 +22,9 @@ pytestmark = pytest.mark.e2e
 WINDOWS = [(900, "en"), (900, "ko"), (390, "en")]
 
 # Every label Streamlit may cut (a widget's, an expander's, a metric's) that is cut now: its text,
-# the width shown and the width it needs; and any element of the main column wider than the
-# column, except a formula's own scrolling box and what lies inside one.
+# the width shown and the width it needs; any element of the main column wider than the column (a
+# formula or a table scrolls inside its own box, which fits); and how far the page itself scrolls
+# sideways.
 CUT_JS = """() => {
   const main = document.querySelector('[data-testid="stMain"]');
   const labels = main.querySelectorAll(
