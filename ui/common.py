@@ -11,12 +11,11 @@ import re
 import streamlit as st
 from streamlit.delta_generator_singletons import get_last_dg_added_to_context_stack
 
-from encoders.base import Paper
 from encoders.text import MAX_TOKENS, Tokens, tokenize
+from explain.chapter import Chapter
 from explain.figures.margins import ASSUMED_PLOT_WIDTH, HALF_PLOT_WIDTH, fit_margins
 from explain.numbers import MAX_TABLE_CELLS, figure_summary, heatmap_tables, trace_table
 from explain.prose import section
-from ui.chapters import BY_KEY
 from ui.chart import chart
 from ui.i18n import t
 from ui.presenter import presenter, scale_figure
@@ -24,11 +23,12 @@ from ui.presenter import presenter, scale_figure
 PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"scale": 2}}
 
 
-def header(chapter_key: str, paper: Paper | None = None, sources: tuple = ()) -> None:
-    """Title, the one-line idea, the paper, and the live source of what the page runs."""
-    chapter = BY_KEY[chapter_key]
-    st.title(chapter.title)
-    st.markdown(f"*{chapter.idea}*")
+def header(chapter: Chapter) -> None:
+    """Title, the one-line idea, the paper, and the live source of what the page runs (all from the
+    chapter's declaration; the words from the catalogue, in this run's language)."""
+    st.title(t(f"chapters.{chapter.key}.title"))
+    st.markdown(f"*{t(f'chapters.{chapter.key}.idea')}*")
+    paper, sources = chapter.paper, chapter.sources
     if paper is not None:
         # A Material icon (Streamlit ships the font), not the U+1F4C4 page emoji: a machine without
         # a colour emoji font (a bare Linux, headless Chromium) drew that as an empty box.

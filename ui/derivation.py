@@ -30,7 +30,6 @@ from explain.derivations.view import (
     InputSpec,
     Line,
     Status,
-    chapter_title,
     claim_check_text,
     claim_display,
     compare,
@@ -48,7 +47,8 @@ from explain.derivations.view import (
     where_latex,
 )
 from ui.cache import cached
-from ui.i18n import activate
+from ui.chapters import chapter_title_of
+from ui.section import section
 
 
 def _t(key: str, /, **values: object) -> str:
@@ -148,7 +148,7 @@ def show_derivation(derivation_id: str, key_prefix: str, compact: bool = False, 
     )
 
 
-@st.fragment
+@section()
 def proof(label: str, derivation_id: str, key_prefix: str) -> None:
     """A chapter's proof, compact, in a collapsed expander whose content runs only while it is open.
 
@@ -157,7 +157,6 @@ def proof(label: str, derivation_id: str, key_prefix: str) -> None:
     ~8 % of every rerun of the page.
     A fragment of its own: opening it reruns the proof alone, not the chapter around it. Closing it
     drops its number inputs, so they open again on their default values."""
-    activate()  # a fragment rerun skips app.py, which sets the language of a full run
     box = st.expander(label, key=f"{key_prefix}__proof", on_change="rerun", icon=":material/functions:")
     if box.open:
         with box:
@@ -194,7 +193,7 @@ def render(
     st.markdown(_t("ui.claim_label") + " " + md_text(d.claim))
     if claim:
         st.latex(layout(claim)[1] + " " + claim)
-    st.caption(_t("ui.source", source=d.source) + ("" if compact else _t("ui.chapter", chapter=chapter_title(d.id))))
+    st.caption(_t("ui.source", source=d.source) + ("" if compact else _t("ui.chapter", chapter=chapter_title_of(d.id))))
 
     for line in shown:
         _line(line)
@@ -271,13 +270,12 @@ def _draw_random(d: D.Derivation, keys: dict[str, str], counter_key: str) -> Non
     _set_values(keys, random_values(d, seed))
 
 
-@st.fragment
+@section()
 def _folded_numbers(d: D.Derivation, key_prefix: str, compact: bool) -> None:
     """The numbers panel in a collapsed expander whose content runs only while it is open: for the
     Derivations chapter's "show all", where an open panel per derivation (127 number inputs over 17
     derivations) made turning it on take ~0.2 s of server time, most of it creating those inputs,
     and put a wall of inputs between the proofs. A fragment: opening one panel reruns that panel alone."""
-    activate()  # a fragment rerun skips app.py, which sets the language of a full run
     box = st.expander(
         _t("ui.numbers.heading"), key=_key(key_prefix, d, "#numbers"), on_change="rerun", icon=":material/calculate:"
     )
@@ -286,14 +284,12 @@ def _folded_numbers(d: D.Derivation, key_prefix: str, compact: bool) -> None:
             _numbers_panel(d, key_prefix, compact)
 
 
-@st.fragment
+@section()
 def _numbers_panel(d: D.Derivation, key_prefix: str, compact: bool) -> None:
     """Number inputs for every parameter; the first and last line evaluated; their difference.
 
     A fragment: moving a number reruns only this panel, never the proofs or the rest of the page.
-    A fragment rerun does not pass through app.py, so it sets this run's language itself.
     """
-    activate()
     keys = {p.name: _key(key_prefix, d, p.name) for p in d.parameters}
     specs = {p.name: input_spec(p) for p in d.parameters}
     for p in d.parameters:

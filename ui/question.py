@@ -11,7 +11,8 @@ from __future__ import annotations
 import streamlit as st
 
 from explain.question import Question
-from ui.i18n import activate, t
+from ui.i18n import t
+from ui.section import section
 
 
 def ask(q: Question) -> bool:
@@ -70,11 +71,10 @@ def ask(q: Question) -> bool:
         return True
 
 
-@st.fragment
+@section()
 def ask_alone(q: Question) -> None:
     """Owns the question's radio and Reveal, for a question asked outside any section's fragment:
     choosing an answer or pressing Reveal changes nothing outside this box, so it reruns this box
     only, not the page (in the toy lab that was ~0.1 s of server time). A question inside a
     section's fragment is asked with ask()."""
-    activate()  # a fragment rerun does not pass through app.py: set this run's language
     ask(q)

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import streamlit as st
 
+from explain.chapter import Chapter
 from explain.chapters import real_text as rt
 from explain.chapters import trained_attention as ta
 from explain.chapters import trained_attention_figures as taf
 from ui.cache import cached
 from ui.common import plot
-from ui.i18n import activate, current, option_names, t
+from ui.i18n import current, option_names, t
+from ui.section import section
 
 # A read of 1024 bytes keeps 8 maps of 256² float32 (~2 MB) for drawing: a small bound.
 read_text = cached(ta.read_text, max_entries=8)
@@ -47,14 +49,14 @@ def head_grid(read: ta.TrainedRead, label: str, shown: str, key: str, max_cells:
     )
 
 
-@st.fragment
-def trained_panel(encodings: str | tuple[str, ...], chapter_key: str) -> None:
+@section()
+def trained_panel(chapter: Chapter) -> None:
     """Owns its open state and, given several encodings, which one it reads: a closed expander, "the
-    same encoding, trained on real text, on your sentence". `encodings` are the registry names the
-    chapter is about (RoPE's stretches read the RoPE model stretched); those without a trained
+    same encoding, trained on real text, on your sentence". The chapter's `encodings` are the
+    registry names it is about (RoPE's stretches read the RoPE model stretched); those without a trained
     model are left out, and with none left there is no panel. Reads the shared sentence."""
-    activate()  # a fragment rerun skips app.py, which sets the language of a full run
-    names = tuple(e for e in ((encodings,) if isinstance(encodings, str) else encodings) if ta.resolve(e))
+    chapter_key = chapter.key
+    names = tuple(e for e in chapter.encodings if ta.resolve(e))
     if not names:
         return
     lang = current()

@@ -13,11 +13,13 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from encoders import build
+from encoders import alibi as enc
+from encoders import build, nope
 from encoders.alibi import AlibiConfig, alibi_slopes
 from encoders.attention import attend, causal_mask, split_heads, toy_layer
 from encoders.nope import equal_logit_weights
 from encoders.text import token_embeddings, token_key, tokenize
+from explain.chapter import Chapter
 from explain.i18n import t
 from explain.question import Question
 
@@ -446,3 +448,26 @@ def slopes_section(n_heads: int, lang: str) -> SlopesSection:
         slopes_question(n_heads, lang),
         note,
     )
+
+
+# -- the chapter, declared once (ui/chapters.py collects it) ----------------------------------------
+CHAPTER = Chapter(
+    key="alibi",
+    part="Bias",
+    page="pages/bias/alibi.py",
+    icon=":material/trending_down:",
+    order=100,
+    paper=enc.PAPER,
+    sources=(
+        enc.alibi_slopes,
+        enc.alibi_bias,
+        enc.alibi_bias_symmetric,
+        enc.alibi_bias_code,
+        enc.Alibi.logit_terms,
+        nope.equal_logit_weights,
+    ),
+    encodings=("alibi",),
+    derivations=("alibi-shift-invariance",),
+    link={"alibi_heads": "6", "alibi_causal": "false", "alibi_train_len": "64"},
+    link_shows={"alibi_heads": 6, "alibi_causal": False, "alibi_train_len": 64},
+)

@@ -28,6 +28,8 @@ from encoders.attention import SelfAttention, split_heads, toy_layer
 from encoders.base import content_logits
 from encoders.rope import RoPE
 from encoders.text import token_embeddings, token_key, tokenize
+from explain.chapter import Chapter
+from explain.chapters import attention_lab as lab
 from explain.i18n import t
 from explain.question import Question
 
@@ -42,7 +44,7 @@ from .attention_lab import (
     pick_head,
     short,
 )
-from .common import sign_text
+from .common import run_tokens, sign_text
 
 # -- shift test --------------------------------------------------------------------------------
 
@@ -483,3 +485,32 @@ def kv_cache(text: str, seed: int, n_heads: int, head: int | None) -> KVCache:
         pick_head(per_head["recomputed"], head),
         pick_head(per_head["cached"], head),
     )
+
+
+# -- the chapter, declared once (ui/chapters.py collects it) ----------------------------------------
+CHAPTER = Chapter(
+    key="attention-lab",
+    part="Labs",
+    page="pages/labs/attention_lab.py",
+    icon=":material/science:",
+    order=140,
+    sources=(lab.panel, lab.term_scales, run_tokens, shift_deltas, kv_cache),
+    link={
+        "lab_methods": "rope-dynamic,learned,alibi",
+        "lab_heads": "2",
+        "lab_causal": "true",
+        "lab_dial": "0.5",
+        "lab_show": "content",
+        "lab_train_len": "16",
+        "lab_length": "64",
+    },
+    link_shows={
+        "lab_methods": ["rope-dynamic", "learned", "alibi"],
+        "lab_heads": 2,
+        "lab_causal": True,
+        "lab_dial": 0.5,
+        "lab_show": "content",
+        "lab_train_len": 16,
+        "lab_length": 64,
+    },
+)

@@ -25,6 +25,7 @@ import regex
 import torch
 
 from encoders import build
+from encoders import cope as enc
 from encoders.attention import AttentionResult, toy_layer
 from encoders.cope import (
     CoPE,
@@ -34,6 +35,7 @@ from encoders.cope import (
     interpolate_position_logits,
 )
 from encoders.text import MAX_CHARS, MAX_TOKENS, token_embeddings, token_key, tokenize
+from explain.chapter import Chapter
 from explain.chapters.common import TOY_D_MODEL, TOY_HEADS
 from explain.i18n import t
 from explain.question import Question
@@ -447,3 +449,38 @@ def alice_view(text: str, word: str, max_tokens: int = MAX_TOKENS) -> AliceView:
     same = np.array([token_key(tok) == token_key(word) for tok in hard.tokens], dtype=bool)
     hits = tuple(int(j) for j in np.flatnonzero(in_last & same))
     return AliceView(hard.tokens, in_last.astype(float), hits, count, int(same.sum()))
+
+
+# -- the chapter, declared once (ui/chapters.py collects it) ----------------------------------------
+CHAPTER = Chapter(
+    key="cope",
+    part="Contextual",
+    page="pages/contextual/cope.py",
+    icon=":material/format_list_numbered:",
+    order=110,
+    paper=enc.PAPER,
+    sources=(
+        enc.contextual_positions,
+        enc.gate_logits_from_counted,
+        enc.integer_position_logits,
+        enc.interpolate_position_logits,
+        enc.CoPE.positions,
+        enc.CoPE.logit_terms,
+    ),
+    encodings=("cope",),
+    derivations=("cope-all-gates-open",),
+    link={
+        "cope_unit": "every token",
+        "cope_npos": "16",
+        "cope_sharpness": "2.5",
+        "cope_example": "aaaabaaabb",
+        "cope_variant": "official",
+    },
+    link_shows={
+        "cope_unit": "every token",
+        "cope_npos": 16,
+        "cope_sharpness": 2.5,
+        "cope_example": "aaaabaaabb",
+        "cope_variant": "official",
+    },
+)

@@ -13,7 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from encoders import deberta as enc
 from encoders.deberta import DeBERTa, DebertaConfig, log_bucket_position
+from explain.chapter import Chapter
 from explain.i18n import t
 from explain.question import Question
 
@@ -180,3 +182,18 @@ def rows_question(bucket_size: int, max_position: int, lang: str) -> Question:
         explanation=t(f"deberta.predict.explanation_{reason}", lang, **facts),
         facts=facts,
     )
+
+
+# -- the chapter, declared once (ui/chapters.py collects it) ----------------------------------------
+CHAPTER = Chapter(
+    key="deberta",
+    part="Relative",
+    page="pages/relative/deberta.py",
+    icon=":material/call_split:",
+    order=70,
+    paper=enc.PAPER,
+    sources=(enc.log_bucket_position, enc.DeBERTa.relative_positions, enc.DeBERTa.table_index, enc.DeBERTa.logit_terms),
+    derivations=("deberta-three-terms",),
+    link={"deb_bucket_size": "32", "deb_max_position": "256", "deb_head": "1", "deb_on_c2p": "false"},
+    link_shows={"deb_bucket_size": 32, "deb_max_position": 256, "deb_head": 1, "deb_on_c2p": False},
+)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from explain import derivations as D
+from explain.chapter import Chapter
+from explain.derivations import prover
 from explain.i18n import t
 from explain.question import Question
 
@@ -57,3 +59,16 @@ def dot_product_question(lang: str) -> Question:
         explanation=t("derivations.page.predict_explanation", lang, **facts),
         facts=facts,
     )
+
+
+# -- the chapter, declared once (ui/chapters.py collects it) ----------------------------------------
+CHAPTER = Chapter(
+    key="derivations",
+    part="Beyond",
+    page="pages/beyond/derivations.py",
+    icon=":material/functions:",
+    order=130,
+    sources=(prover.verify, prover._check_step, prover._scalar_equal),
+    link={"d": "rope-matrix-2d", "derivations_all": "false"},
+    link_shows={"derivation": "rope-matrix-2d"},
+)

@@ -20,13 +20,16 @@ import numpy as np
 import torch
 
 from encoders import build
+from encoders import learned as enc
 from encoders.base import PositionOutOfRange
 from encoders.learned import LearnedAbsolute, LearnedConfig
 from encoders.sinusoidal import sinusoidal_table
 from encoders.text import tokenize
+from explain.chapter import Chapter
 from explain.chapters import common
 from explain.i18n import t
 from explain.question import Question
+from models import minilm
 
 from .common import run_tokens
 
@@ -418,3 +421,23 @@ def row_statistics(table: np.ndarray, k: int = 5) -> RowStats:
 def parameter_count(max_len: int, d_model: int) -> int:
     """A learned table costs one trainable number per (position, channel)."""
     return max_len * d_model
+
+
+# -- the chapter, declared once (ui/chapters.py collects it) ----------------------------------------
+CHAPTER = Chapter(
+    key="learned",
+    part="Absolute",
+    page="pages/absolute/learned.py",
+    icon=":material/table_rows:",
+    order=20,
+    paper=enc.PAPER,
+    sources=(
+        enc.LearnedAbsolute.encode_input,
+        minilm.minilm_position_table,
+        similarity_by_distance,
+        principal_components,
+    ),
+    encodings=("learned",),
+    link={"max_len": "8"},
+    link_shows={"max_len": 8},
+)

@@ -14,8 +14,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from explain.chapter import Chapter
 from explain.i18n import t
 from explain.question import Question
+from models import minilm as enc
 from models.minilm import MAX_POSITIONS, load
 
 MAX_PIECES = 256  # word pieces the page runs (plus [CLS] and [SEP]); the help text says so
@@ -372,3 +374,17 @@ def shift_question(heads: PositionHeads, change: PositionChange, lang: str) -> Q
         ),
         facts=facts,
     )
+
+
+# -- the chapter, declared once (ui/chapters.py collects it) ----------------------------------------
+CHAPTER = Chapter(
+    key="minilm",
+    part="Labs",
+    page="pages/labs/minilm.py",
+    icon=":material/psychology:",
+    order=150,
+    paper=enc.PAPER,
+    sources=(enc.MiniLM.embed, enc.EncoderLayer.forward, enc.WordPiece.word_pieces, target_masses),
+    link={"minilm_layer": "2", "minilm_head": "9", "minilm_src": "sentence", "minilm_mode": "reverse"},
+    link_shows={"minilm_layer": 2, "minilm_head": 9, "minilm_src": "sentence", "minilm_mode": "reverse"},
+)

@@ -20,9 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from explain.chapter import Chapter
 from explain.i18n import t
 from explain.question import Question
-from lab.lm import EVAL_LENGTHS, LM_DIR
+from lab.corpus import build
+from lab.lm import EVAL_LENGTHS, LM_DIR, read_text, train_lm, window_bits
 from lab.lm import MAX_TEXT_BYTES as MAX_TEXT_BYTES  # re-exported: the page's notes
 from lab.lm import TRAIN_LEN as TRAIN_LEN  # re-exported: the page's marks and titles
 
@@ -447,3 +449,16 @@ def rise_question(directory: str = DIR, lang: str | None = None) -> Question | N
         explanation=t(key, lang, **facts),
         facts=facts,
     )
+
+
+# -- the chapter, declared once (ui/chapters.py collects it) ----------------------------------------
+CHAPTER = Chapter(
+    key="real-text",
+    part="Labs",
+    page="pages/labs/real_text.py",
+    icon=":material/menu_book:",
+    order=170,
+    sources=(build, train_lm, window_bits, read_text),
+    link={"real_text_stretches": "false", "real_text_model": "rope", "real_text_stretch": "rope-yarn"},
+    link_shows={"real_text_stretches": False, "real_text_model": "rope", "real_text_stretch": "rope-yarn"},
+)

@@ -19,6 +19,7 @@ import numpy.typing as npt
 import torch
 
 from encoders import build
+from encoders import rope as enc
 from encoders.attention import toy_layer
 from encoders.rope import (
     apply_rotary,
@@ -28,6 +29,7 @@ from encoders.rope import (
     rotation_matrix,
 )
 from encoders.text import token_embeddings, token_key
+from explain.chapter import Chapter
 from explain.i18n import t
 from explain.question import Question
 
@@ -478,3 +480,50 @@ def skew_view(seed: int, d: int = SKEW_D, m: int = SKEW_M) -> SkewView:
         float(np.abs(exp(m) - q @ block_rotation(thetas, m) @ q.T).max()),
         rel,
     )
+
+
+# -- the chapter, declared once (ui/chapters.py collects it) ----------------------------------------
+CHAPTER = Chapter(
+    key="rope",
+    part="Rotary",
+    page="pages/rotary/rope.py",
+    icon=":material/rotate_right:",
+    order=80,
+    paper=enc.PAPER,
+    sources=(enc.rope_frequencies, enc.apply_rotary, enc.RoPE.logit_terms),
+    encodings=("rope",),
+    derivations=(
+        "rope-complex-2d",
+        "rope-matrix-2d",
+        "rope-relative-d4",
+        "rope-relative-d6",
+        "rope-relative-block",
+        "rope-from-the-goal",
+        "rope-skew-generator",
+        "rope-skew-exponential-2d",
+        "rope-block-exponential",
+        "rope-absorb-basis",
+    ),
+    link={
+        "rope_d": "8",
+        "rope_base": "100",
+        "rope_m": "10",
+        "rope_n": "3",
+        "rope_size": "16",
+        "rope_shift": "500",
+        "rope_causal": "true",
+        "rope_q_word": "3",
+        "rope_move": "query",
+    },
+    link_shows={
+        "rope_d": 8,
+        "rope_base": 100,
+        "rope_m": 10,
+        "rope_n": 3,
+        "rope_size": 16,
+        "rope_shift": 500,
+        "rope_causal": True,
+        "rope_q_word": 3,
+        "rope_move": "query",
+    },
+)

@@ -19,8 +19,10 @@ import numpy as np
 import numpy.typing as npt
 
 from encoders import REGISTRY
+from encoders import rope_scaling as enc
 from encoders.rope import RoPE, RopeConfig, rope_frequencies
 from encoders.rope_scaling import YaRNRoPE, dynamic_ntk_scale, yarn_ramp
+from explain.chapter import Chapter
 from explain.i18n import t
 from explain.question import Question
 
@@ -374,3 +376,25 @@ def frequency_section(
         tuple(rows),
         caption,
     )
+
+
+# -- the chapter, declared once (ui/chapters.py collects it) ----------------------------------------
+CHAPTER = Chapter(
+    key="rope-scaling",
+    part="Rotary",
+    page="pages/rotary/rope_scaling.py",
+    icon=":material/expand:",
+    order=90,
+    sources=(
+        enc.pi_frequencies,
+        enc.ntk_base,
+        enc.dynamic_ntk_scale,
+        enc.yarn_ramp,
+        enc.yarn_frequencies,
+        enc.yarn_attention_factor,
+        enc.xpos_scales,
+    ),
+    encodings=TRAINED_SCHEMES,
+    link={"rs_d": "64", "rs_s": "8.0", "rs_L": "1024"},
+    link_shows={"rs_d": 64, "rs_s": 8.0, "rs_L": 1024},
+)

@@ -14,9 +14,11 @@ import numpy as np
 import torch
 
 from encoders import build
+from encoders import shaw as enc
 from encoders.attention import toy_layer
 from encoders.shaw import ShawConfig, ShawRelative, clipped_relative_index, relative_vectors
 from encoders.text import token_embeddings, token_key
+from explain.chapter import Chapter
 from explain.chapters.common import TOY_D_MODEL, TOY_HEADS, ShiftProbe, shift_probe
 from explain.i18n import t
 from explain.question import Question
@@ -200,3 +202,23 @@ def index_section(n: int, k: int, lang: str) -> IndexSection:
     else:
         key = "shaw.index.share_all"
     return IndexSection(index_question(n, k, lang, used), t(key, lang, **facts), facts)
+
+
+# -- the chapter, declared once (ui/chapters.py collects it) ----------------------------------------
+CHAPTER = Chapter(
+    key="shaw",
+    part="Relative",
+    page="pages/relative/shaw.py",
+    icon=":material/straighten:",
+    order=40,
+    paper=enc.PAPER,
+    sources=(
+        enc.clipped_relative_index,
+        enc.relative_position_index,
+        enc.position_logits,
+        enc.value_position_term,
+        enc.ShawRelative.logit_terms,
+    ),
+    link={"shaw_k": "9", "shaw_head": "2"},
+    link_shows={"shaw_k": 9, "shaw_head": 2},
+)

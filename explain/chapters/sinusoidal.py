@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from encoders import sinusoidal as enc
 from encoders.sinusoidal import (
     concatenated_permutation,
     shift_matrix,
@@ -21,6 +22,7 @@ from encoders.sinusoidal import (
     sinusoidal_rows,
     sinusoidal_table,
 )
+from explain.chapter import Chapter
 from explain.i18n import t
 from explain.question import Question
 
@@ -349,3 +351,19 @@ def sentence_view(sentence: str, seed: int) -> SentenceView:
     pos: LayerView = run_layer(sentence, seed, "sinusoidal", d_model=SENTENCE_D, n_heads=1)
     nope: LayerView = run_layer(sentence, seed, "none", d_model=SENTENCE_D, n_heads=1)
     return SentenceView(pos.tokens, pos.inputs - nope.inputs, nope.weights[0], pos.weights[0])
+
+
+# -- the chapter, declared once (ui/chapters.py collects it) ----------------------------------------
+CHAPTER = Chapter(
+    key="sinusoidal",
+    part="Absolute",
+    page="pages/absolute/sinusoidal.py",
+    icon=":material/waves:",
+    order=10,
+    paper=enc.PAPER,
+    sources=(enc.sinusoidal_frequencies, enc.sinusoidal_rows, enc.shift_matrix),
+    encodings=("sinusoidal",),
+    derivations=("sinusoidal-dot-product", "sinusoidal-shift"),
+    link={"n": "100", "sin_d": "32", "base": "100", "p": "7", "delta": "-4"},
+    link_shows={"n": 100, "d": 32, "base": 100, "p": 7, "delta": -4},
+)

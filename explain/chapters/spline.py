@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from encoders import spline as S
+from explain.chapter import Chapter
 from explain.i18n import t
 from explain.question import Question
 
@@ -282,3 +283,29 @@ def contact_line(n_ctrl: int, degree: int, kind: str, lang: str) -> str:
         return t("spline.contact_none", lang, k=n_ctrl, last=last, gap=c.nearest_miss, kind=kind_word)
     names = ", ".join(f"P{i}" for i in c.through)
     return t("spline.contact_some", lang, points=names, gap=c.nearest_miss)
+
+
+# -- the chapter, declared once (ui/chapters.py collects it) ----------------------------------------
+CHAPTER = Chapter(
+    key="spline",
+    part="Beyond",
+    page="pages/beyond/spline.py",
+    icon=":material/gesture:",
+    order=120,
+    paper=S.PAPER,
+    sources=(S.bspline_basis, S.clamped_knots, S.uniform_knots, S.bspline_curve, S.SplineBottleneck.forward),
+    link={
+        "spline_degree": "2",
+        "spline_k": "8",
+        "spline_knots": "uniform",
+        "spline_shape": "arc",
+        "spline_blend_b": "spiral",
+    },
+    link_shows={
+        "spline_degree": 2,
+        "spline_k": 8,
+        "spline_knots": "uniform",
+        "spline_shape": "arc",
+        "spline_blend_b": "spiral",
+    },
+)

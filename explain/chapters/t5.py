@@ -14,9 +14,11 @@ import numpy as np
 import torch
 
 from encoders import build
+from encoders import t5 as enc
 from encoders.attention import toy_layer
 from encoders.t5 import T5Bias, T5Config, bucket_layout, check_bucket_config, relative_position_bucket
 from encoders.text import token_embeddings, token_key
+from explain.chapter import Chapter
 from explain.chapters.common import TOY_D_MODEL, TOY_HEADS, ShiftProbe, shift_probe
 from explain.i18n import t
 from explain.question import Question
@@ -264,3 +266,25 @@ def bucket_question(num_buckets: int, max_distance: int, causal: bool, lang: str
         explanation=t("t5.predict.explanation", lang, why=why, side=side, **facts),
         facts=facts,
     )
+
+
+# -- the chapter, declared once (ui/chapters.py collects it) ----------------------------------------
+CHAPTER = Chapter(
+    key="t5",
+    part="Bias",
+    page="pages/bias/t5.py",
+    icon=":material/stairs:",
+    order=60,
+    paper=enc.PAPER,
+    sources=(
+        enc.relative_position_bucket,
+        enc.bucket_layout,
+        enc.T5Bias.buckets,
+        enc.T5Bias.bias,
+        enc.T5Bias.logit_terms,
+    ),
+    encodings=("t5",),
+    derivations=("t5-shift-invariance",),
+    link={"t5_buckets": "64", "t5_max_distance": "300", "t5_causal": "true", "t5_head": "3"},
+    link_shows={"t5_buckets": 64, "t5_max_distance": 300, "t5_causal": True, "t5_head": 3},
+)

@@ -22,10 +22,14 @@ from typing import Any
 
 import numpy as np
 
+from encoders.cope import PAPER
+from explain.chapter import Chapter
 from explain.i18n import t
 from explain.question import Question
 from lab import tasks as T
-from lab.regenerate import ENCODINGS, TOY_DIR
+from lab.model import TinyTransformer
+from lab.shipped import ENCODINGS, TOY_DIR
+from lab.train import answer_loss
 
 from .toy_tasks_seeds import Interval, group_error, seed_errors, seed_metrics, split_answers, t_interval
 
@@ -460,3 +464,27 @@ def verdict_line(v: Verdict, lang: str | None = None) -> str:
     word = t(f"toy_tasks.verdict_{outcome}", lang, n=v.disagree)
     ties = t("toy_tasks.verdict_ties", lang, n=v.ties) if v.ties and outcome in ("different", "partly") else ""
     return t("toy_tasks.verdict", lang, column=column, word=word, ties=ties, paper=order(v.paper), toy=toy_order(v.toy))
+
+
+# -- the chapter, declared once (ui/chapters.py collects it) ----------------------------------------
+CHAPTER = Chapter(
+    key="toy-lab",
+    part="Labs",
+    page="pages/labs/toy_tasks.py",
+    icon=":material/model_training:",
+    order=160,
+    paper=PAPER,
+    sources=(T.flipflop_sample, TinyTransformer.forward, answer_loss),
+    link={
+        "toy_task": "counting",
+        "toy_encodings": "learned,rope,cope",
+        "toy_dist_split": "ood",
+        "toy_inspect_enc": "alibi",
+    },
+    link_shows={
+        "toy_task": "counting",
+        "toy_encodings": ["learned", "rope", "cope"],
+        "toy_dist_split": "ood",
+        "toy_inspect_enc": "alibi",
+    },
+)

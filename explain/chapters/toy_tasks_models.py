@@ -17,8 +17,8 @@ import torch
 from explain.i18n import t
 from lab import tasks as T
 from lab.model import TinyTransformer
-from lab.regenerate import TOY_DIR, shipped_config
 from lab.service import TrainingService
+from lab.shipped import TOY_DIR, shipped_config
 from lab.train import Progress, TrainConfig, load
 
 from .toy_tasks import split_short, toy_intervals

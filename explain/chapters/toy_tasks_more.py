@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from explain.i18n import t
-from lab.regenerate import SHIPPED, TOY_DIR
+from lab.shipped import SHIPPED, TOY_DIR
 from lab.toy_more import COPE_TABLE_DIR, LARGE_DIR
 from lab.train import TrainConfig, task_of
 

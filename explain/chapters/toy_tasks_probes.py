@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from explain.i18n import t
 from lab import tasks as T
-from lab.regenerate import TOY_DIR
+from lab.shipped import TOY_DIR
 
 from . import toy_tasks_seeds as seeds_mod
 from .toy_tasks import DistanceErrors, shipped_index, short_label, split_short, toy_intervals

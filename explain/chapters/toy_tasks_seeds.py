@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from lab.regenerate import TOY_DIR
+from lab.shipped import TOY_DIR
 
 # t_{0.975, df}: the two-sided 95% quantile of Student's t (tests/test_toy_seeds.py checks it against
 # scipy.stats.t.ppf); the lab ships 3 seeds (df = 2), a live run may add a few.

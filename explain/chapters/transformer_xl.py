@@ -14,8 +14,10 @@ import numpy as np
 import torch
 
 from encoders import build
+from encoders import transformer_xl as enc
 from encoders.sinusoidal import concatenated_permutation
 from encoders.transformer_xl import TransformerXL, TransformerXLConfig, rel_shift_steps, rel_shift_valid
+from explain.chapter import Chapter
 from explain.i18n import t
 from explain.question import Question
 
@@ -279,3 +281,25 @@ def terms_question(seed: int, head: int, causal: bool, lang: str) -> Question | 
         explanation=t("transformer_xl.predict.explanation", lang, **facts),
         facts=facts,
     )
+
+
+# -- the chapter, declared once (ui/chapters.py collects it) ----------------------------------------
+CHAPTER = Chapter(
+    key="transformer-xl",
+    part="Relative",
+    page="pages/relative/transformer_xl.py",
+    icon=":material/memory:",
+    order=50,
+    paper=enc.PAPER,
+    sources=(
+        enc.TransformerXL.logit_terms,
+        enc.TransformerXL.position_keys,
+        enc.rel_shift_steps,
+        enc.rel_shift,
+        enc.relative_distances,
+        enc.relative_encoding,
+    ),
+    derivations=("absolute-pe-attention",),
+    link={"xl_head": "2", "xl_causal": "false", "xl_on_b": "false", "xl_qlen": "5", "xl_step": "sliced"},
+    link_shows={"xl_head": 2, "xl_causal": False, "xl_on_b": False, "xl_qlen": 5, "xl_step": "sliced"},
+)

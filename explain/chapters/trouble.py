@@ -28,6 +28,8 @@ from encoders.base import PositionOutOfRange
 from encoders.learned import LearnedAbsolute, LearnedConfig
 from encoders.sinusoidal import Sinusoidal, sinusoidal_frequencies, sinusoidal_rows
 from encoders.text import MAX_TOKENS, Tokens, tokenize
+from explain.chapter import Chapter
+from explain.chapters import trouble_terms as terms
 from explain.i18n import t
 from explain.question import Question
 
@@ -369,3 +371,24 @@ def length_experiment(l_train: int, l_test: int, seed: int, d_model: int = D_MOD
         error,
         bad,
     )
+
+
+# -- the chapter, declared once (ui/chapters.py collects it) ----------------------------------------
+CHAPTER = Chapter(
+    key="trouble",
+    part="Absolute",
+    page="pages/absolute/trouble.py",
+    icon=":material/warning:",
+    order=30,
+    sources=(
+        shift_experiment,
+        length_experiment,
+        circular_gap,
+        terms.four_terms,
+        terms.relative_part,
+        terms.toeplitz_deviation,
+        terms.tupe_score,
+    ),
+    link={"trouble_base": "sidebar", "trouble_prefix": "Oh well,", "trouble_l_train": "16", "trouble_l_test": "64"},
+    link_shows={"trouble_base": "sidebar", "trouble_prefix": "Oh well,", "trouble_l_train": 16, "trouble_l_test": 64},
+)

@@ -19,8 +19,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from encoders import attention
 from encoders.base import derived_seed
 from encoders.text import token_embeddings, token_key
+from explain.chapter import Chapter
 from explain.i18n import t
 from explain.question import Question
 
@@ -225,3 +227,17 @@ def recurrence_view(tokens: tuple[str, ...], seed: int, shuffle_count: int, d_mo
         np.abs(states - shuffled_states).max(axis=1, initial=0.0),  # (n,)
         repeats,
     )
+
+
+# -- the chapter, declared once (ui/chapters.py collects it) ----------------------------------------
+CHAPTER = Chapter(
+    key="why-order",
+    part="Absolute",
+    page="pages/absolute/why_order.py",
+    icon=":material/shuffle:",
+    order=0,
+    sources=(attention.attend, attention.SelfAttention.forward, elman_states),
+    encodings=("none",),
+    link={"with_pe": "true"},
+    link_shows={"with_pe": True},
+)

@@ -27,8 +27,8 @@ The package
 - registry.py   `ALL_DERIVATIONS` (the order of the chapter), `get(id, lang)`,
                 `all_derivations(lang)`, `registered(derivation)`.
 - view.py       the pure core of the page (no Streamlit): badge status, lines, claim display,
-                number inputs' bounds, comparisons, the catalogue table, and `CHAPTER_OF`, the
-                chapter each identity belongs to. ui/derivation.py only draws what it returns.
+                number inputs' bounds, comparisons, the catalogue table, and each identity's
+                chapter title (from the chapters' declarations). ui/derivation.py only draws what it returns.
 
 `from explain import derivations as D` gives the public names of all but view.py (D.verify, D.get,
 D.Derivation, D.to_latex, …); view.py is imported as `explain.derivations.view`.
@@ -40,8 +40,9 @@ Adding an identity
    symbols and parameters from common.py, its docstring citing the paper's section and equation.
 2. Add its words to explain/text/en/strings/derivations.toml and explain/text/ko/strings/
    derivations.toml (a table named by its id: title, intro, claim, source, step0…, note1…).
-3. Add one line to `_build_all` in registry.py, and its chapter to `CHAPTER_OF` in view.py (or its
-   id to `NO_CHAPTER`). tests/test_derivations.py then proves it, checks its LaTeX and its numbers.
+3. Add one line to `_build_all` in registry.py, and its id to the `derivations` of the chapter that
+   shows it (that chapter's CHAPTER declaration). tests/test_derivations.py then proves it, checks its
+   LaTeX and its numbers.
 
 Words: every title, intro, claim, rule, note and parameter label comes from the catalogue
 (explain/text/<lang>/strings/derivations.toml). A builder takes `lang` and returns the same sympy

@@ -7,11 +7,10 @@ deliberately broken derivation:
   LaTeX with their relation signs, rules and proof methods, and how wide they print;
 - `input_spec`, `random_values`, `compare`, `fmt`, `matrix_latex`, `value_table`: the numbers panel;
 - `catalogue`: the table of every identity with its badge and chapter;
-- `CHAPTER_OF`, `chapter_title`: the chapter each identity belongs to.
+- `chapter_title`: the chapter each identity belongs to, from the map the chapters' declarations make.
 
 Words come from derivations.ui.* in the catalogue, in the current run's language (English outside
-the app); `chapter_title` reads chapters.<key>.title directly, so explain/ needs nothing from ui/
-(tests/test_derivations_page.py checks CHAPTER_OF against ui.chapters).
+the app).
 """
 
 from __future__ import annotations
@@ -40,35 +39,11 @@ def _t(key: str, /, **values: object) -> str:
     return i18n.t(f"derivations.{key}", i18n.language(), **values)
 
 
-# Where each identity belongs: the chapter (its key in ui.chapters) that shows the same fact in
-# pictures. Every registered identity is here or in NO_CHAPTER (a test checks both, and the keys).
-CHAPTER_OF: Mapping[str, str] = {
-    "sinusoidal-dot-product": "sinusoidal",
-    "sinusoidal-shift": "sinusoidal",
-    "rope-complex-2d": "rope",
-    "rope-matrix-2d": "rope",
-    "rope-relative-d4": "rope",
-    "rope-relative-d6": "rope",
-    "rope-relative-block": "rope",
-    "rope-from-the-goal": "rope",
-    "rope-skew-generator": "rope",
-    "rope-skew-exponential-2d": "rope",
-    "rope-block-exponential": "rope",
-    "rope-absorb-basis": "rope",
-    "absolute-pe-attention": "transformer-xl",
-    "deberta-three-terms": "deberta",
-    "alibi-shift-invariance": "alibi",
-    "t5-shift-invariance": "t5",
-    "cope-all-gates-open": "cope",
-}
-# Identities deliberately shown on the Derivations page only (none yet); chapter_title says "—".
-NO_CHAPTER: frozenset[str] = frozenset()
-
-
-def chapter_title(derivation_id: str, lang: str | None = None) -> str:
-    """The title of the chapter an identity belongs to ('—' if none), as the table of contents
-    names it, in `lang` (default: the current run's language)."""
-    key = CHAPTER_OF.get(derivation_id)
+def chapter_title(derivation_id: str, chapter_of: Mapping[str, str], lang: str | None = None) -> str:
+    """The title of the chapter showing an identity ('—' if none shows it), in `lang` (default: the
+    current run's language). `chapter_of` maps identity ids to chapter keys: the chapters' own
+    declarations (explain/chapter.py: Chapter.derivations), collected by ui/chapters.py."""
+    key = chapter_of.get(derivation_id)
     return i18n.t(f"chapters.{key}.title", lang) if key is not None else "—"
 
 
@@ -436,11 +411,12 @@ def value_table(derivation: Derivation, values_per_line: Sequence[Value]) -> str
     return "\n".join(rows)
 
 
-def catalogue(reports: Mapping[str, VerifyReport]) -> str:
+def catalogue(reports: Mapping[str, VerifyReport], chapter_of: Mapping[str, str]) -> str:
     """Markdown table of every registered derivation with its badge, chapter, size and proof methods,
     in the current language.
 
-    reports: derivation id → VerifyReport (the page passes the cached ones)."""
+    reports: derivation id → VerifyReport (the page passes the cached ones); chapter_of: identity id →
+    the key of the chapter that shows it."""
     head = [_t(f"ui.catalogue.{k}") for k in ("status", "identity", "chapter", "lines", "methods")]
     rows = ["| " + " | ".join(head) + " |", "|:--|:--|:--|--:|:--|"]
     for d in all_derivations(i18n.language()):
@@ -453,7 +429,7 @@ def catalogue(reports: Mapping[str, VerifyReport]) -> str:
         icon = ":material/verified:" if s.ok else ":material/error:"
         methods = sorted({c.method for c in reports[d.id].all_checks if c.ok and c.method}, key=_method_order)
         rows.append(
-            f"| :{s.color}-badge[{icon} {text}] | {md_escape(d.title)} | {md_escape(chapter_title(d.id))} "
+            f"| :{s.color}-badge[{icon} {text}] | {md_escape(d.title)} | {md_escape(chapter_title(d.id, chapter_of))} "
             f"| {len(d.steps)} | {', '.join(f'`{m}`' for m in methods)} |"
         )
     return "\n".join(rows)

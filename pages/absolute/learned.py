@@ -7,33 +7,22 @@ A page only shows: widgets → one cached call into explain/chapters/learned.py 
 
 import streamlit as st
 
-from encoders import learned as enc
 from explain import figures as F
 from explain.chapters import learned as ch
 from explain.chapters import learned_figures
 from explain.chapters import learned_real as real
-from models import minilm
 from ui.cache import cached
-from ui.common import header, inline_tokens, plot, prose, seed, sentence_tokens
-from ui.i18n import activate, current, t
+from ui.common import inline_tokens, plot, seed, sentence_tokens
+from ui.i18n import current, t
 from ui.presenter import secondary
 from ui.question import ask
+from ui.section import open_chapter
 from ui.trained import trained_panel
 from ui.url_state import URL
 
-KEY = "learned"
 SHOW_MISSING = 40  # tokens listed by name when a sentence runs past the table; the figure shows all
-header(
-    KEY,
-    enc.PAPER,
-    sources=(
-        enc.LearnedAbsolute.encode_input,
-        minilm.minilm_position_table,
-        ch.similarity_by_distance,
-        ch.principal_components,
-    ),
-)
-prose(KEY, "intro")
+page = open_chapter(ch.CHAPTER)
+page.prose("intro")
 
 # Bounded caches shared by every session. A toy table is at most 256 × 64 and a sentence of 256
 # tokens; a real section holds two n × n float32 maps (2 MB at n = 512) and the range slider moves
@@ -46,9 +35,8 @@ pca_section = cached(real.pca_section)
 norms_section = cached(real.norms_section, max_entries=1)
 
 
-@st.fragment
+@page.section()
 def toy_section() -> None:
-    activate()  # a fragment rerun skips app.py, which sets the language of a full run
     c1, c2, c3 = st.columns([2, 1, 1])
     max_len = c1.slider(
         t("learned.toy.max_len"),
@@ -99,7 +87,7 @@ def toy_section() -> None:
             t("learned.toy.without_row") + inline_tokens(shown) + (t("learned.toy.more", more=more) if more else "")
         )
         st.caption(t("learned.toy.refusals", refusal=v.refusal, torch_refusal=v.torch_refusal))
-        prose(KEY, "overflow")
+        page.prose("overflow")
     else:
         st.success(
             t("learned.toy.all_fit_one", n=n) if v.spare == 1 else t("learned.toy.all_fit_many", n=n, spare=v.spare)
@@ -134,15 +122,14 @@ def toy_section() -> None:
             "toy_attention",
         )
     st.header(t("learned.heading.untrained"))
-    prose(KEY, "untrained")
+    page.prose("untrained")
     q = untrained_question(seed(), max_len, current())
     if q is not None:
         ask(q)
 
 
-@st.fragment
+@page.section()
 def real_part() -> None:
-    activate()  # a fragment rerun skips app.py, which sets the language of a full run
     missing = real_available()
     if missing is not None:  # the model package is an optional dependency
         st.info(t("learned.real.missing_package", error=missing))
@@ -186,10 +173,10 @@ def real_part() -> None:
         st.caption(t("learned.real.pooled_rows", f=sec.table.row_factor))
     pr, pc, pv = v.peak
     st.caption(t("learned.real.clip", clip=v.clip, row=pr, channel=pc, value=pv))
-    prose(KEY, "real-table")
+    page.prose("real-table")
 
     st.header(t("learned.heading.similarity"))
-    prose(KEY, "similarity")
+    page.prose("similarity")
     s1, s2 = st.columns(2)
     cos_l, cos_s = sec.cos_learned, sec.cos_sinusoidal
     with s1:
@@ -225,7 +212,7 @@ def real_part() -> None:
     if cos_l.row_factor > 1:
         st.caption(t("learned.real.pooled_maps", f=cos_l.row_factor))
 
-    prose(KEY, "distance")
+    page.prose("distance")
     bl, bs = v.by_distance_learned, v.by_distance_sinusoidal
     d1, d2 = st.columns([3, 1])
     with d1:
@@ -256,7 +243,7 @@ def real_part() -> None:
         st.metric(t("learned.distance.sinusoidal_metric"), f"{bs.share_explained:.0%}", help=help_r2)
 
     st.header(t("learned.heading.pca"))
-    prose(KEY, "pca")
+    page.prose("pca")
     ps = pca_section(n, skip0)
     pca, rot = ps.pca, ps.rotation
     label = {
@@ -311,11 +298,11 @@ def real_part() -> None:
             "pair",
         )
     with q2:
-        prose(KEY, "pair")
+        page.prose("pair")
         st.markdown(t("learned.pca.pair", a=a + 1, b=b + 1, step=rot.step_degrees, period=rot.period))
 
     st.header(t("learned.heading.norms"))
-    prose(KEY, "norms")
+    page.prose("norms")
     rs = norms_section()
     limit = {t("learned.norms.fine_tuning", n=ch.MINILM_FINE_TUNING_LEN): ch.FINE_TUNING_LINE}
     n1, n2 = st.columns(2)
@@ -360,23 +347,23 @@ def real_part() -> None:
             sharp=rs.sharpest_text(),
         )
     )
-    prose(KEY, "norms-why")
+    page.prose("norms-why")
 
 
 st.header(t("learned.heading.table"))
-prose(KEY, "table")
+page.prose("table")
 # Filled last: with no text, sentence_tokens() stops the script, and the real table must still be drawn.
 toy_box = st.container()
 
 st.header(t("learned.heading.real"))
-prose(KEY, "real")
+page.prose("real")
 real_part()
 
 st.subheader(t("learned.heading.costs"))
-prose(KEY, "costs")
+page.prose("costs")
 
 with toy_box:
     sentence_tokens()  # stops the script with a note when there is no text
     toy_section()
 
-trained_panel("learned", KEY)
+trained_panel(page.chapter)

@@ -6,21 +6,20 @@ figures → st.*. The numbers and the question are computed there.
 
 import streamlit as st
 
-from encoders import sinusoidal as enc
 from explain import figures as F
 from explain.chapters import sinusoidal as ch
 from ui.cache import cached
-from ui.common import header, plot, prose, seed, sentence_tokens
+from ui.common import plot, seed, sentence_tokens
 from ui.derivation import proof
-from ui.i18n import activate, current, t
+from ui.i18n import current, t
 from ui.presenter import secondary
 from ui.question import ask
+from ui.section import open_chapter
 from ui.trained import trained_panel
 from ui.url_state import URL, Param
 
-KEY = "sinusoidal"
-header(KEY, enc.PAPER, sources=(enc.sinusoidal_frequencies, enc.sinusoidal_rows, enc.shift_matrix))
-prose(KEY, "intro")
+page = open_chapter(ch.CHAPTER)
+page.prose("intro")
 
 # Bounded caches shared by every session. A PE matrix is at most 512 × 512 float32 (1 MB) and a
 # dot-product view 512 × 512 float64 (2 MB), hence 16 entries for those.
@@ -37,12 +36,9 @@ sentence_view = cached(ch.sentence_view)
 lang = current()
 
 
-@st.fragment
+@page.section(heading="sinusoidal.heading.matrix", prose="matrix", owns=("pe_matrix",))
 def matrix_section(n: int, d: int, base_f: float) -> None:
     """The PE matrix's Numbers panel: opening it reruns this section only."""
-    activate()  # a fragment rerun does not pass through app.py: set this run's language
-    st.header(t("sinusoidal.heading.matrix"))
-    prose(KEY, "matrix")
     plot(
         F.matrix_heatmap(
             pe_matrix(n, d, base_f),
@@ -56,12 +52,9 @@ def matrix_section(n: int, d: int, base_f: float) -> None:
     )
 
 
-@st.fragment
+@page.section(heading="sinusoidal.heading.waves", prose="waves", owns=("waves", "chans"))
 def waves_section(n: int, d: int, base_f: float) -> None:
     """Owns the channel picker (nothing else reads it) and the waves chart's Numbers panel."""
-    activate()  # a fragment rerun does not pass through app.py: set this run's language
-    st.header(t("sinusoidal.heading.waves"))
-    prose(KEY, "waves")
     with secondary(t("sinusoidal.control.channels_box")):
         chans = st.multiselect(
             t("sinusoidal.control.channels"),
@@ -88,15 +81,13 @@ def waves_section(n: int, d: int, base_f: float) -> None:
     )
 
 
-@st.fragment
+@page.section(heading="sinusoidal.heading.wavelengths", owns=("wavelengths",))
 def wavelengths_section(n: int, d: int, base_f: float) -> None:
     """Owns the question's radio and Reveal and the wavelengths chart's Numbers panel."""
-    activate()  # a fragment rerun does not pass through app.py: set this run's language
-    st.header(t("sinusoidal.heading.wavelengths"))
     q = wavelength_question(d, base_f, lang)
     if q is not None:
         ask(q)
-    prose(KEY, "wavelengths")
+    page.prose("wavelengths")
     wl = wavelength_section(n, d, base_f)
     length = t("sinusoidal.wavelengths.length")
     plot(
@@ -113,12 +104,9 @@ def wavelengths_section(n: int, d: int, base_f: float) -> None:
     )
 
 
-@st.fragment
+@page.section(heading="sinusoidal.heading.binary", prose="binary", owns=("binary", "binary_pe"))
 def binary_section(n: int, base_f: float) -> None:
     """The binary and PE maps' Numbers panels: opening one reruns this section only."""
-    activate()  # a fragment rerun does not pass through app.py: set this run's language
-    st.header(t("sinusoidal.heading.binary"))
-    prose(KEY, "binary")
     bv = binary_view(n, base_f)
     b1, b2 = st.columns(2)
     with b1:
@@ -148,12 +136,9 @@ def binary_section(n: int, base_f: float) -> None:
         )
 
 
-@st.fragment
+@page.section(heading="sinusoidal.heading.dot", prose="dot", owns=("similarity", "dot_vs_distance"))
 def dot_section(n: int, d: int, base_f: float) -> None:
     """The dot-product charts' Numbers panels and the proof's panel: each reruns this section only."""
-    activate()  # a fragment rerun does not pass through app.py: set this run's language
-    st.header(t("sinusoidal.heading.dot"))
-    prose(KEY, "dot")
     dp = dot_view(n, d, base_f)
     s1, s2 = st.columns(2)
     with s1:
@@ -187,12 +172,9 @@ def dot_section(n: int, d: int, base_f: float) -> None:
     proof(t("sinusoidal.dot.proof"), "sinusoidal-dot-product", "sin-dot")
 
 
-@st.fragment
+@page.section(heading="sinusoidal.heading.shift", prose="shift", owns=("shift_vectors", "T", "p", "delta"))
 def shift_section(d: int, base_f: float) -> None:
     """Owns p and Δ (nothing else reads them), the shift charts' Numbers panels and the proof's panel."""
-    activate()  # a fragment rerun does not pass through app.py: set this run's language
-    st.header(t("sinusoidal.heading.shift"))
-    prose(KEY, "shift")
     k1, k2 = st.columns(2)
     # Integer number inputs are linked by hand: Streamlit's own binding crashes on ?p=inf.
     p = Param.integer("p", 0, 100_000, default=5).widget(
@@ -233,12 +215,11 @@ def shift_section(d: int, base_f: float) -> None:
     proof(t("sinusoidal.shift.proof"), "sinusoidal-shift", "sin-shift")
 
 
-@st.fragment
+@page.section(
+    heading="sinusoidal.heading.layouts", prose="layouts", owns=("interleaved", "concatenated", "t2t_frequencies")
+)
 def layouts_section(n: int, d: int, base: int, base_f: float) -> None:
     """The layout and frequency charts' Numbers panels: opening one reruns this section only."""
-    activate()  # a fragment rerun does not pass through app.py: set this run's language
-    st.header(t("sinusoidal.heading.layouts"))
-    prose(KEY, "layouts")
     lay = layouts_view(n, d, base_f)
     l1, l2 = st.columns(2)
     with l1:
@@ -273,7 +254,7 @@ def layouts_section(n: int, d: int, base: int, base_f: float) -> None:
             unpermuted=lay.max_abs_diff_unpermuted,
         )
     )
-    prose(KEY, "t2t")
+    page.prose("t2t")
     tc = t2t_comparison(n, d, base_f)
     paper, t2t = t("sinusoidal.t2t.paper"), t("sinusoidal.t2t.t2t")
     plot(
@@ -308,13 +289,12 @@ def layouts_section(n: int, d: int, base: int, base_f: float) -> None:
         )
 
 
-@st.fragment
+@page.section(owns=("n", "base"))
 def settings_part() -> None:
     """Owns n, d and the base, which every section from the PE matrix to the layouts reads (and
     nothing after them does): moving one reruns those sections only, not the frame, the page's
     top, nor the sentence's three charts below. Each section inside is a fragment of its own for its
     own controls and Numbers panels."""
-    activate()  # a fragment rerun does not pass through app.py: set this run's language
     c1, c2, c3 = st.columns(3)
     n = c1.slider(t("sinusoidal.control.n"), 2, 512, 64, key="n", help=t("sinusoidal.control.n_help"), **URL)
     # "d" cannot be bound to the address under its own name (the Derivations page sets ?d= by hand), so
@@ -346,14 +326,13 @@ def settings_part() -> None:
 settings_part()
 
 st.header(t("sinusoidal.heading.sentence"))
-prose(KEY, "sentence")
+page.prose("sentence")
 sentence_tokens()  # stops the page with a note when there is no text
 
 
-@st.fragment
+@page.section(owns=("sentence_pe", "att_nope", "att_sin"))
 def sentence_section() -> None:
     """The sentence charts' Numbers panels: opening one reruns these three charts only."""
-    activate()  # a fragment rerun does not pass through app.py: set this run's language
     sv = sentence_view(st.session_state.sentence, seed())
     plot(
         F.token_heatmap(
@@ -397,4 +376,4 @@ def sentence_section() -> None:
 
 sentence_section()
 
-trained_panel("sinusoidal", KEY)
+trained_panel(page.chapter)

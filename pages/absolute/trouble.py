@@ -11,25 +11,14 @@ from explain import figures as F
 from explain.chapters import trouble as ch
 from explain.chapters import trouble_terms as terms
 from ui.cache import cached
-from ui.common import header, inline_tokens, plot, prose, seed, sentence_tokens
-from ui.i18n import activate, current, option_names, t
+from ui.common import inline_tokens, plot, seed, sentence_tokens
+from ui.i18n import current, option_names, t
 from ui.question import ask_alone
+from ui.section import open_chapter
 from ui.url_state import URL, Param
 
-KEY = "trouble"
-header(
-    KEY,
-    sources=(
-        ch.shift_experiment,
-        ch.length_experiment,
-        ch.circular_gap,
-        terms.four_terms,
-        terms.relative_part,
-        terms.toeplitz_deviation,
-        terms.tupe_score,
-    ),
-)
-prose(KEY, "intro")
+page = open_chapter(ch.CHAPTER)
+page.prose("intro")
 
 # Bounded caches shared by every session: results are a few (n, n) and (n, 64) arrays of a sentence
 # of at most 256 tokens, or a 1024 × 64 table.
@@ -53,7 +42,7 @@ def span_of(n: int, start: int) -> str:
 
 # -- 1. shift ------------------------------------------------------------------------------------
 st.header(t("trouble.shift.header"))
-prose(KEY, "shift")
+page.prose("shift")
 ask_alone(shift_question(seed(), lang))
 c1, c2 = st.columns([2, 3])
 bases = {"classic": t("trouble.shift.base_classic", example=CLASSIC), "sidebar": t("trouble.shift.base_sidebar")}
@@ -76,10 +65,9 @@ sec = shift_section(st.session_state.get("sentence", ""), prefix_text, seed(), c
 k, r = sec.k, sec.result  # section 3 reads them too
 
 
-@st.fragment
+@page.section(owns=("shift_pe", "shift_before", "shift_after", "shift_diff", "shift_before_after"))
 def shift_views_section(sec: ch.ShiftSection) -> None:
     """The shift maps' Numbers panels (the base and prefix above stay page-level: section 3 reads k)."""
-    activate()  # a fragment rerun does not pass through app.py: set this run's language
     base, prefix, k, r = sec.base, sec.prefix, sec.k, sec.result
     if r is None:
         st.info(t("trouble.shift.empty_sentence"))
@@ -98,7 +86,7 @@ def shift_views_section(sec: ch.ShiftSection) -> None:
             st.info(t("trouble.shift.empty_prefix", prefix=PREFIX))
 
         st.subheader(t("trouble.shift.vectors_subheader"))
-        prose(KEY, "shift-vectors")
+        page.prose("shift-vectors")
         m1, m2 = st.columns(2)
         m1.metric(t("trouble.shift.metric_k"), k)
         m2.metric(
@@ -122,7 +110,7 @@ def shift_views_section(sec: ch.ShiftSection) -> None:
         )
 
         st.subheader(t("trouble.shift.scores_subheader"))
-        prose(KEY, "shift-logits")
+        page.prose("shift-logits")
         if r.small:
             s1, s2, s3 = st.columns(3)
             with s1:
@@ -208,7 +196,7 @@ def shift_views_section(sec: ch.ShiftSection) -> None:
                     )
                 )
             st.caption(t("trouble.shift.check", diff=r.prefixed_run_max_diff))
-        prose(KEY, "shift-relative")
+        page.prose("shift-relative")
         st.markdown(t("trouble.shift.content_part", change=r.content_max_change))
 
 
@@ -216,12 +204,21 @@ shift_views_section(sec)
 
 
 # -- 2. length -----------------------------------------------------------------------------------
-@st.fragment
+@page.section(
+    heading="trouble.length.header",
+    prose="length",
+    owns=(
+        "length_sin",
+        "length_learned",
+        "length_angles",
+        "length_gap",
+        "length_nearest",
+        "trouble_l_train",
+        "trouble_l_test",
+    ),
+)
 def length_section() -> None:
     """Owns L_train and L_test (nothing else reads them) and the length charts' Numbers panels."""
-    activate()  # a fragment rerun does not pass through app.py: set this run's language
-    st.header(t("trouble.length.header"))
-    prose(KEY, "length")
     l1, l2 = st.columns(2)
     l_train = l1.slider(
         t("trouble.length.train_label"),
@@ -244,7 +241,7 @@ def length_section() -> None:
     L = length_experiment(l_train, l_test, seed())
     if not L.beyond:
         st.info(t("trouble.length.fits", test=l_test, train=l_train))
-    prose(KEY, "length-matrix")
+    page.prose("length-matrix")
     end = {t("trouble.length.end_mark", train=l_train): L.end_line} if L.beyond else {}
     g1, g2 = st.columns(2)
     with g1:
@@ -271,10 +268,10 @@ def length_section() -> None:
         st.warning(t("trouble.length.refused", error=L.learned_error, first=l_train, last=l_test - 1))
     else:
         st.success(t("trouble.length.all_rows", n=l_test))
-    prose(KEY, "length-learned")
+    page.prose("length-learned")
 
     st.subheader(t("trouble.length.angles_subheader"))
-    prose(KEY, "length-angles")
+    page.prose("length-angles")
     a1, a2 = st.columns(2)
     with a1:
         full_turn = t("trouble.length.full_turn")
@@ -323,7 +320,7 @@ def length_section() -> None:
         )
     )
     st.subheader(t("trouble.length.vectors_subheader"))
-    prose(KEY, "length-vectors")
+    page.prose("length-vectors")
     step_name = t("trouble.length.step")
     fig = F.lines(
         L.positions,
@@ -340,15 +337,14 @@ length_section()
 
 # -- 3. the four terms ---------------------------------------------------------------------------
 st.header(t("trouble.terms.header"))
-prose(KEY, "terms")
+page.prose("terms")
 tokens = sentence_tokens()
 toks = tokens.tokens
 
 
-@st.fragment
+@page.section(owns=("four_terms", "tupe_terms", "toeplitz_spread"))
 def terms_section(toks: tuple[str, ...], k: int, r: ch.ShiftResult | None) -> None:
     """The four-term, TUPE and Toeplitz charts' Numbers panels; k and r come from section 1's controls."""
-    activate()  # a fragment rerun does not pass through app.py: set this run's language
     shift = max(k, 1)
     T = four_terms(toks, seed(), shift=shift)
     ids = {**terms.TERM_IDS, **terms.MAP_IDS}  # English name (the dicts' keys) → catalogue id
@@ -374,10 +370,10 @@ def terms_section(toks: tuple[str, ...], k: int, r: ch.ShiftResult | None) -> No
         )
     st.markdown(t("trouble.terms.table_head") + "\n|---|---|---|---|\n" + "\n".join(rows))
     st.caption(t("trouble.terms.check", diff=T.sum_max_diff))
-    prose(KEY, "terms-which")
+    page.prose("terms-which")
 
     st.subheader(t("trouble.tupe.subheader"))
-    prose(KEY, "tupe")
+    page.prose("tupe")
     U = tupe_terms(toks, seed(), shift=shift)
     plot(
         F.token_heatmap_grid(
@@ -406,7 +402,7 @@ def terms_section(toks: tuple[str, ...], k: int, r: ch.ShiftResult | None) -> No
     )
 
     st.subheader(t("trouble.terms.toeplitz_subheader"))
-    prose(KEY, "toeplitz")
+    page.prose("toeplitz")
     if T.n < 2:
         st.info(t("trouble.terms.single_token"))
     else:
@@ -440,7 +436,7 @@ def terms_section(toks: tuple[str, ...], k: int, r: ch.ShiftResult | None) -> No
             "toeplitz_spread",
         )
         st.caption(t("trouble.terms.spread_caption"))
-        prose(KEY, "relative-part")
+        page.prose("relative-part")
         moved = t("trouble.terms.moved", change=r.max_abs_change) if k and r is not None else ""
         st.markdown(
             t(

@@ -6,19 +6,18 @@ A page only shows: widgets → one cached call into explain/chapters/why_order.p
 
 import streamlit as st
 
-from encoders import attention
 from explain import figures as F
 from explain.chapters import why_order as ch
 from ui.cache import cached
-from ui.common import control_row, header, inline_tokens, plot, prose, seed, sentence_tokens
-from ui.i18n import activate, current, t
+from ui.common import control_row, inline_tokens, plot, seed, sentence_tokens
+from ui.i18n import current, t
 from ui.question import ask_alone
+from ui.section import open_chapter
 from ui.trained import trained_panel
 from ui.url_state import URL
 
-KEY = "why-order"
-header(KEY, sources=(attention.attend, attention.SelfAttention.forward, ch.elman_states))
-prose(KEY, "intro")
+page = open_chapter(ch.CHAPTER)
+page.prose("intro")
 
 # Bounded caches shared by every session: each result is a few (n, 64) float64 arrays.
 shuffle_view = cached(ch.shuffle_view)
@@ -45,7 +44,7 @@ q = shuffle_question(toks, seed(), st.session_state.shuffles, lang)
 
 if q is not None:
     ask_alone(q)
-prose(KEY, "shuffle")
+page.prose("shuffle")
 row = control_row()
 # Callbacks run before the script, so the question, the maps and the recurrent network below all see
 # the new shuffle in the same run.
@@ -75,10 +74,9 @@ else:
     st.warning(t("why_order.order_matters"))
 
 
-@st.fragment
+@page.section(owns=("out_original", "out_back", "out_diff", "att_original", "att_shuffled"))
 def maps_section(toks: tuple[str, ...], r: ch.PermutationResult) -> None:
     """The output and weight maps' Numbers panels: opening one reruns these five charts only."""
-    activate()
     token_axis, channel_axis = t("why_order.fig.token"), t("why_order.fig.channel")
     o1, o2, o3 = st.columns(3)
     with o1:
@@ -155,10 +153,10 @@ def maps_section(toks: tuple[str, ...], r: ch.PermutationResult) -> None:
 maps_section(toks, r)
 
 rv = recurrence_view(toks, seed(), shuffles)
-trained_panel("none", KEY)  # the same (no) encoding, trained on real text
+trained_panel(page.chapter)  # the same (no) encoding, trained on real text
 
 st.header(t("why_order.repeats_heading"))
-prose(KEY, "repeats")
+page.prose("repeats")
 if r.repeats:
     st.table(
         {
@@ -171,16 +169,15 @@ if r.repeats:
 else:
     st.info(t("why_order.no_repeats"))
 
-prose(KEY, "with-pe")
+page.prose("with-pe")
 
 
-@st.fragment
+@page.section(owns=("rnn_change",))
 def rnn_section(toks: tuple[str, ...], shuffles: int, rv: ch.RecurrenceView) -> None:
     """The recurrent contrast's Numbers panel: opening it reruns this section only."""
-    activate()
     n = len(toks)
     st.header(t("why_order.rnn.heading"))
-    prose(KEY, "rnn")
+    page.prose("rnn")
     if n < 2:
         st.info(t("why_order.single_token"))
     elif shuffles == 0:
@@ -210,4 +207,4 @@ def rnn_section(toks: tuple[str, ...], shuffles: int, rv: ch.RecurrenceView) -> 
 rnn_section(toks, shuffles, rv)
 
 with st.expander(t("why_order.causal_expander")):
-    prose(KEY, "causal")
+    page.prose("causal")

@@ -8,39 +8,38 @@ import streamlit as st
 
 from explain import derivations as D
 from explain.chapters import derivations as ch
-from explain.derivations import prover
 from explain.derivations import view as DV
 from ui import derivation as UD
 from ui.cache import cached
-from ui.common import control_row, header, prose
-from ui.i18n import activate, current, t
+from ui.chapters import CHAPTER_OF, chapter_title_of
+from ui.common import control_row
+from ui.i18n import current, t
 from ui.question import ask_alone
+from ui.section import open_chapter
 from ui.url_state import URL
 
-KEY = "derivations"
 # The question's one result per language (a few numbers and words).
 dot_product_question = cached(ch.dot_product_question, max_entries=4)
-header(KEY, sources=(prover.verify, prover._check_step, prover._scalar_equal))
-prose(KEY, "intro")
+page = open_chapter(ch.CHAPTER)
+page.prose("intro")
 
 ids = [d.id for d in D.ALL_DERIVATIONS]
 reports = {i: UD.verified(i)[0] for i in ids}  # cached per id: proven once per server, not per rerun
 
 st.header(t("derivations.page.all_identities", n=len(ids)))
-st.markdown(DV.catalogue(reports))
+st.markdown(DV.catalogue(reports, CHAPTER_OF))
 
 st.header(t("derivations.page.how_to_read"))
-prose(KEY, "reading")
+page.prose("reading")
 
 ask_alone(dot_product_question(current()))
 
 
-@st.fragment
+@page.section(owns=("derivations_all", "derivation"))
 def identities_part() -> None:
     """The identity picker, "show all" and the derivations they draw: choosing an identity or showing
     them all reruns this part alone, not the frame, the catalogue and the question above it (show all,
     timed alone: 82–96 ms as a full rerun, 62–77 ms as this fragment)."""
-    activate()  # a fragment rerun skips app.py, which sets the language of a full run
     lang = current()
     # The chosen identity is shareable: ?d=<id> in the address opens it.
     if "derivation" not in st.session_state:
@@ -62,7 +61,7 @@ def identities_part() -> None:
         key="derivation",
         disabled=show_all,
         format_func=lambda i: t(
-            "derivations.page.identity_option", title=D.get(i, lang).title, chapter=DV.chapter_title(i, lang)
+            "derivations.page.identity_option", title=D.get(i, lang).title, chapter=chapter_title_of(i, lang)
         ),
         help=t("derivations.page.identity_help", n=len(ids)),
     )
@@ -79,6 +78,6 @@ def identities_part() -> None:
 identities_part()
 
 st.header(t("derivations.page.verified_heading"))
-prose(KEY, "verified")
+page.prose("verified")
 st.header(t("derivations.page.substitution_heading"))
-prose(KEY, "substitution")
+page.prose("substitution")

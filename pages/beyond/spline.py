@@ -7,25 +7,20 @@ sentence that states a fact about them are computed there.
 
 import streamlit as st
 
-from encoders import spline as enc
 from explain import figures as F
 from explain.chapters import spline as ch
 from explain.chapters import spline_figures
 from explain.chapters import spline_models as models
 from ui.cache import cached
-from ui.common import header, plot, prose
-from ui.i18n import activate, current, option_names, t
+from ui.common import plot
+from ui.i18n import current, option_names, t
 from ui.presenter import secondary
 from ui.question import ask
+from ui.section import open_chapter
 from ui.url_state import URL, Param
 
-KEY = "spline"
-header(
-    KEY,
-    enc.PAPER,
-    sources=(enc.bspline_basis, enc.clamped_knots, enc.uniform_knots, enc.bspline_curve, enc.SplineBottleneck.forward),
-)
-prose(KEY, "intro")
+page = open_chapter(ch.CHAPTER)
+page.prose("intro")
 
 # Bounded caches shared by every session. Part 1's results are a few hundred points; part 2's run
 # the shipped models on one 32-point curve (small results, but each costs a forward pass).
@@ -50,12 +45,13 @@ def choice(param: Param) -> None:
 
 
 # ================================================================= part 1: B-splines
-@st.fragment
+@page.section(
+    heading="spline.part1",
+    prose="basis-intro",
+    owns=("spline_basis", "spline_continuity", "spline_degree", "spline_k", "spline_knots"),
+)
 def part1_section() -> None:
     """Owns degree, points and knots, read only by part 1 (the local edit's own controls nest)."""
-    activate()  # a fragment rerun skips app.py, which sets the language of a full run
-    st.header(t("spline.part1"))
-    prose(KEY, "basis-intro")
     c1, c2, c3 = st.columns(3)
     degree = c1.slider(
         t("spline.degree"), 1, ch.MAX_DEGREE, 3, key="spline_degree", **URL, help=t("spline.degree_help")
@@ -98,18 +94,20 @@ def part1_section() -> None:
             spans=B.spans_text,
         )
     )
-    prose(KEY, "basis-read")
+    page.prose("basis-read")
 
     st.subheader(t("spline.continuity"))
-    prose(KEY, "continuity")
+    page.prose("continuity")
     st.dataframe(continuity_table(lang=lang), hide_index=True, key="spline_continuity")
 
-    @st.fragment
+    @page.section(
+        heading="spline.local",
+        level=3,
+        prose="local-intro",
+        owns=("spline_bezier", "spline_dx", "spline_dy", "spline_local", "spline_point"),
+    )
     def local_part() -> None:
         """Owns the edited point and its move and the question: they change only the local-edit charts."""
-        activate()  # a fragment rerun skips app.py, which sets the language of a full run
-        st.subheader(t("spline.local"))
-        prose(KEY, "local-intro")
         if st.session_state.get("spline_point", 0) > n_ctrl - 1:  # fewer points than the remembered choice
             st.session_state.pop("spline_point")
         e1, e2 = st.columns([1, 2])
@@ -169,7 +167,7 @@ def part1_section() -> None:
                 "spline_bezier",
             )
             st.caption(t("spline.bezier_caption", pct=100 * E.bezier_changed_fraction))
-        prose(KEY, "local-note")
+        page.prose("local-note")
 
     local_part()
 
@@ -178,21 +176,23 @@ part1_section()
 
 # ================================================================= part 2: the model
 st.header(t("spline.part2"))
-prose(KEY, "model-intro")
+page.prose("model-intro")
 with st.container(border=True):
     st.markdown(t("spline.choices_heading"))
-    prose(KEY, "choices")
+    page.prose("choices")
 
 shipped = shipped_view(lang)
 shape_name = option_names(models.KINDS, lambda k: t(f"spline.shape.{k}"))
 
 
-@st.fragment
+@page.section(
+    heading="spline.pick",
+    level=3,
+    prose="pick",
+    owns=("spline_letter", "spline_mse_table", "spline_recon", "spline_shape"),
+)
 def model_part() -> None:
     """Owns the shape and its parameters, which the edit below also reads (its own controls nest)."""
-    activate()  # a fragment rerun skips app.py, which sets the language of a full run
-    st.subheader(t("spline.pick"))
-    prose(KEY, "pick")
     p1, p2, p3, p4, p5 = st.columns(5)
     SHAPE = Param.choice("spline_shape", models.KINDS, default="letter")
     choice(SHAPE)
@@ -243,14 +243,24 @@ def model_part() -> None:
         st.caption(shipped.recon_caption)
 
     st.subheader(t("spline.trajectory"))
-    prose(KEY, "trajectory")
+    page.prose("trajectory")
 
-    @st.fragment
+    @page.section(
+        heading="spline.edit",
+        level=3,
+        prose="edit",
+        owns=(
+            "spline_change",
+            "spline_ctrl",
+            "spline_decoded_edit",
+            "spline_latent",
+            "spline_pc1",
+            "spline_pc2",
+            "spline_pe_change",
+        ),
+    )
     def edit_part() -> None:
         """Owns the control point and the two moves: they change only the edit's charts."""
-        activate()  # a fragment rerun skips app.py, which sets the language of a full run
-        st.subheader(t("spline.edit"))
-        prose(KEY, "edit")
         k1, k2, k3 = st.columns(3)
         K = len(R.ctrl_2d)
         ctrl_index = k1.slider(
@@ -333,12 +343,14 @@ def model_part() -> None:
 model_part()
 
 
-@st.fragment
+@page.section(
+    heading="spline.blend",
+    level=3,
+    prose="blend",
+    owns=("spline_alpha", "spline_blend", "spline_blend_a", "spline_blend_b", "spline_blend_la", "spline_blend_lb"),
+)
 def blend_section() -> None:
     """Owns the two curves and the mix: they change only the blend chart."""
-    activate()  # a fragment rerun skips app.py, which sets the language of a full run
-    st.subheader(t("spline.blend"))
-    prose(KEY, "blend")
     q1, q2, q3, q4, q5 = st.columns(5)
     BLEND_A = Param.choice("spline_blend_a", models.KINDS, default="sine")
     fam_a = BLEND_A.widget(
@@ -388,12 +400,9 @@ def blend_section() -> None:
 blend_section()
 
 
-@st.fragment
+@page.section(heading="spline.baseline", level=3, prose="baseline", owns=("spline_curves", "spline_table"))
 def baseline_section() -> None:
     """Owns only its chart's Numbers panel: the shipped models' training curves."""
-    activate()  # a fragment rerun skips app.py, which sets the language of a full run
-    st.subheader(t("spline.baseline"))
-    prose(KEY, "baseline")
     st.dataframe(shipped.baseline_table, hide_index=True, key="spline_table")
     plot(
         F.lines(
@@ -412,7 +421,7 @@ def baseline_section() -> None:
 baseline_section()
 
 st.subheader(t("spline.lr"))
-prose(KEY, "lr")
+page.prose("lr")
 sweep = shipped.sweep
 if sweep is None:
     st.info(t("spline.no_sweep"))

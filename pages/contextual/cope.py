@@ -17,27 +17,16 @@ from explain.chapters import cope as ch
 from explain.chapters import cope_results, cope_seeds
 from explain.chapters.common import sign_text
 from ui.cache import cached
-from ui.common import control_row, header, inline_tokens, plot, prose, seed, sentence_tokens
+from ui.common import control_row, inline_tokens, plot, seed, sentence_tokens
 from ui.derivation import proof
-from ui.i18n import activate, current, option_names, t
+from ui.i18n import current, option_names, t
 from ui.question import ask
+from ui.section import open_chapter
 from ui.trained import trained_panel
 from ui.url_state import URL, Param
 
-KEY = "cope"
-header(
-    KEY,
-    enc.PAPER,
-    sources=(
-        enc.contextual_positions,
-        enc.gate_logits_from_counted,
-        enc.integer_position_logits,
-        enc.interpolate_position_logits,
-        enc.CoPE.positions,
-        enc.CoPE.logit_terms,
-    ),
-)
-prose(KEY, "intro")
+page = open_chapter(ch.CHAPTER)
+page.prose("intro")
 
 # Bounded caches shared by every session. An entry holds a few n × n float64 arrays (n ≤ 256, about
 # 0.5 MB each); model_view holds 3 × 4 heads of them (~6 MB), hence its smaller bound.
@@ -64,17 +53,14 @@ count_back = t("cope.count_back")
 
 # ----------------------------------------------------------------------------- what counts
 st.header(t("cope.counts.subheader"))
-prose(KEY, "what-counts")
+page.prose("what-counts")
 words = word_choices(text)
 
 
 # ---------------------------------------------------------------------------------- gates
-@st.fragment
+@page.section(heading="cope.gates.subheader", prose="gates", owns=("gates",))
 def gates_section(cv: ch.CountView, what: str) -> None:
     """Owns only its chart's Numbers panel: reads the counting settings above."""
-    activate()  # a fragment rerun skips app.py, which sets the language of a full run
-    st.header(t("cope.gates.subheader"))
-    prose(KEY, "gates")
     plot(
         F.token_heatmap(
             cv.gates,
@@ -89,12 +75,9 @@ def gates_section(cv: ch.CountView, what: str) -> None:
 
 
 # ------------------------------------------------------------------------------ positions
-@st.fragment
+@page.section(heading="cope.positions.subheader", prose="positions", owns=("cope_proof", "positions"))
 def positions_section(cv: ch.CountView, what: str, npos: int, all_open: bool) -> None:
     """Owns the question, the proof's numbers and its chart's Numbers panel."""
-    activate()  # a fragment rerun skips app.py, which sets the language of a full run
-    st.header(t("cope.positions.subheader"))
-    prose(KEY, "positions")
     question = positions_question(n, lang)
     if question is not None:
         ask(question)
@@ -117,12 +100,11 @@ def positions_section(cv: ch.CountView, what: str, npos: int, all_open: bool) ->
 
 
 # ---------------------------------------------------------------------------------- query
-@st.fragment
+@page.section(
+    heading="cope.query.subheader", prose="query", owns=("cope_key", "cope_query", "interpolation", "query_bars")
+)
 def query_section(cv: ch.CountView, unit: str, word: str, sharpness: float, all_open: bool, npos: int) -> None:
     """Owns the query (read by p_max's and the interpolation's sections too, so they are in here) and the key."""
-    activate()  # a fragment rerun skips app.py, which sets the language of a full run
-    st.header(t("cope.query.subheader"))
-    prose(KEY, "query")
     query = (
         st.slider(
             t("cope.query.slider"),
@@ -162,7 +144,7 @@ def query_section(cv: ch.CountView, unit: str, word: str, sharpness: float, all_
 
     # ---------------------------------------------------------------------------------- p_max
     st.header(t("cope.pmax.subheader"))
-    prose(KEY, "pmax")
+    page.prose("pmax")
     if cv.n_clamped:
         st.warning(t("cope.pmax.clamped", largest=cv.unclamped_max, npos=npos, cells=cv.n_clamped, top=npos - 1))
     else:
@@ -170,7 +152,7 @@ def query_section(cv: ch.CountView, unit: str, word: str, sharpness: float, all_
 
     # --------------------------------------------------------------------------- interpolation
     st.header(t("cope.interpolation.subheader"))
-    prose(KEY, "interpolation")
+    page.prose("interpolation")
     if st.session_state.get("cope_key", 0) > query:
         st.session_state.pop("cope_key")
     key_j = (
@@ -213,12 +195,13 @@ def query_section(cv: ch.CountView, unit: str, word: str, sharpness: float, all_
 
 
 # ------------------------------------------------------------------------------- attention
-@st.fragment
+@page.section(
+    heading="cope.attention.subheader",
+    prose="attention",
+    owns=("attention", "cope_content", "cope_strength", "cope_target"),
+)
 def attention_section(what: str, unit: str, word: str, sharpness: float, all_open: bool, npos: int) -> None:
     """Owns the target, strength and content scale: they change only this map."""
-    activate()  # a fragment rerun skips app.py, which sets the language of a full run
-    st.header(t("cope.attention.subheader"))
-    prose(KEY, "attention")
     a1, a2, a3 = st.columns(3)
     target = a1.slider(
         t("cope.attention.target"),
@@ -264,12 +247,9 @@ def attention_section(what: str, unit: str, word: str, sharpness: float, all_ope
 
 
 # ----------------------------------------------------------------------------------- alice
-@st.fragment
+@page.section(heading="cope.alice.subheader", prose="alice", owns=("alice", "cope_alice_word"))
 def alice_section() -> None:
     """Owns the asked word: it changes only the Alice count."""
-    activate()  # a fragment rerun skips app.py, which sets the language of a full run
-    st.header(t("cope.alice.subheader"))
-    prose(KEY, "alice")
     if words:
         if st.session_state.get("cope_alice_word") not in words:
             st.session_state.pop("cope_alice_word", None)
@@ -300,12 +280,13 @@ def alice_section() -> None:
 
 
 # ---------------------------------------------------------------------- the seed examples
-@st.fragment
+@page.section(
+    heading="cope.seeds.subheader",
+    prose="seeds",
+    owns=("cope_delta", "cope_example", "cope_gap", "cope_slope", "seed_example"),
+)
 def seeds_section() -> None:
     """Owns the example, gap, delta and slope: they change only the seed example."""
-    activate()  # a fragment rerun skips app.py, which sets the language of a full run
-    st.header(t("cope.seeds.subheader"))
-    prose(KEY, "seeds")
     e1, e2, e3, e4 = st.columns([3, 2, 2, 2])
     EXAMPLE = Param.choice("cope_example", tuple(cope_seeds.SEED_EXAMPLES), default="yyyyxyyy")
     example = EXAMPLE.widget(
@@ -355,12 +336,13 @@ def seeds_section() -> None:
 
 
 # ----------------------------------------------------------------------------------- model
-@st.fragment
+@page.section(
+    heading="cope.model.subheader",
+    prose="model",
+    owns=("cope_head", "cope_variant", "model_gates", "model_positions", "model_weights"),
+)
 def model_section(npos: int) -> None:
     """Owns the head and the variant: they change only the model's three maps."""
-    activate()  # a fragment rerun skips app.py, which sets the language of a full run
-    st.header(t("cope.model.subheader"))
-    prose(KEY, "model")
     m1, m2 = st.columns(2)
     head = m1.slider(
         t("cope.model.head"), 1, ch.N_HEADS, 1, key="cope_head", **URL, help=t("cope.model.head_help", max=ch.N_HEADS)
@@ -417,14 +399,13 @@ def model_section(npos: int) -> None:
 
 
 # ------------------------------------------------------------------ the counting settings
-@st.fragment
+@page.section(owns=("cope_all_open", "cope_npos", "cope_sharpness", "cope_unit", "cope_word"))
 def counts_part() -> None:
     """Owns the counting settings (unit, word, sharpness, every gate open, positions), which the
     gates, positions, query, attention and model sections read: moving one reruns the sections from
     here to the model's maps, not the page's top, the paper's tables below (three dataframes, ~17 ms
     of every full rerun) nor the frame. Each section inside is a fragment of its own for its own
     controls; the trained panel, Alice and the seeds sit here only to keep the page's order."""
-    activate()  # a fragment rerun skips app.py, which sets the language of a full run
     c1, c2 = st.columns([3, 2])
     # Option values are stable ids (kept in the address and in lessons); only their names are translated,
     # so the address holds the id, never the shown name.
@@ -486,7 +467,7 @@ def counts_part() -> None:
     positions_section(cv, what, npos, all_open)
     query_section(cv, unit, word, sharpness, all_open, npos)
     attention_section(what, unit, word, sharpness, all_open, npos)
-    trained_panel("cope", KEY)
+    trained_panel(page.chapter)
     alice_section()
     seeds_section()
     model_section(npos)
@@ -496,7 +477,7 @@ counts_part()
 
 # ------------------------------------------------------------------------ what the paper measured
 st.header(t("cope.results.subheader"))
-prose(KEY, "results")
+page.prose("results")
 pr = paper_results(lang)
 r1, r2 = st.columns([3, 2])
 with r1:
@@ -506,10 +487,10 @@ with r2:
     st.dataframe(pr.code, hide_index=True, key="cope_table4_code")
     st.caption(t("cope.results.code_caption"))
 st.markdown(pr.lm_line)
-prose(KEY, "length")
+page.prose("length")
 st.dataframe(pr.figure3, hide_index=True, key="cope_figure3")
 st.caption(t("cope.results.figure3_caption", train=cope_results.FIGURE3_TRAIN))
 st.markdown(pr.length_line)
-prose(KEY, "heads")
+page.prose("heads")
 st.header(t("cope.results.limits_subheader"))
-prose(KEY, "limitations")
+page.prose("limitations")

@@ -9,20 +9,20 @@ import streamlit as st
 
 from explain import figures as F
 from explain.chapters import attention_lab as lab
-from explain.chapters import attention_lab_figures, common
+from explain.chapters import attention_lab_figures
 from explain.chapters import attention_lab_length as length_lab
 from explain.chapters import attention_lab_shift as shift
 from explain.chapters import trained_attention as trained
 from ui.cache import cached
-from ui.common import control_row, header, inline_tokens, plot, prose, seed, sentence_tokens
-from ui.i18n import activate, current, option_names, t
+from ui.common import control_row, inline_tokens, plot, seed, sentence_tokens
+from ui.i18n import current, option_names, t
 from ui.question import ask
+from ui.section import open_chapter
 from ui.trained import head_grid
 from ui.url_state import URL, Param
 
-KEY = "attention-lab"
-header(KEY, None, sources=(lab.panel, lab.term_scales, common.run_tokens, shift.shift_deltas, shift.kv_cache))
-prose(KEY, "intro")
+page = open_chapter(shift.CHAPTER)
+page.prose("intro")
 
 # Bounded caches shared by every session. A panels result holds up to 4 maps of 256 × 256 float64
 # (~2 MB), a shift result 4 such maps, a length result up to 4 maps of 512 × 512 (~8 MB): hence the
@@ -93,10 +93,9 @@ dial = row.slider(
 )
 
 
-@st.fragment
+@page.section(owns=("lab_show",))
 def panels_part() -> None:
     """Owns what is shown and the term switches, read only by the panels (the dial is in the shared row)."""
-    activate()  # a fragment rerun skips app.py, which sets the language of a full run
     SHOWN = Param.choice("lab_show", lab.SHOWN, default="weights")
     shown = SHOWN.widget(
         st.radio,
@@ -110,7 +109,7 @@ def panels_part() -> None:
     multi = lab.switchable(methods)
     off: dict[str, tuple[str, ...]] = {}
     with st.expander(t("attention_lab.switches"), expanded=False):
-        prose(KEY, "switches")
+        page.prose("switches")
         if not multi:
             st.caption(t("attention_lab.no_multi"))
         cols = st.columns(max(1, len(multi)))
@@ -176,18 +175,16 @@ def panels_part() -> None:
                     notes.append(t("attention_lab.note_off", terms=", ".join(lab.term_name(x) for x in v.off)))
                 st.caption(" · ".join(notes))
 
-    prose(KEY, "dial")
+    page.prose("dial")
 
 
 panels_part()
 
 
 # -- trained on real text -------------------------------------------------------------------------
-@st.fragment
+@page.section(heading="trained_attention.lab.header", owns=("lab_source",))
 def trained_part() -> None:
     """Owns the switch between the random layer and the trained models; reads the shared encodings."""
-    activate()  # a fragment rerun skips app.py, which sets the language of a full run
-    st.header(t("trained_attention.lab.header"))
     SOURCE = Param.choice("lab_source", lab.SOURCES, default="random")
     source = SOURCE.widget(
         st.radio,
@@ -199,7 +196,7 @@ def trained_part() -> None:
     )
     if source != "trained":
         return
-    prose(KEY, "trained")
+    page.prose("trained")
     sec = trained_section(text, methods, lang)
     st.caption(sec.bytes_note)
     if sec.missing_note:
@@ -227,12 +224,9 @@ trained_part()
 
 
 # -- shift test ---------------------------------------------------------------------------------
-@st.fragment
+@page.section(heading="attention_lab.shift_header", prose="shift", owns=("lab_prefix", "lab_shift"))
 def shift_part() -> None:
     """Owns the prefix and the question: they change only the shift test."""
-    activate()  # a fragment rerun skips app.py, which sets the language of a full run
-    st.header(t("attention_lab.shift_header"))
-    prose(KEY, "shift")
     prefix = st.text_input(
         t("attention_lab.prefix"),
         t("attention_lab.prefix_default"),
@@ -271,12 +265,9 @@ shift_part()
 
 
 # -- dynamic NTK and a KV cache -------------------------------------------------------------------
-@st.fragment
+@page.section(heading="attention_lab.kv.header", prose="kv-cache", owns=("lab_kv_cache",))
 def kv_section() -> None:
     """Owns only its chart's Numbers panel: reads the shared encodings, heads and head above."""
-    activate()  # a fragment rerun skips app.py, which sets the language of a full run
-    st.header(t("attention_lab.kv.header"))
-    prose(KEY, "kv-cache")
     kv = kv_cache(text, seed(), n_heads, head)
     recomputed, cached_key, plain = (t(f"attention_lab.kv.{s}") for s in ("recomputed", "cached", "plain"))
     plot(
@@ -300,12 +291,13 @@ kv_section()
 
 
 # -- length test --------------------------------------------------------------------------------
-@st.fragment
+@page.section(
+    heading="attention_lab.length_header",
+    prose="length",
+    owns=("lab_len_distance", "lab_len_entropy", "lab_len_map", "lab_len_pick", "lab_length", "lab_train_len"),
+)
 def length_section() -> None:
     """Owns the training length, the length and the map's encoding: they change only this section."""
-    activate()  # a fragment rerun skips app.py, which sets the language of a full run
-    st.header(t("attention_lab.length_header"))
-    prose(KEY, "length")
     l1, l2 = st.columns(2)
     train_len = l1.slider(
         t("attention_lab.train_len"), 4, 256, 32, key="lab_train_len", **URL, help=t("attention_lab.train_len_help")
@@ -380,7 +372,7 @@ def length_section() -> None:
             ),
             "lab_len_map",
         )
-    prose(KEY, "length-read")
+    page.prose("length-read")
 
 
 length_section()

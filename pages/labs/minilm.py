@@ -12,16 +12,14 @@ from explain.chapters import minilm as ch
 from explain.chapters import minilm_figures
 from models import minilm as enc
 from ui.cache import cached, resource
-from ui.common import header, inline_tokens, plot, prose, seed
-from ui.i18n import activate, current, option_names, t
+from ui.common import inline_tokens, plot, seed
+from ui.i18n import current, option_names, t
 from ui.question import ask
+from ui.section import open_chapter
 from ui.url_state import URL, Param
 
-KEY = "minilm"
-header(
-    KEY, enc.PAPER, sources=(enc.MiniLM.embed, enc.EncoderLayer.forward, enc.WordPiece.word_pieces, ch.target_masses)
-)
-prose(KEY, "intro")
+page = open_chapter(ch.CHAPTER)
+page.prose("intro")
 
 # The model is loaded once per server process and only read afterwards (models.minilm.load).
 warm = resource(ch.warm)
@@ -58,7 +56,7 @@ if pieces.truncated:
 
 # -- tokens ------------------------------------------------------------------------------------
 st.header(t("minilm.tokens"))
-prose(KEY, "tokens")
+page.prose("tokens")
 n = len(pieces.tokens)
 unk = sum(tok == "[UNK]" for tok in pieces.tokens)
 jamo = ch.hangul_letters(pieces.tokens)
@@ -75,16 +73,15 @@ st.caption(t("minilm.table_caption", rows=rows, cols=cols, last=n - 1))
 
 # -- all heads ---------------------------------------------------------------------------------
 st.header(t("minilm.grid"))
-prose(KEY, "grid")
+page.prose("grid")
 base = run(text)
 heads = position_heads(text)
 plot(grid_figure(text, lang), "minilm_grid")
 
 
-@st.fragment
+@page.section(owns=("minilm_big", "minilm_head", "minilm_layer"))
 def head_part() -> None:
     """Owns the layer and head pickers: they change only the big map (the grid above stays)."""
-    activate()  # a fragment rerun skips app.py, which sets the language of a full run
     c1, c2 = st.columns(2)
     first = heads.labels[0] if heads.labels else None  # open on a head with a measured role
     layer = c1.selectbox(
@@ -132,12 +129,9 @@ head_part()
 
 
 # -- position heads ----------------------------------------------------------------------------
-@st.fragment
+@page.section(heading="minilm.heads", prose="heads", owns=("minilm_masses", "minilm_src"))
 def heads_section() -> None:
     """Owns the source of the masses: it changes only this chart."""
-    activate()  # a fragment rerun skips app.py, which sets the language of a full run
-    st.header(t("minilm.heads"))
-    prose(KEY, "heads")
     SRC = Param.choice("minilm_src", ch.SOURCES, default="reference")
     src = SRC.widget(
         st.radio,
@@ -181,12 +175,9 @@ heads_section()
 
 
 # -- position id experiment ---------------------------------------------------------------------
-@st.fragment
+@page.section(heading="minilm.experiment", prose="experiment", owns=("minilm_change", "minilm_mode", "minilm_shift"))
 def experiment_section() -> None:
     """Owns the question, the mode and the shift: they change only the experiment."""
-    activate()  # a fragment rerun skips app.py, which sets the language of a full run
-    st.header(t("minilm.experiment"))
-    prose(KEY, "experiment")
     question = ch.shift_question(heads, ch.compare(base, run(text, "shift", ch.question_shift(n), 0)), lang)
     if question is not None:
         ask(question)
@@ -244,7 +235,7 @@ def experiment_section() -> None:
                 for h in heads.labels
             )
         )
-    prose(KEY, "experiment-read")
+    page.prose("experiment-read")
 
 
 experiment_section()

@@ -12,19 +12,17 @@ from explain.chapters import real_text as ch
 from explain.chapters import real_text_figures
 from explain.chapters import trained_attention as ta
 from explain.chapters import trained_attention_figures as taf
-from lab.corpus import build
-from lab.lm import read_text, train_lm, window_bits
 from ui.cache import cached
-from ui.common import header, plot, prose
-from ui.i18n import activate, current, option_names, t
+from ui.common import plot
+from ui.i18n import current, option_names, t
 from ui.question import ask
+from ui.section import open_chapter
 from ui.trained import head_grid
 from ui.trained import read_text as read_text_cached
 from ui.url_state import URL, Param
 
-KEY = "real-text"
-header(KEY, sources=(build, train_lm, window_bits, read_text))
-prose(KEY, "intro")
+page = open_chapter(ch.CHAPTER)
+page.prose("intro")
 
 # Bounded caches shared by every session; each result is a few kilobytes read off index.json.
 setup = cached(ch.setup, max_entries=4)
@@ -42,7 +40,7 @@ su = setup(DIR, lang)
 if su is None:
     st.warning(t("real_text.no_models"))
     st.stop()
-prose(KEY, "setup")
+page.prose("setup")
 st.dataframe(su.facts, hide_index=True, key="real_text_facts")
 st.dataframe(su.models, hide_index=True, key="real_text_models")
 tc = training_curves(DIR, lang)
@@ -57,12 +55,9 @@ st.caption(
 
 
 # ------------------------------------------------------------------------- train short, read long
-@st.fragment
+@page.section(heading="real_text.lengths_header", prose="lengths")
 def lengths_section() -> None:
     """Owns the stretches toggle: it changes only this section's chart and sentences."""
-    activate()  # a fragment rerun skips app.py, which sets the language of a full run
-    st.header(t("real_text.lengths_header"))
-    prose(KEY, "lengths")
     q = rise_question(DIR, lang)
     if q is not None:
         ask(q)
@@ -100,7 +95,7 @@ def lengths_section() -> None:
             base=base,
         )
     )
-    prose(KEY, "lengths-read")
+    page.prose("lengths-read")
     st.markdown(t("real_text.changes_header", base=base, top=top))
     st.markdown("\n".join(f"- {s}" for s in lc.sentences))
 
@@ -109,7 +104,7 @@ lengths_section()
 
 # ------------------------------------------------------------------------------- beside the papers
 st.header(t("real_text.papers_header"))
-prose(KEY, "papers")
+page.prose("papers")
 pp = papers(DIR, lang)
 if pp is not None:
     st.markdown(t("real_text.alibi_quote"))
@@ -121,7 +116,7 @@ if pp is not None:
 
 # -------------------------------------------------------------------------------- training curves
 st.header(t("real_text.curves_header"))
-prose(KEY, "curves")
+page.prose("curves")
 if tc is not None:
     left, right = st.columns(2)
     with left:
@@ -149,12 +144,9 @@ if tc is not None:
 
 
 # ---------------------------------------------------------------------------------- on your text
-@st.fragment
+@page.section(heading="real_text.text_header", prose="your-text")
 def text_section() -> None:
     """Owns the model, stretch and map pickers: they change only this section."""
-    activate()  # a fragment rerun skips app.py, which sets the language of a full run
-    st.header(t("real_text.text_header"))
-    prose(KEY, "your-text")
     text = st.session_state.get("sentence", "")
     c1, c2 = st.columns(2)
     MODEL = Param.choice("real_text_model", ta.MODELS, default=DEFAULT_MODEL)
@@ -242,4 +234,4 @@ def text_section() -> None:
 text_section()
 
 st.header(t("real_text.regenerate_header"))
-prose(KEY, "regenerate")
+page.prose("regenerate")

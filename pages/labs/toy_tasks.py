@@ -13,7 +13,6 @@ import uuid
 
 import streamlit as st
 
-from encoders.cope import PAPER
 from explain import figures as F
 from explain.chapters import toy_tasks as ch
 from explain.chapters import toy_tasks_figures
@@ -21,19 +20,17 @@ from explain.chapters import toy_tasks_models as models
 from explain.chapters import toy_tasks_more as more
 from explain.chapters import toy_tasks_probes as probes
 from lab import tasks as T
-from lab.model import TinyTransformer
 from lab.regenerate import ENCODINGS, TOY_DIR, shipped_config
 from lab.service import SEED_RANGE, STEP_RANGE, BadSettings, QueueFull
-from lab.train import answer_loss
 from ui.cache import cached, resource
-from ui.common import header, inline_tokens, plot, prose
-from ui.i18n import activate, current, option_names, t
+from ui.common import inline_tokens, plot
+from ui.i18n import current, option_names, t
 from ui.question import ask_alone
+from ui.section import open_chapter
 from ui.url_state import Param
 
-KEY = "toy-lab"
-header(KEY, PAPER, sources=(T.flipflop_sample, TinyTransformer.forward, answer_loss))
-prose(KEY, "intro")
+page = open_chapter(ch.CHAPTER)
+page.prose("intro")
 
 # Bounded caches shared by every session; the shipped results are a few kilobytes of JSON each.
 shipped_index = cached(ch.shipped_index, max_entries=1)
@@ -122,7 +119,7 @@ chosen = ENCS.widget(
 )
 task = T.get(task_name)
 encs = tuple(e for e in ENCODINGS if e in chosen)
-prose(KEY, task_name)
+page.prose(task_name)
 st.markdown(
     t("toy_tasks.splits")
     + " · ".join(f"*{split_short(s.name)}* — {t(f'toy_tasks.split.{task_name}.{s.name}')}" for s in task.splits)
@@ -130,10 +127,9 @@ st.markdown(
 st.markdown(t("toy_tasks.example", example=task.example))
 
 
-@st.fragment
+@page.section(owns=("toy_dist_split", "toy_distance"))
 def distance_section(task_name: str, encs: tuple[str, ...]) -> None:
     """Owns the test-split radio and its error-by-distance chart: choosing a split reruns this only."""
-    activate()  # a fragment rerun does not pass through app.py: set this run's language
     lang = current()
     task = T.get(task_name)
     SPLIT = Param.choice("toy_dist_split", task.split_names, default=task.split_names[0])
@@ -161,10 +157,9 @@ def distance_section(task_name: str, encs: tuple[str, ...]) -> None:
     st.caption(t("toy_tasks.distance_caption"))
 
 
-@st.fragment
+@page.section(owns=("toy_probe", "toy_probe_distance", "toy_probe_distractors"))
 def probe_section(task_name: str, encs: tuple[str, ...], ids: tuple[str, ...]) -> None:
     """Owns the probe radio and its two bar charts: choosing a probe reruns this section only."""
-    activate()  # a fragment rerun does not pass through app.py: set this run's language
     lang = current()
     PROBE = Param.choice("toy_probe", ids, default=ids[0])
     PROBE.settle(ids)  # a probe of the task chosen before is gone
@@ -213,7 +208,7 @@ if not encs:
 elif f"{task_name}/{encs[0]}" not in index.get("runs", {}):
     st.warning(t("toy_tasks.no_shipped"))
 else:
-    prose(KEY, "shipped")
+    page.prose("shipped")
     cfg = shipped_config(task_name, encs[0])
     question = lowest_question(task_name, encs, DIR, lang)
     if question is not None:
@@ -236,7 +231,7 @@ else:
         )
     )
     st.caption(lr_text(task_name, encs, DIR, lang))
-    prose(KEY, "stand-ins")
+    page.prose("stand-ins")
     tables = encoder_tables(task_name, "t5", DIR)
     if tables is not None and tables.tables:
         _, shape = tables.tables[0]
@@ -269,10 +264,10 @@ else:
         st.caption(t("toy_tasks.cope_note"))
         st.markdown(t("toy_tasks.cope_table.header"))
         st.markdown("\n".join(table_lines))
-    prose(KEY, "honest")
+    page.prose("honest")
 
     st.markdown(t("toy_tasks.seeds_header"))
-    prose(KEY, "seeds")
+    page.prose("seeds")
     ss = seed_series(task_name, encs, DIR, lang)
     strips(
         ss.categories,
@@ -310,12 +305,12 @@ else:
         )
 
     st.markdown(t("toy_tasks.distance_header"))
-    prose(KEY, f"distance-{task_name}")
+    page.prose(f"distance-{task_name}")
     distance_section(task_name, encs)
 
     # --- one factor at a time (evaluation-only probes of the shipped checkpoints) ----------------
     st.markdown(t("toy_tasks.factors_header"))
-    prose(KEY, f"factors-{task_name}")
+    page.prose(f"factors-{task_name}")
     fs = factor_series(task_name, encs, DIR, lang)
     if fs is not None and fs.series:
         strips(fs.categories, fs.series, t("toy_tasks.fig2.factors"), t("toy_tasks.probe_label"), "toy_factors")
@@ -327,7 +322,7 @@ else:
 
     # --- train short, test long --------------------------------------------------------------------
     st.markdown(t("toy_tasks.lengths_header"))
-    prose(KEY, "lengths")
+    page.prose("lengths")
     ls = length_series(task_name, encs, DIR, lang)
     if ls is not None and ls.series:
         plot(
@@ -344,7 +339,7 @@ else:
 
     # --- a closer-to-paper scale (lab/toy_more.py) ---------------------------------------------------
     st.markdown(t("toy_tasks.large.header"))
-    prose(KEY, "large")
+    page.prose("large")
     sc = scale_section(task_name, encs, lang, DIR)
     if sc.note:
         st.caption(sc.note)
@@ -362,7 +357,7 @@ else:
 
 # --- train it yourself -------------------------------------------------------------------------
 st.header(t("toy_tasks.train_header"))
-prose(KEY, "train")
+page.prose("train")
 svc = service()
 owner = st.session_state.setdefault("toy_owner", uuid.uuid4().hex)
 with st.form("toy_train_form"):
@@ -410,11 +405,10 @@ job0 = svc.status(job_id)[0] if job_id else None
 polling = job0 is not None and not job0.finished
 
 
-@st.fragment(run_every=1.0 if polling else None)
+@page.section(owns=("toy_stop",), run_every=1.0 if polling else None)
 def live_panel() -> None:
     """Owns the Stop button and the running job's progress, curve and results (polled every second
     while this session's job runs)."""
-    activate()  # a fragment rerun (every poll) skips app.py, which sets the language of a full run
     job, ahead = svc.status(st.session_state.get("toy_job", 0))
     if job is None:
         st.caption(
@@ -471,7 +465,7 @@ live_panel()
 
 # --- inspect -----------------------------------------------------------------------------------
 st.header(t("toy_tasks.inspect_header"))
-prose(KEY, "inspect")
+page.prose("inspect")
 
 
 def inspection_grid(ins, values, title: str, kind: str, value_label: str, fig_key: str, heads: int) -> None:
@@ -493,10 +487,9 @@ def inspection_grid(ins, values, title: str, kind: str, value_label: str, fig_ke
     )
 
 
-@st.fragment
+@page.section(owns=("toy_attn", "toy_gates", "toy_inspect_enc", "toy_inspect_table", "toy_positions"))
 def inspect_section(task_name: str) -> None:
     """Owns the model, the typed string and what the model makes of it: typing reruns this section only."""
-    activate()  # a fragment rerun does not pass through app.py: set this run's language
     lang = current()
     task = T.get(task_name)
     i1, i2 = st.columns([1, 3])
@@ -548,7 +541,7 @@ def inspect_section(task_name: str) -> None:
                 ins, ins.weights, "toy_tasks.fig.attention", "weights", t("toy_tasks.fig.weight"), "toy_attn", heads
             )
             if ins.gates is not None and ins.positions is not None:
-                prose(KEY, "cope-inspect")
+                page.prose("cope-inspect")
                 inspection_grid(
                     ins, ins.gates, "toy_tasks.fig.gates", "weights", t("toy_tasks.fig.gate"), "toy_gates", heads
                 )
@@ -558,4 +551,4 @@ def inspect_section(task_name: str) -> None:
 inspect_section(task_name)
 
 st.header(t("toy_tasks.regenerate_header"))
-prose(KEY, "regenerate")
+page.prose("regenerate")

@@ -13,22 +13,18 @@ from explain.chapters import deberta_figures
 from explain.chapters.common import sign_text
 from ui import panels
 from ui.cache import cached
-from ui.common import control_row, header, plot, prose, seed, sentence_tokens
+from ui.common import control_row, plot, seed, sentence_tokens
 from ui.derivation import proof
-from ui.i18n import activate, current, option_names, t
+from ui.i18n import current, option_names, t
 from ui.question import ask
+from ui.section import open_chapter
 from ui.url_state import URL, Param
 
-KEY = "deberta"
 SIGN = sign_text(enc.DeBERTa.name)
 N_HEADS = ch.N_HEADS
-header(
-    KEY,
-    enc.PAPER,
-    sources=(enc.log_bucket_position, enc.DeBERTa.relative_positions, enc.DeBERTa.table_index, enc.DeBERTa.logit_terms),
-)
-prose(KEY, "intro")
-prose(KEY, "equation")
+page = open_chapter(ch.CHAPTER)
+page.prose("intro")
+page.prose("equation")
 proof(t("deberta.derivation"), "deberta-three-terms", "deberta_proof")
 
 # Bounded caches shared by every session. One term_maps entry holds five (n, n) maps of a ≤ 256-token
@@ -45,7 +41,7 @@ def term_title(term: str) -> str:
 
 
 st.header(t("deberta.buckets.subheader"))
-prose(KEY, "buckets")
+page.prose("buckets")
 row = control_row()
 log_buckets = row.toggle(t("deberta.buckets.log"), value=True, key="deb_log", **URL, help=t("deberta.buckets.log_help"))
 bucket_size = row.slider(
@@ -75,11 +71,10 @@ if log_buckets and max_position - 1 <= bucket_size // 2:
     max_position = fixed
 
 
-@st.fragment
+@page.section(owns=("deb_bucket_map",))
 def bucket_map_section(log_buckets: bool, bucket_size: int, max_position: int) -> None:
     """Owns the question's radio and Reveal and the bucket map's Numbers panel (the three controls above
     are the page's: the sentence and the terms read them too)."""
-    activate()  # a fragment rerun does not pass through app.py: set this run's language
     if log_buckets:
         ask(rows_question(bucket_size, max_position, lang))
         bm = bucket_map(bucket_size, max_position)
@@ -107,7 +102,7 @@ def bucket_map_section(log_buckets: bool, bucket_size: int, max_position: int) -
         if max_position < bucket_size:
             st.caption(t("deberta.buckets.stretch", last=max_position - 1, bucket=bucket_size - 1))
         with st.expander(t("deberta.buckets.clamp")):
-            prose(KEY, "clamp")
+            page.prose("clamp")
     else:
         st.info(t("deberta.buckets.plain", m=max_position, last=max_position - 1, rows=2 * max_position))
 
@@ -115,15 +110,14 @@ def bucket_map_section(log_buckets: bool, bucket_size: int, max_position: int) -
 bucket_map_section(log_buckets, bucket_size, max_position)
 
 st.header(t("deberta.sentence.subheader"))
-prose(KEY, "sentence")
+page.prose("sentence")
 tokens = sentence_tokens()  # stops here, with a note, when there is no text: the map above needs none
 toks = list(tokens.tokens)
 
 
-@st.fragment
+@page.section(owns=("deb_buckets",))
 def sentence_section(toks: list[str], log_buckets: bool, bucket_size: int, max_position: int) -> None:
     """The sentence's bucket map's Numbers panel: opening it reruns this section only."""
-    activate()  # a fragment rerun does not pass through app.py: set this run's language
     n = len(toks)
     sb = sentence_buckets(n, log_buckets, bucket_size, max_position)
     panels.token_map(
@@ -139,13 +133,12 @@ def sentence_section(toks: list[str], log_buckets: bool, bucket_size: int, max_p
 sentence_section(toks, log_buckets, bucket_size, max_position)
 
 
-@st.fragment
+@page.section(owns=("deb_terms", "deb_sum", "deb_weights", "deb_head"))
 def terms_section(toks: list[str], log_buckets: bool, bucket_size: int, max_position: int) -> None:
     """Owns the head picker and the three term switches (nothing else reads them) and the Numbers panels."""
-    activate()  # a fragment rerun does not pass through app.py: set this run's language
     n = len(toks)
     st.header(t("deberta.terms.subheader"))
-    prose(KEY, "terms")
+    page.prose("terms")
     c1, c2, c3, c4 = st.columns(4)
     HEAD = Param.integer("deb_head", 0, N_HEADS - 1, default=0)
     with c1:
@@ -197,8 +190,8 @@ def terms_section(toks: list[str], log_buckets: bool, bucket_size: int, max_posi
             m.weights, toks, t("deberta.terms.weights_title"), "weights", t("deberta.terms.weight"), "deb_weights"
         )
 
-    prose(KEY, "p2c")
-    prose(KEY, "projections")
+    page.prose("p2c")
+    page.prose("projections")
 
 
 terms_section(toks, log_buckets, bucket_size, max_position)

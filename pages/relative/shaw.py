@@ -13,27 +13,17 @@ from explain.chapters import shaw_figures
 from explain.chapters.common import sign_text
 from ui import panels
 from ui.cache import cached
-from ui.common import header, plot, prose, seed, sentence_tokens
-from ui.i18n import activate, current, t
+from ui.common import plot, seed, sentence_tokens
+from ui.i18n import current, t
 from ui.question import ask
+from ui.section import open_chapter
 from ui.url_state import URL
 
-KEY = "shaw"
 CLIPPED = t("shaw.clipped", sign=sign_text(enc.ShawRelative.name))  # "clipped j − i (key − query)": the paper's sign
 QUERY_I, KEY_J, CHANNEL = t("shaw.query_i"), t("shaw.key_j"), t("shaw.channel")
 
-header(
-    KEY,
-    enc.PAPER,
-    sources=(
-        enc.clipped_relative_index,
-        enc.relative_position_index,
-        enc.position_logits,
-        enc.value_position_term,
-        enc.ShawRelative.logit_terms,
-    ),
-)
-prose(KEY, "intro")
+page = open_chapter(ch.CHAPTER)
+page.prose("intro")
 
 # Bounded caches shared by every session. One shaw_view holds ~a dozen (4, n, n) float32 maps of a
 # ≤ 256-token sentence (~3 MB at most), hence 16 entries; index_section is a few words and numbers.
@@ -59,12 +49,9 @@ labels = ch.distance_labels(k)  # rows of the tables and columns of the mass map
 panel_h = 320 if n <= 24 else 430  # the logit and attention pairs
 
 
-@st.fragment
+@page.section(heading="shaw.index.subheader", prose="index", owns=("shaw_index",))
 def index_map_section(toks: list[str], k: int, v: ch.ShawView, sec: ch.IndexSection) -> None:
     """Owns the question's radio and Reveal and the index map's Numbers panel."""
-    activate()  # a fragment rerun does not pass through app.py: set this run's language
-    st.header(t("shaw.index.subheader"))
-    prose(KEY, "index")
     if sec.question is not None:
         ask(sec.question)
     plot(
@@ -88,12 +75,9 @@ def index_map_section(toks: list[str], k: int, v: ch.ShawView, sec: ch.IndexSect
 index_map_section(toks, k, v, sec)
 
 
-@st.fragment
+@page.section(heading="shaw.tables.subheader", prose="tables", owns=("shaw_ak", "shaw_av"))
 def tables_section(k: int, v: ch.ShawView, labels: list[str]) -> None:
     """The aᴷ and aⱽ tables' Numbers panels: opening one reruns this section only."""
-    activate()  # a fragment rerun does not pass through app.py: set this run's language
-    st.header(t("shaw.tables.subheader"))
-    prose(KEY, "tables")
     t1, t2 = st.columns(2)
     table_h = int(min(640, max(320, 120 + 18 * (2 * k + 1))))
     with t1:
@@ -127,12 +111,9 @@ def tables_section(k: int, v: ch.ShawView, labels: list[str]) -> None:
 tables_section(k, v, labels)
 
 
-@st.fragment
+@page.section(heading="shaw.logits.subheader", prose="logits", owns=("shaw_terms",))
 def logits_section(toks: list[str], head: int, v: ch.ShawView, panel_h: int) -> None:
     """The logit pair's Numbers panel: opening it reruns this section only."""
-    activate()  # a fragment rerun does not pass through app.py: set this run's language
-    st.header(t("shaw.logits.subheader"))
-    prose(KEY, "logits")
     panels.pair(
         v.terms_pair(head),
         toks,
@@ -142,19 +123,18 @@ def logits_section(toks: list[str], head: int, v: ch.ShawView, panel_h: int) -> 
         "shaw_terms",
         panel_height=panel_h,
     )
-    prose(KEY, "query-side")
+    page.prose("query-side")
 
 
 logits_section(toks, head, v, panel_h)
 
 
-@st.fragment
+@page.section(owns=("shaw_attention",))
 def attention_section(toks: list[str], head: int, v: ch.ShawView, panel_h: int) -> None:
     """The attention pair's Numbers panel: opening it reruns this section only."""
-    activate()  # a fragment rerun does not pass through app.py: set this run's language
     n = len(toks)
     st.header(t("shaw.attention.subheader"))
-    prose(KEY, "attention")
+    page.prose("attention")
     top = v.attention_top(head)
     panels.pair(
         v.attention_pair(head),
@@ -174,13 +154,12 @@ def attention_section(toks: list[str], head: int, v: ch.ShawView, panel_h: int) 
 attention_section(toks, head, v, panel_h)
 
 
-@st.fragment
+@page.section(owns=("shaw_mass", "shaw_value_norms", "shaw_value_term"))
 def value_section(toks: list[str], head: int, v: ch.ShawView, labels: list[str]) -> None:
     """The value-side charts' Numbers panels: opening one reruns this section only."""
-    activate()  # a fragment rerun does not pass through app.py: set this run's language
     n = len(toks)
     st.header(t("shaw.value.subheader"))
-    prose(KEY, "value")
+    page.prose("value")
     b1, b2 = st.columns(2)
     with b1:
         plot(
@@ -231,11 +210,11 @@ def value_section(toks: list[str], head: int, v: ch.ShawView, labels: list[str])
 value_section(toks, head, v, labels)
 
 st.header(t("shaw.shift.subheader"))
-prose(KEY, "shift")
+page.prose("shift")
 panels.shift_metrics(v.shift, "shaw.shift.position", "shaw.shift.output")
 
 st.header(t("shaw.cost.subheader"))
-prose(KEY, "cost")
+page.prose("cost")
 st.markdown(
     t(
         "shaw.cost.sizes",
@@ -248,4 +227,4 @@ st.markdown(
         diff=v.paper_form_difference,
     )
 )
-prose(KEY, "cost-kernel")
+page.prose("cost-kernel")

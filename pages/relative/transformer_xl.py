@@ -13,30 +13,19 @@ from explain.chapters import transformer_xl_figures
 from explain.chapters.common import sign_text
 from ui import panels
 from ui.cache import cached
-from ui.common import control_row, header, plot, prose, seed, sentence_tokens
+from ui.common import control_row, plot, seed, sentence_tokens
 from ui.derivation import proof
-from ui.i18n import activate, current, option_names, t
+from ui.i18n import current, option_names, t
 from ui.question import ask
+from ui.section import open_chapter
 from ui.url_state import URL, Param
 
-KEY = "transformer-xl"
 N_HEADS = ch.N_HEADS
 SIGN = sign_text(enc.TransformerXL.name)
-header(
-    KEY,
-    enc.PAPER,
-    sources=(
-        enc.TransformerXL.logit_terms,
-        enc.TransformerXL.position_keys,
-        enc.rel_shift_steps,
-        enc.rel_shift,
-        enc.relative_distances,
-        enc.relative_encoding,
-    ),
-)
-prose(KEY, "intro")
-prose(KEY, "equation")
-prose(KEY, "shared")
+page = open_chapter(ch.CHAPTER)
+page.prose("intro")
+page.prose("equation")
+page.prose("shared")
 proof(t("transformer_xl.derivation"), "absolute-pe-attention", "xl_proof")
 
 # Bounded caches shared by every session. One term_maps entry holds six (n, n) maps of a ≤ 256-token
@@ -53,17 +42,16 @@ def term_title(term: str) -> str:
 
 
 st.header(t("transformer_xl.terms.subheader"))
-prose(KEY, "terms")
+page.prose("terms")
 tokens = sentence_tokens()
 toks = list(tokens.tokens)
 lang = current()
 
 
-@st.fragment
+@page.section(owns=("xl_terms", "xl_sum", "xl_weights", "xl_d_curve", "xl_head", "xl_causal"))
 def terms_section(toks: list[str]) -> None:
     """Owns the head, causal and four term switches, the question and the Numbers panels; it holds the
     distance section too, whose curve marks the causal side (the only other reader of a switch)."""
-    activate()  # a fragment rerun does not pass through app.py: set this run's language
     n = len(toks)
     row = control_row()
     HEAD = Param.integer("xl_head", 0, N_HEADS - 1, default=0)
@@ -78,7 +66,7 @@ def terms_section(toks: list[str]) -> None:
     causal = row.toggle(
         t("transformer_xl.terms.causal"), value=True, key="xl_causal", **URL, help=t("transformer_xl.terms.causal_help")
     )
-    prose(KEY, "switches")
+    page.prose("switches")
     sw = st.columns(4)
     switches = tuple(
         sw[k].toggle(f"({term})", value=True, key=f"xl_on_{term}", help=term_title(term), **URL)
@@ -131,7 +119,7 @@ def terms_section(toks: list[str]) -> None:
         )
 
     st.header(t("transformer_xl.distance.subheader"))
-    prose(KEY, "distance")
+    page.prose("distance")
     reach = max(n - 1, 8)
     g = global_position_bias(seed(), reach, n_heads=N_HEADS)
     curves = {t("transformer_xl.distance.head", h=h + 1): g.d_term[h] for h in range(N_HEADS)}
@@ -151,12 +139,13 @@ def terms_section(toks: list[str]) -> None:
 terms_section(toks)
 
 
-@st.fragment
+@page.section(
+    heading="transformer_xl.shift.subheader",
+    prose="relshift",
+    owns=("xl_step_grid", "xl_gather", "xl_qlen", "xl_mlen", "xl_step"),
+)
 def relshift_section() -> None:
     """Owns q_len, m_len and the step slider (nothing else reads them) and the grids' Numbers panels."""
-    activate()  # a fragment rerun does not pass through app.py: set this run's language
-    st.header(t("transformer_xl.shift.subheader"))
-    prose(KEY, "relshift")
     r1, r2, r3 = st.columns([1, 1, 2])
     qlen = r1.slider(
         t("transformer_xl.shift.qlen"), 2, 6, 4, key="xl_qlen", **URL, help=t("transformer_xl.shift.qlen_help")
@@ -176,7 +165,7 @@ def relshift_section() -> None:
         )
     demo = rel_shift_demo(qlen, mlen)
     stage = demo.stage(stage_name)
-    prose(KEY, f"step-{stage_name}")
+    page.prose(f"step-{stage_name}")
     klen = demo.klen
     rows, cols = stage.ids.shape
     ticks = {
@@ -234,13 +223,13 @@ def relshift_section() -> None:
         st.success(t("transformer_xl.shift.matches", n_valid=demo.n_valid, n_bad=demo.n_invalid))
     else:
         st.error(t("transformer_xl.shift.differs"))
-    prose(KEY, "bidirectional")
+    page.prose("bidirectional")
 
 
 relshift_section()
 
 st.header(t("transformer_xl.layout.subheader"))
-prose(KEY, "layout")
+page.prose("layout")
 lc = layout_check(seed())
 l1, l2 = st.columns(2)
 l1.metric(t("transformer_xl.layout.same"), f"{lc.same_weights:.3g}")

@@ -6,22 +6,21 @@ st.*. The numbers, the question and every sentence that states a fact about them
 
 import streamlit as st
 
-from encoders import rope as enc
 from explain import figures as F
 from explain.chapters import rope as ch
 from explain.chapters import rope_figures
 from ui.cache import cached
-from ui.common import header, plot, prose, seed, sentence_tokens
+from ui.common import plot, seed, sentence_tokens
 from ui.derivation import proof, show_derivation
-from ui.i18n import activate, current, option_names, t
+from ui.i18n import current, option_names, t
 from ui.presenter import secondary
 from ui.question import ask
+from ui.section import open_chapter
 from ui.trained import trained_panel
 from ui.url_state import URL, Param
 
-KEY = "rope"
-header(KEY, enc.PAPER, sources=(enc.rope_frequencies, enc.apply_rotary, enc.RoPE.logit_terms))
-prose(KEY, "intro")
+page = open_chapter(ch.CHAPTER)
+page.prose("intro")
 
 # Bounded caches shared by every session. One circles entry holds 41 frames × 16 pairs of arrows
 # and notes (~100 KB); one sentence entry up to 5 maps of 256 × 256 float32 (~1.3 MB), hence 32.
@@ -39,19 +38,18 @@ lang = current()
 
 # -- 0. where the rotation comes from ------------------------------------------------------------
 st.header(t("rope.goal.subheader"))
-prose(KEY, "goal")
+page.prose("goal")
 proof(t("rope.goal.proof"), "rope-from-the-goal", "rope_goal")
-prose(KEY, "complex")
+page.prose("complex")
 
 # -- 1. rotation circles -----------------------------------------------------------------------
 st.header(t("rope.circles.subheader"))
-prose(KEY, "circles")
+page.prose("circles")
 
 
-@st.fragment
+@page.section(owns=("rope_circles", "rope_frame", "rope_m", "rope_move", "rope_n"))
 def circles_part(qi: int, ki: int, d: int, base: int) -> None:
     """Owns the positions, what moves and the frame (the words, head size and base are shared)."""
-    activate()  # a fragment rerun skips app.py, which sets the language of a full run
     p1, p2, p3 = st.columns([2, 2, 3])
     m = p1.slider(
         t("rope.circles.query_pos"),
@@ -114,10 +112,9 @@ def circles_part(qi: int, ki: int, d: int, base: int) -> None:
     st.markdown(t("rope.circles.gap", pairs=d // 2, frames=ch.FRAMES, gap=cs.gap))
 
 
-@st.fragment
+@page.section(owns=("rope_identity", "rope_identity_rows", "rope_shift", "rope_size"))
 def identity_part(qi: int, ki: int, d: int, base: int) -> None:
     """Owns the size, the shift and the question: they change only this map and its rows."""
-    activate()  # a fragment rerun skips app.py, which sets the language of a full run
     r1, r2 = st.columns(2)
     size = r1.slider(t("rope.identity.size"), 4, 64, 24, key="rope_size", **URL, help=t("rope.identity.size_help"))
     # Integer number inputs are linked by hand: Streamlit's own binding crashes on ?rope_shift=inf.
@@ -165,12 +162,9 @@ def identity_part(qi: int, ki: int, d: int, base: int) -> None:
 
 
 # -- 3. long-term decay ---------------------------------------------------------------------------
-@st.fragment
+@page.section(heading="rope.decay.subheader", prose="decay", owns=("rope_decay", "rope_decay_d", "rope_decay_dist"))
 def decay_section() -> None:
     """Owns the decay head size and distance: they change only this chart."""
-    activate()  # a fragment rerun skips app.py, which sets the language of a full run
-    st.header(t("rope.decay.subheader"))
-    prose(KEY, "decay")
     e1, e2 = st.columns(2)
     d_decay = e1.select_slider(
         t("rope.decay.head_size"),
@@ -198,12 +192,21 @@ def decay_section() -> None:
 
 
 # -- 4. the rotation matrix, and its two layouts ---------------------------------------------------
-@st.fragment
+@page.section(
+    heading="rope.matrix.subheader",
+    prose="matrix",
+    owns=(
+        "rope_R_half",
+        "rope_R_interleaved",
+        "rope_matrix_d",
+        "rope_matrix_m",
+        "rope_skew_blocks",
+        "rope_skew_generator",
+        "rope_why_block",
+    ),
+)
 def matrix_section(qi: int, ki: int, base: int) -> None:
     """Owns the matrix head size and position and the why-block panel (the layouts summary reads them)."""
-    activate()  # a fragment rerun skips app.py, which sets the language of a full run
-    st.header(t("rope.matrix.subheader"))
-    prose(KEY, "matrix")
     x1, x2 = st.columns(2)
     d_small = x1.select_slider(
         t("rope.matrix.head_size"),
@@ -256,11 +259,11 @@ def matrix_section(qi: int, ki: int, base: int) -> None:
     why = st.expander(t("rope.block.expander"), key="rope_why_block", on_change="rerun", icon=":material/help:")
     if why.open:
         with why:
-            prose(KEY, "why-block")
+            page.prose("why-block")
             show_derivation("rope-skew-generator", key_prefix="rope_why1", compact=True)
-            prose(KEY, "why-block-2d")
+            page.prose("why-block-2d")
             show_derivation("rope-skew-exponential-2d", key_prefix="rope_why2", compact=True)
-            prose(KEY, "why-block-theorem")
+            page.prose("why-block-theorem")
             sk = skew_view(seed())
             b1, b2 = st.columns(2)
             with b1:
@@ -299,12 +302,12 @@ def matrix_section(qi: int, ki: int, base: int) -> None:
                 )
             )
             show_derivation("rope-block-exponential", key_prefix="rope_why3", compact=True)
-            prose(KEY, "why-block-absorb")
+            page.prose("why-block-absorb")
             show_derivation("rope-absorb-basis", key_prefix="rope_why4", compact=True)
-            prose(KEY, "why-block-end")
+            page.prose("why-block-end")
 
     st.header(t("rope.layouts.subheader"))
-    prose(KEY, "layouts")
+    page.prose("layouts")
     st.markdown(
         t(
             "rope.layouts.summary",
@@ -316,12 +319,11 @@ def matrix_section(qi: int, ki: int, base: int) -> None:
     )
 
 
-@st.fragment
+@page.section(owns=("rope_base", "rope_d", "rope_k_word", "rope_proof2d", "rope_proofc", "rope_proofd", "rope_q_word"))
 def rotation_part() -> None:
     """Owns the two words, the head size and the base, which sections 1, 2 and 4 read (and nothing
     else does): moving one reruns these sections only, not the page's top nor its sentence section.
     Each section inside is a fragment of its own for its own controls."""
-    activate()  # a fragment rerun skips app.py, which sets the language of a full run
     w1, w2, w3, w4 = st.columns([3, 3, 2, 2])
     # The word pickers hold token indices (language-neutral); a shorter sentence clamps them.
     word = option_names(range(n_tok), lambda i: f"{i} · {toks[i]}")
@@ -358,7 +360,7 @@ def rotation_part() -> None:
 
     # -- 2. the relative identity, in numbers -------------------------------------------------------
     st.header(t("rope.identity.subheader"))
-    prose(KEY, "identity")
+    page.prose("identity")
     proof(t("rope.identity.proof_2d"), "rope-matrix-2d", "rope_proof2d")
     proof(t("rope.identity.proof_d"), "rope-relative-block", "rope_proofd")
     proof(t("rope.identity.proof_complex"), "rope-complex-2d", "rope_proofc")
@@ -371,12 +373,13 @@ rotation_part()
 
 
 # -- 5. on your sentence ---------------------------------------------------------------------------
-@st.fragment
+@page.section(
+    heading="rope.sentence.subheader",
+    prose="sentence",
+    owns=("rope_attention", "rope_causal", "rope_offset", "rope_terms", "rope_terms_grid"),
+)
 def sentence_section() -> None:
     """Owns the causal toggle, the offset and the terms toggle: they change only this section."""
-    activate()  # a fragment rerun skips app.py, which sets the language of a full run
-    st.header(t("rope.sentence.subheader"))
-    prose(KEY, "sentence")
     s1, s2 = st.columns(2)
     causal = s1.toggle(
         t("rope.sentence.causal"), value=False, key="rope_causal", **URL, help=t("rope.sentence.causal_help")
@@ -403,7 +406,7 @@ def sentence_section() -> None:
     else:
         st.caption(t("rope.sentence.hint"))
 
-    prose(KEY, "terms")
+    page.prose("terms")
     if st.toggle(t("rope.sentence.terms_toggle"), value=True, key="rope_terms", **URL):
         plot(
             F.token_heatmap_grid(
@@ -422,4 +425,4 @@ def sentence_section() -> None:
 
 sentence_section()
 
-trained_panel("rope", KEY)
+trained_panel(page.chapter)

@@ -13,29 +13,18 @@ from encoders import rope_scaling as enc
 from explain import figures as F
 from explain.chapters import rope_scaling as ch
 from ui.cache import cached
-from ui.common import header, plot, prose, seed, sentence_tokens
-from ui.i18n import activate, current, t
+from ui.common import plot, seed, sentence_tokens
+from ui.i18n import current, t
 from ui.question import ask
+from ui.section import open_chapter
 from ui.trained import trained_panel
 from ui.url_state import URL
 
-KEY = "rope-scaling"
-header(
-    KEY,
-    sources=(
-        enc.pi_frequencies,
-        enc.ntk_base,
-        enc.dynamic_ntk_scale,
-        enc.yarn_ramp,
-        enc.yarn_frequencies,
-        enc.yarn_attention_factor,
-        enc.xpos_scales,
-    ),
-)
+page = open_chapter(ch.CHAPTER)
 with st.expander(t("rope_scaling.sources"), icon=":material/article:"):
     for paper in enc.PAPERS.values():
         st.markdown(f"- {paper.authors} ({paper.year}). [{paper.title}]({paper.url})")
-prose(KEY, "intro")
+page.prose("intro")
 
 # Bounded caches shared by every session: a frequency section or a distance curve is a few
 # (d/2,) or (300,) arrays; a sentence run holds 6 maps of up to 256 × 256 float32 (~1.6 MB), hence 32.
@@ -111,12 +100,9 @@ names = {k: ch.label(k, lang) for k in ch.ALL_SCHEMES}
 
 
 # -- 1. frequencies ---------------------------------------------------------------------------------
-@st.fragment
+@page.section(heading="rope_scaling.frequencies.subheader", prose="frequencies", owns=("rs_ratio", "rs_wavelength"))
 def frequencies_part() -> None:
     """Owns the question and its charts' Numbers panels: reads the shared settings above."""
-    activate()  # a fragment rerun skips app.py, which sets the language of a full run
-    st.header(t("rope_scaling.frequencies.subheader"))
-    prose(KEY, "frequencies")
     ask(fs.question)
     f1, f2 = st.columns(2)
     with f1:
@@ -153,19 +139,16 @@ def frequencies_part() -> None:
             "rs_wavelength",
         )
     st.caption(fs.caption)
-    prose(KEY, "wavelengths")
+    page.prose("wavelengths")
 
 
 frequencies_part()
 
 
 # -- 2. angles --------------------------------------------------------------------------------------
-@st.fragment
+@page.section(heading="rope_scaling.angles.subheader", prose="angles", owns=("rs_angles",))
 def angles_section() -> None:
     """Owns only its chart's Numbers panel: reads the shared settings above."""
-    activate()  # a fragment rerun skips app.py, which sets the language of a full run
-    st.header(t("rope_scaling.angles.subheader"))
-    prose(KEY, "angles")
     fig = F.lines(
         fs.view.pairs,
         fs.angles,
@@ -184,12 +167,9 @@ angles_section()
 
 
 # -- 3. logit against distance -------------------------------------------------------------------------
-@st.fragment
+@page.section(heading="rope_scaling.distance.subheader", prose="distance", owns=("rs_distance",))
 def distance_section() -> None:
     """Owns only its chart's Numbers panel: reads the shared settings above."""
-    activate()  # a fragment rerun skips app.py, which sets the language of a full run
-    st.header(t("rope_scaling.distance.subheader"))
-    prose(KEY, "distance")
     lv = logit_vs_distance(d, float(base), float(s), L, float(gamma), float(beta_fast), float(beta_slow))
     fig = F.lines(
         lv.distances,
@@ -208,16 +188,15 @@ distance_section()
 
 # -- 4. on your sentence --------------------------------------------------------------------------------
 st.header(t("rope_scaling.sentence.subheader"))
-prose(KEY, "sentence")
+page.prose("sentence")
 tokens = sentence_tokens()
 toks = tokens.tokens
 n = len(toks)
 
 
-@st.fragment
+@page.section(owns=("rs_L_sentence", "rs_attention", "rs_by_distance", "rs_causal"))
 def sentence_part() -> None:
     """Owns the sentence's trained length and the causal toggle: they change only this section."""
-    activate()  # a fragment rerun skips app.py, which sets the language of a full run
     g1, g2 = st.columns(2)
     L_sent = g1.slider(
         t("rope_scaling.sentence.length"),
@@ -277,10 +256,10 @@ def sentence_part() -> None:
             ]
         )
     with st.expander(t("rope_scaling.sentence.xpos_note")):
-        prose(KEY, "xpos-note")
+        page.prose("xpos-note")
 
 
 sentence_part()
 
 # RoPE's model trained on real text, stretched by each scheme that has no parameters of its own.
-trained_panel(ch.TRAINED_SCHEMES, KEY)
+trained_panel(page.chapter)

@@ -8,35 +8,23 @@ computed there.
 import streamlit as st
 
 from encoders import alibi as enc
-from encoders import nope
 from explain import figures as F
 from explain.chapters import alibi as ch
 from explain.chapters import alibi_figures
 from explain.chapters.common import sign_text
 from ui import panels
 from ui.cache import cached
-from ui.common import control_row, header, inline_tokens, plot, prose, seed, sentence_tokens
+from ui.common import control_row, inline_tokens, plot, seed, sentence_tokens
 from ui.derivation import proof
-from ui.i18n import activate, current, t
+from ui.i18n import current, t
 from ui.presenter import secondary
 from ui.question import ask
+from ui.section import open_chapter
 from ui.trained import trained_panel
 from ui.url_state import URL, Param
 
-KEY = "alibi"
-header(
-    KEY,
-    enc.PAPER,
-    sources=(
-        enc.alibi_slopes,
-        enc.alibi_bias,
-        enc.alibi_bias_symmetric,
-        enc.alibi_bias_code,
-        enc.Alibi.logit_terms,
-        nope.equal_logit_weights,
-    ),
-)
-prose(KEY, "intro")
+page = open_chapter(ch.CHAPTER)
+page.prose("intro")
 
 # Bounded caches shared by every session: one entry of heads_view holds up to 16 × 256 × 256 × 3
 # float32 (~13 MB), hence 16 entries.
@@ -55,15 +43,14 @@ query_i, key_j = t("figures.query_i"), t("figures.key_j")  # the grids' axis tit
 
 
 # ------------------------------------------------------------------------------------- slopes
-@st.fragment
+@page.section(owns=("alibi_log_slopes", "slopes"))
 def slopes_part(H: int, sec: ch.SlopesSection, colors: list[str]) -> None:
     """Owns the question and the log-axis checkbox: they change only the slopes chart."""
-    activate()  # a fragment rerun skips app.py, which sets the language of a full run
     sv = sec.view
     st.header(t("alibi.slopes.subheader"))
     if sec.question is not None:
         ask(sec.question)
-    prose(KEY, "slopes")
+    page.prose("slopes")
     with secondary(t("alibi.slopes.axis")):
         log_slopes = st.checkbox(
             t("alibi.slopes.log"), value=True, key="alibi_log_slopes", **URL, help=t("alibi.slopes.log_help")
@@ -85,10 +72,9 @@ def slopes_part(H: int, sec: ch.SlopesSection, colors: list[str]) -> None:
 
 
 # --------------------------------------------------------------------------------------- bias
-@st.fragment
+@page.section(owns=("bias_grid",))
 def bias_part(causal: bool, sec: ch.SlopesSection, hv: ch.HeadsView, cut: str) -> None:
     """Owns only its chart's Numbers panel: reads the heads and the mask above."""
-    activate()  # a fragment rerun skips app.py, which sets the language of a full run
     bias_form = t("alibi.bias.form_causal" if causal else "alibi.bias.form_bidirectional")
     plot(
         F.token_heatmap_grid(
@@ -106,13 +92,12 @@ def bias_part(causal: bool, sec: ch.SlopesSection, hv: ch.HeadsView, cut: str) -
 
 
 # --------------------------------------------------------------------------------- attention
-@st.fragment
+@page.section(owns=("alibi_head", "att_grid", "att_pair", "code_bias", "code_weights"))
 def attention_section(H: int, sec: ch.SlopesSection, hv: ch.HeadsView, cut: str) -> None:
     """Owns the head picker, which the code section below also reads, so both are in here."""
-    activate()  # a fragment rerun skips app.py, which sets the language of a full run
     sv = sec.view
     st.header(t("alibi.attention.subheader"))
-    prose(KEY, "attention")
+    page.prose("attention")
     HEAD = Param.integer("alibi_head", 1, ch.MAX_HEADS, default=1)
     HEAD.settle(range(1, H + 1))  # fewer heads clamp the chosen one
     head = HEAD.widget(
@@ -149,7 +134,7 @@ def attention_section(H: int, sec: ch.SlopesSection, hv: ch.HeadsView, cut: str)
 
     # ---------------------------------------------------------------------------- +m·j in the code
     st.header(t("alibi.code.subheader"))
-    prose(KEY, "code")
+    page.prose("code")
     cf = code_form_view(text, seed(), H, head - 1)
     panels.pair(
         cf.bias_pair,
@@ -162,7 +147,7 @@ def attention_section(H: int, sec: ch.SlopesSection, hv: ch.HeadsView, cut: str)
     m1, m2 = st.columns(2)
     m1.metric(t("alibi.code.metric_causal"), f"{cf.diff_causal:.1e}")
     m2.metric(t("alibi.code.metric_bidirectional"), f"{cf.diff_bidirectional:.3f}")
-    prose(KEY, "code-unmasked")
+    page.prose("code-unmasked")
     panels.pair(
         cf.weights_pair_bidirectional,
         cf.tokens,
@@ -176,13 +161,14 @@ def attention_section(H: int, sec: ch.SlopesSection, hv: ch.HeadsView, cut: str)
 
 
 # ------------------------------------------------------------------------ past the training length
-@st.fragment
+@page.section(
+    owns=("alibi_log_x", "alibi_scaled", "alibi_test_len", "alibi_train_len", "alibi_windows", "penalty", "within")
+)
 def extrapolation_section(H: int, sec: ch.SlopesSection, colors: list[str]) -> None:
     """Owns the two lengths and the axis checkboxes: they change only this section."""
-    activate()  # a fragment rerun skips app.py, which sets the language of a full run
     sv = sec.view
     st.header(t("alibi.extrapolation.subheader"))
-    prose(KEY, "extrapolation")
+    page.prose("extrapolation")
     e1, e2 = st.columns(2)
     train_len = e1.slider(
         t("alibi.extrapolation.train_len"),
@@ -263,16 +249,15 @@ def extrapolation_section(H: int, sec: ch.SlopesSection, colors: list[str]) -> N
         hide_index=True,
         key="alibi_windows",
     )
-    prose(KEY, "extrapolation-read")
+    page.prose("extrapolation-read")
 
 
-@st.fragment
+@page.section(owns=("alibi_causal", "alibi_heads", "alibi_proof"))
 def heads_part() -> None:
     """Owns the number of heads and the causal toggle, which every section from the slopes to the
     extrapolation reads (and the NoPE sections below do not): moving one reruns these sections only,
     not the page's top, nor the NoPE sections and the app's frame. Each section inside is a fragment
     of its own for its own controls; the trained panel sits among them, in its place on the page."""
-    activate()  # a fragment rerun skips app.py, which sets the language of a full run
     row = control_row()
     H = row.slider(
         t("alibi.heads"), 1, ch.MAX_HEADS, 8, key="alibi_heads", **URL, help=t("alibi.heads_help", max=ch.MAX_HEADS)
@@ -284,11 +269,11 @@ def heads_part() -> None:
     hv = heads_view(text, seed(), H, causal)
     cut = t("alibi.cut", shown=ch.GRID, n=len(tokens)) if hv.cut else ""
     st.header(t("alibi.bias.subheader"))
-    prose(KEY, "bias")
+    page.prose("bias")
     proof(t("alibi.bias.proof"), "alibi-shift-invariance", "alibi_proof")
     bias_part(causal, sec, hv, cut)
     attention_section(H, sec, hv, cut)
-    trained_panel("alibi", KEY)
+    trained_panel(page.chapter)
     extrapolation_section(H, sec, colors)
 
 
@@ -296,14 +281,12 @@ heads_part()
 
 # -------------------------------------------------------------------------------------- NoPE
 st.header(t("alibi.nope.header"))
-prose(KEY, "nope")
+page.prose("nope")
 
 
-@st.fragment
+@page.section(heading="alibi.nope.subheader", level=3, owns=("nope_shuffle", "nope_shuffle_bars", "nope_shuffles"))
 def shuffle_section() -> None:
     """Owns the Shuffle button: it changes only the shuffled sentence and its bars."""
-    activate()  # a fragment rerun skips app.py, which sets the language of a full run
-    st.subheader(t("alibi.nope.subheader"))
     st.session_state.setdefault("nope_shuffles", 1)
     b1, b2 = st.columns([1, 3])
     if b1.button(t("alibi.nope.shuffle"), key="nope_shuffle", icon=":material/shuffle:", disabled=len(tokens) < 2):
@@ -324,18 +307,17 @@ def shuffle_section() -> None:
         ),
         "nope_shuffle_bars",
     )
-    prose(KEY, "nope-shuffle")
+    page.prose("nope-shuffle")
 
 
 shuffle_section()
 
 
-@st.fragment
+@page.section(
+    heading="alibi.counting.subheader", level=3, prose="counting", owns=("count_share", "count_weights", "nope_count_n")
+)
 def counting_section() -> None:
     """Owns the counting length: it changes only the counting charts."""
-    activate()  # a fragment rerun skips app.py, which sets the language of a full run
-    st.subheader(t("alibi.counting.subheader"))
-    prose(KEY, "counting")
     count_n = st.slider(
         t("alibi.counting.length"),
         2,
@@ -383,7 +365,7 @@ def counting_section() -> None:
             "count_share",
         )
     st.markdown(t("alibi.counting.recovery", last=count_n - 1, error=cv.max_recovery_error, n=count_n))
-    prose(KEY, "finding")
+    page.prose("finding")
 
 
 counting_section()

@@ -13,30 +13,20 @@ from explain.chapters import t5_figures
 from explain.chapters.common import sign_text
 from ui import panels
 from ui.cache import cached
-from ui.common import control_row, header, plot, prose, seed, sentence_tokens
+from ui.common import control_row, plot, seed, sentence_tokens
 from ui.derivation import proof
-from ui.i18n import activate, current, t
+from ui.i18n import current, t
 from ui.question import ask
+from ui.section import open_chapter
 from ui.trained import trained_panel
 from ui.url_state import URL
 
-KEY = "t5"
 SIGN = sign_text(enc.T5Bias.name)
 BUCKETS_MIN, BUCKETS_MAX = 4, 128
 DIST_MIN, DIST_MAX = 2, 1024
 
-header(
-    KEY,
-    enc.PAPER,
-    sources=(
-        enc.relative_position_bucket,
-        enc.bucket_layout,
-        enc.T5Bias.buckets,
-        enc.T5Bias.bias,
-        enc.T5Bias.logit_terms,
-    ),
-)
-prose(KEY, "intro")
+page = open_chapter(ch.CHAPTER)
+page.prose("intro")
 
 # Bounded caches shared by every session. A t5_view holds ~seven (4, n, n) maps of a ≤ 256-token
 # sentence (~2 MB at most), hence 16 entries; bucket maps and questions are small.
@@ -49,7 +39,7 @@ toks = list(tokens.tokens)
 n = len(toks)
 
 st.header(t("t5.buckets.subheader"))
-prose(KEY, "buckets")
+page.prose("buckets")
 row = control_row()
 num_buckets = row.slider(
     t("t5.buckets.num_buckets"),
@@ -90,16 +80,15 @@ bm = bucket_map(num_buckets, max_distance, causal)
 x_title = t("t5.staircase.x_title", sign=SIGN)  # the staircases' and the bias lines' x axis
 
 
-@st.fragment
+@page.section(owns=("t5_staircase_near", "t5_staircase"))
 def staircase_section(
     n: int, num_buckets: int, max_distance: int, causal: bool, bm: ch.BucketMap, x_title: str
 ) -> None:
     """Owns the question's radio and Reveal and the staircases' Numbers panels (the controls above are
     the page's: every later section reads them)."""
-    activate()  # a fragment rerun does not pass through app.py: set this run's language
     mode = "causal" if causal else "bidirectional"  # a catalogue key, not a word: t5.mode.*
     ask(bucket_question(num_buckets, max_distance, causal, lang))
-    prose(KEY, "staircase")
+    page.prose("staircase")
     regions = [t(f"t5.region.{name}") for name in ("exact", "log", "beyond", "future")]  # ch.EXACT … ch.FUTURE
     reach = n - 1
     band = (-reach - 0.5, 0.5 if causal else reach + 0.5)
@@ -140,7 +129,7 @@ def staircase_section(
 staircase_section(n, num_buckets, max_distance, causal, bm, x_title)
 
 st.header(t("t5.unused.subheader"))
-prose(KEY, "unused")
+page.prose("unused")
 if bm.unused:
     st.markdown(t("t5.unused.some", limit=bm.scan_limit, count=len(bm.unused), n=num_buckets))
     for reason, ids in bm.unused_by_reason().items():
@@ -163,13 +152,12 @@ v = t5_view(tuple(toks), seed(), num_buckets, max_distance, causal)
 panel_h = 320 if n <= 24 else 430  # the head grid and the logit pairs
 
 
-@st.fragment
+@page.section(owns=("t5_bucket_matrix",))
 def matrix_section(toks: list[str], num_buckets: int, causal: bool, v: ch.T5View) -> None:
     """The bucket matrix's Numbers panel: opening it reruns this section only."""
-    activate()  # a fragment rerun does not pass through app.py: set this run's language
     n = len(toks)
     st.header(t("t5.matrix.subheader"))
-    prose(KEY, "matrix")
+    page.prose("matrix")
     plot(
         F.token_heatmap(
             v.buckets,
@@ -198,12 +186,9 @@ def matrix_section(toks: list[str], num_buckets: int, causal: bool, v: ch.T5View
 matrix_section(toks, num_buckets, causal, v)
 
 
-@st.fragment
+@page.section(heading="t5.table.subheader", prose="table", owns=("t5_table", "t5_bias_lines"))
 def table_section(n: int, num_buckets: int, bm: ch.BucketMap, v: ch.T5View, x_title: str) -> None:
     """The bias table's and the bias lines' Numbers panels: opening one reruns this section only."""
-    activate()  # a fragment rerun does not pass through app.py: set this run's language
-    st.header(t("t5.table.subheader"))
-    prose(KEY, "table")
     H = v.table.shape[1]
     r, by_r = v.bias_by_distance(ch.table_span(bm, n))
     labels = [t("t5.table.never_used", b=b) if b in bm.unused else str(b) for b in range(num_buckets)]
@@ -238,13 +223,12 @@ def table_section(n: int, num_buckets: int, bm: ch.BucketMap, v: ch.T5View, x_ti
 table_section(n, num_buckets, bm, v, x_title)
 
 
-@st.fragment
+@page.section(owns=("t5_bias_heads",))
 def heads_section(toks: list[str], v: ch.T5View, panel_h: int) -> None:
     """The head grid's Numbers panel: opening it reruns this section only."""
-    activate()  # a fragment rerun does not pass through app.py: set this run's language
     H = v.table.shape[1]
     st.header(t("t5.heads.subheader"))
-    prose(KEY, "heads")
+    page.prose("heads")
     plot(
         F.token_heatmap_grid(
             v.position,
@@ -263,13 +247,12 @@ def heads_section(toks: list[str], v: ch.T5View, panel_h: int) -> None:
 heads_section(toks, v, panel_h)
 
 
-@st.fragment
+@page.section(owns=("t5_terms", "t5_attention", "t5_head"))
 def logits_section(toks: list[str], causal: bool, v: ch.T5View, panel_h: int) -> None:
     """Owns the head picker (nothing else reads it) and the two pairs' Numbers panels."""
-    activate()  # a fragment rerun does not pass through app.py: set this run's language
     H = v.table.shape[1]
     st.header(t("t5.logits.subheader"))
-    prose(KEY, "logits")
+    page.prose("logits")
     head = st.columns([1, 3])[0].selectbox(
         t("t5.logits.head"), list(range(H)), key="t5_head", **URL, help=t("t5.logits.head_help", h=H, last=H - 1)
     )
@@ -299,10 +282,10 @@ def logits_section(toks: list[str], causal: bool, v: ch.T5View, panel_h: int) ->
 
 logits_section(toks, causal, v, panel_h)
 
-trained_panel("t5", KEY)
+trained_panel(page.chapter)
 
 st.header(t("t5.shift.subheader"))
-prose(KEY, "shift")
+page.prose("shift")
 panels.shift_metrics(v.shift, "t5.shift.bias", "t5.shift.output")
-prose(KEY, "derivation")
+page.prose("derivation")
 proof(t("t5.shift.proof"), "t5-shift-invariance", "t5_proof")

@@ -1,0 +1,116 @@
+"""A section, declared once: its fragment, this run's language, its heading and prose, its keys.
+
+    page = open_chapter(ch.CHAPTER)          # the header: title, idea, paper, the code panel
+
+    @page.section(heading="alibi.slopes.subheader", prose="slopes", owns=("alibi_log_slopes", "slopes"))
+    def slopes_part(H: int) -> None:
+        \"\"\"Owns the log-axis checkbox: it changes only the slopes chart.\"\"\"
+        ...
+
+What the decorator does, so no page does it by hand:
+- makes the function an st.fragment: moving a widget inside reruns this section, not the page;
+- sets this run's language first (a fragment rerun does not pass through app.py, whose language
+  lives in a ContextVar of the script thread; without it a Korean learner's section redrew in English);
+- draws the heading (a catalogue key; `level` 2 is st.header, 3 st.subheader) and the chapter's prose
+  section, in that order, before the body;
+- keeps the declaration on the function (`fn.declared`): `owns` lists the widget keys, chart keys
+  and proof key prefixes the section owns. tests/test_sections.py reads the declarations from the
+  page's source and checks them against the body (every literal key there is declared, every declared
+  key is there and nowhere else), then moves every declared widget in AppTest and requires every
+  chart the section does not own to stay byte-identical.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ParamSpec, TypeVar
+
+import streamlit as st
+
+from explain.chapter import Chapter
+from explain.prose import section as prose_section
+from ui.common import header
+from ui.i18n import activate, t
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class Declared:
+    owns: tuple[str, ...]
+    heading: str | None
+    level: int
+    prose: str | None
+    chapter: str | None
+
+
+def section(
+    *,
+    owns: tuple[str, ...] = (),
+    heading: str | None = None,
+    level: int = 2,
+    prose: str | None = None,
+    chapter: str | None = None,
+    run_every: float | None = None,
+) -> Callable[[Callable[P, None]], Callable[P, None]]:
+    """The decorator (pages use `page.section`, which fills in `chapter`). `run_every`: seconds
+    between reruns of the section by itself (a live panel polling a job), None for never."""
+    if prose is not None and chapter is None:
+        raise ValueError("a section's prose needs its chapter: declare it with page.section(...)")
+    if level not in (2, 3):
+        raise ValueError(f"level {level}: a section's heading is an h2 (2) or an h3 (3)")
+    declared = Declared(tuple(owns), heading, level, prose, chapter)
+
+    def decorate(fn: Callable[P, None]) -> Callable[P, None]:
+        @functools.wraps(fn)  # the fragment's identity is the page function's module and name
+        def run(*args: P.args, **kwargs: P.kwargs) -> None:
+            activate()
+            if heading is not None:
+                (st.header if level == 2 else st.subheader)(t(heading))
+            if prose is not None and chapter is not None:
+                st.markdown(prose_section(chapter, prose))
+            fn(*args, **kwargs)
+
+        fragment = st.fragment(run, run_every=run_every)
+        fragment.declared = declared  # type: ignore[attr-defined]
+        return fragment
+
+    return decorate
+
+
+class ChapterPage:
+    """One chapter's page while it runs: its declaration, its prose, its sections."""
+
+    def __init__(self, chapter: Chapter) -> None:
+        self.chapter = chapter
+        self.key = chapter.key
+
+    def prose(self, name: str) -> None:
+        """One section of the chapter's prose file (explain/text/<lang>/<key>.md), in this run's language."""
+        st.markdown(prose_section(self.key, name))
+
+    def section(
+        self,
+        *,
+        owns: tuple[str, ...] = (),
+        heading: str | None = None,
+        level: int = 2,
+        prose: str | None = None,
+        run_every: float | None = None,
+    ) -> Callable[[Callable[P, None]], Callable[P, None]]:
+        return section(owns=owns, heading=heading, level=level, prose=prose, chapter=self.key, run_every=run_every)
+
+
+def open_chapter(chapter: Chapter) -> ChapterPage:
+    """The chapter's header (title, the one-line idea, its paper, the code it runs) and its page."""
+    header(chapter)
+    return ChapterPage(chapter)
+
+
+def declared(fn: Callable[..., Any]) -> Declared | None:
+    """A section's declaration (None for any other function)."""
+    value = getattr(fn, "declared", None)
+    return value if isinstance(value, Declared) else None
