@@ -30,7 +30,6 @@ import platform
 import threading
 import time
 from dataclasses import asdict
-from pathlib import Path
 from typing import Any
 
 import torch
@@ -38,54 +37,12 @@ import torch
 from encoders.base import derived_seed
 from lab import parallel
 from lab import tasks as T
-from lab.train import TrainConfig, TrainResult, answer_loss, evaluate, fixed_test_set, save, task_of, train
+from lab.shipped import ENCODINGS, LEARNING_RATES, SEEDS, SHIPPED, TOY_DIR, run_stem, shipped_config
+from lab.train import TrainResult, answer_loss, evaluate, fixed_test_set, save, task_of, train
 
-ROOT = Path(__file__).resolve().parents[1]
-TOY_DIR = ROOT / "assets" / "toy"
-
-# The encodings the lab ships, in the order the page lists them (registry names).
-ENCODINGS = ("learned", "rope", "t5", "alibi", "none", "cope")
-
-# One training setting per task; identical for every encoding but the learning rate, which each
-# encoding gets from a small sweep (below). Chosen (before seeing any result table) to fit about a
-# minute of one CPU core per run.
-SHIPPED: dict[str, TrainConfig] = {
-    "flipflop": TrainConfig("flipflop", "", steps=600, seed=0),
-    "selective_copy": TrainConfig("selective_copy", "", steps=600, seed=0),
-    "counting": TrainConfig("counting", "", steps=600, seed=0),
-}
-
-# The training seeds shipped per (task, encoding): every seed is a fresh model initialisation and a
-# fresh stream of training strings; the test sets stay fixed (TrainConfig.test_seed).
-SEEDS = (0, 1, 2)
-# The learning-rate sweep: each encoding trains once (seed SEEDS[0]) at each rate and keeps the
-# rate with the lowest error on an in-distribution *validation* set (its own seed, never a test
-# set); every seed then trains at that rate. The seed-0 run of the sweep at the chosen rate is the
-# shipped seed-0 run, so the sweep costs len(LEARNING_RATES) − 1 extra runs per (task, encoding).
-LEARNING_RATES = (1e-3, 3e-3, 1e-2)
+# The list of shipped runs (tasks, encodings, seeds, learning rates) lives in lab/shipped.py, which
+# everything that reads the runs imports; this module trains and writes them.
 N_VALIDATION = 500  # validation strings (the same count as a test split)
-
-
-def run_stem(task: str, encoding: str, seed: int) -> str:
-    """File stem of a shipped run: seed 0 keeps the name the page's Inspect panel loads."""
-    return f"{task}-{encoding}" if seed == SEEDS[0] else f"{task}-{encoding}-seed{seed}"
-
-
-def chosen_lr(task: str, encoding: str) -> float:
-    """The learning rate the sweep chose for (task, encoding), read from the shipped index.json;
-    the task's default when nothing has been shipped (a fresh checkout before regeneration)."""
-    index_path = TOY_DIR / "index.json"
-    if index_path.exists():
-        run = json.loads(index_path.read_text()).get("runs", {}).get(f"{task}/{encoding}")
-        if run and "lr" in run:
-            return float(run["lr"])
-    return SHIPPED[task].lr
-
-
-def shipped_config(task: str, encoding: str, seed: int = SEEDS[0], lr: float | None = None) -> TrainConfig:
-    base = SHIPPED[task]
-    lr = chosen_lr(task, encoding) if lr is None else lr
-    return TrainConfig(**{**asdict(base), "encoding": encoding, "seed": seed, "lr": lr})
 
 
 @torch.no_grad()
@@ -235,7 +192,7 @@ def write_toy_readme() -> None:
         "split, error against distance). `index.json` summarises them (the sweep included);",
         "`probes.json` holds the evaluation-only splits (one factor at a time) and the length curves",
         "of every shipped checkpoint (lab/probe.py). Everything else is the same for every encoding of",
-        "a task (lab/regenerate.py, SHIPPED).",
+        "a task (lab/shipped.py, SHIPPED).",
         "",
         f"Measured on {index.get('machine', '?')}, torch {index.get('torch', '?')}, one torch thread per run, on a",
         "2-core machine: CPU time is the training thread's own time (what one idle core needs). The runs",

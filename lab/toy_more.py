@@ -33,6 +33,7 @@ import torch
 from lab import parallel
 from lab import probe as P
 from lab import tasks as T
+from lab.shipped import SEEDS, SHIPPED, shipped_config
 from lab.train import TrainConfig, TrainResult, load, predict, save, train
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -145,8 +146,6 @@ def _shared_summary(r: TrainResult) -> dict[str, Any]:
 
 def _shared_run(item: tuple[str, int]) -> dict[str, Any]:
     """CoPE with the shared table on one task and seed, as shipped otherwise (a worker's job)."""
-    from lab.regenerate import shipped_config
-
     task, seed = item
     c0 = time.thread_time()
     r = train(replace(shipped_config(task, "cope", seed), encoder_options=SHARED))
@@ -158,8 +157,6 @@ def _shared_run(item: tuple[str, int]) -> dict[str, Any]:
 def regenerate_cope_table(args: Any = None) -> None:
     """Every task × shipped seed of CoPE with one shared table, on lab.parallel's workers. Reads the
     learning rate the toy lab's sweep chose (assets/toy/index.json): run it after `toy`."""
-    from lab.regenerate import SEEDS, SHIPPED
-
     torch.set_num_threads(1)
     COPE_TABLE_DIR.mkdir(parents=True, exist_ok=True)
     workers = parallel.of(args)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from explain.chapters import toy_tasks as ch
-from lab.regenerate import ENCODINGS, TOY_DIR
+from lab.shipped import ENCODINGS, TOY_DIR
 from tests.helpers import chart, errors, fig_array, open_page
 
 PAGE = "pages/labs/toy_tasks.py"

@@ -16,9 +16,9 @@ import torch
 
 from lab import tasks as T
 from lab.model import ModelConfig, TinyTransformer
-from lab.regenerate import ENCODINGS, SEEDS, TOY_DIR, run_stem
-from lab.regenerate import SHIPPED as SHIPPED_SETTINGS
 from lab.service import SEED_RANGE, STEP_RANGE, QueueFull, TrainingService
+from lab.shipped import ENCODINGS, SEEDS, TOY_DIR, run_stem
+from lab.shipped import SHIPPED as SHIPPED_SETTINGS
 from lab.train import TrainConfig, answer_loss, evaluate, fixed_test_set, load, train
 
 torch.set_num_threads(1)

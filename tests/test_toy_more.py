@@ -22,7 +22,7 @@ from explain.chapters.toy_tasks_seeds import t_interval
 from lab import probe as P
 from lab import tasks as T
 from lab.model import ModelConfig, TinyTransformer, encoder_config
-from lab.regenerate import ENCODINGS, SEEDS, SHIPPED, TOY_DIR, chosen_lr, shipped_config
+from lab.shipped import ENCODINGS, SEEDS, SHIPPED, TOY_DIR, chosen_lr, shipped_config
 from lab.toy_more import COPE_TABLE_DIR, LARGE, LARGE_DIR, LARGE_ENCODINGS, N_LARGE, large_config, large_stem
 from lab.train import TrainConfig, load, model_config, predict, task_of
 from tests.test_cope import _naive_cope_logits

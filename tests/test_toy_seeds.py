@@ -15,7 +15,7 @@ from explain.chapters import toy_tasks_figures as figs
 from explain.chapters.toy_tasks_seeds import T975, Z975, Interval, t_interval
 from lab import probe as P
 from lab import tasks as T
-from lab.regenerate import ENCODINGS, LEARNING_RATES, SEEDS, SHIPPED, TOY_DIR, chosen_lr, shipped_config
+from lab.shipped import ENCODINGS, LEARNING_RATES, SEEDS, SHIPPED, TOY_DIR, chosen_lr, shipped_config
 
 # --- the interval -------------------------------------------------------------------------------
 
