@@ -31,8 +31,8 @@ CFG = (DEPLOY / "haproxy.cfg").read_text(encoding="utf-8")
 SECRET_VAR = "STREAMLIT_SERVER_COOKIE_SECRET"
 
 # What ./run-app --workers 2 gives HAProxy (the layout before haproxy_config took (host, port) servers,
-# plus http-no-delay and compression): the loopback layout must stay byte for byte what tests/e2e/test_workers.py
-# drives in real browsers.
+# plus http-no-delay, compression, and issue 42's redispatch and faster health checks): the loopback
+# layout must stay byte for byte what tests/e2e/test_workers.py drives in real browsers.
 RUN_APP_CFG = """global
     maxconn 4096
 
@@ -46,6 +46,9 @@ defaults
     timeout client 1h
     timeout server 1h
     timeout tunnel 1h       # a learner's websocket stays open while the tab is open
+    timeout check 3s        # a worker busy with a class still answers its health check in time
+    retries 1
+    option redispatch       # a request pinned to a dead worker goes to a live one on its last retry
 
 frontend atlas
     bind 127.0.0.1:8501
@@ -56,6 +59,7 @@ backend workers
     cookie PEATLAS insert indirect nocache httponly
     option httpchk GET /_stcore/health
     http-check expect status 200
+    default-server inter 1s fall 2 rise 2   # a dead worker is out within ~2 s, a restarted one back ~2 s after healthy
     server w1 127.0.0.1:40001 check cookie w1
     server w2 127.0.0.1:40002 check cookie w2
 """

@@ -79,6 +79,9 @@ defaults
     timeout client 1h
     timeout server 1h
     timeout tunnel 1h       # a learner's websocket stays open while the tab is open
+    timeout check 3s        # a worker busy with a class still answers its health check in time
+    retries 1
+    option redispatch       # a request pinned to a dead worker goes to a live one on its last retry
 {resolvers}
 frontend atlas
     bind {bind}:{port}
@@ -89,6 +92,7 @@ backend workers
     cookie PEATLAS insert indirect nocache httponly
     option httpchk GET /_stcore/health
     http-check expect status 200
+    default-server inter 1s fall 2 rise 2   # a dead worker is out within ~2 s, a restarted one back ~2 s after healthy
 {backends}
 """
 

@@ -8,6 +8,7 @@ sends a fixed script (plotly's animation buttons by keyboard).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -15,6 +16,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from explain.figures.spec import layout_get, relayout
+from explain.i18n import t as t_in
 from ui.i18n import t
 from ui.url_state import Param
 
@@ -110,8 +112,72 @@ KEYBOARD_JS = """<script>
 </style>"""
 
 
-# The frame's fixed script. (Each chart is drawn once by the atlas's own chart element, ui/chart.py.)
-FRAME_JS = KEYBOARD_JS
+# Always on: a learner whose worker died (`./run-app --workers N`, tools/serve.py) comes back by
+# itself. Streamlit's frontend reconnects through the balancer, which sends it to a live worker
+# (HAProxy's option redispatch), but it then asks for no rerun: it takes the new worker's empty
+# session for its old one resumed, and the page stays as it was, stale and silent, until the learner
+# touches a control. This fixed script (no user text) watches the app's connection state: while it is
+# lost, a short notice says so; once connected again, it asks for a rerun the way Streamlit's own "r"
+# key does (the rerun carries the address and every widget's value, so the new worker draws the same
+# page), or reloads the page if no run starts (the address holds sentence, seed, chapter and
+# controls). On a worker that merely lost its connection the rerun is harmless: the session resumed.
+_RECONNECT_WORDS = {
+    lang: [t_in(f"classroom.{k}", lang) for k in ("reconnecting", "reconnected")] for lang in ("en", "ko")
+}
+RECONNECT_JS = (
+    """<script>
+(() => {
+  if (window.__peReconnect) return;
+  window.__peReconnect = true;
+  const WORDS = """
+    + json.dumps(_RECONNECT_WORDS, ensure_ascii=True)
+    + """;
+  const app = document.querySelector('[data-testid="stApp"]');
+  if (!app) return;
+  const lang = () => ((new URLSearchParams(location.search).get('lang') || navigator.language || 'en')
+    .toLowerCase().startsWith('ko') ? 'ko' : 'en');
+  let note = null, hideTimer = 0, lost = false, asked = 0;
+  const say = (k, ms) => {
+    if (!note) {
+      note = document.createElement('div');
+      note.id = 'pe-reconnect';
+      note.setAttribute('role', 'status');
+      note.style.cssText = 'position:fixed;left:50%;bottom:1.5rem;transform:translateX(-50%);z-index:1000001;'
+        + 'padding:.6rem 1.1rem;border-radius:.5rem;background:#262730;color:#fff;font:500 1rem sans-serif;';
+      document.body.appendChild(note);
+    }
+    note.textContent = WORDS[lang()][k];
+    note.dataset.state = k ? 'back' : 'lost';
+    note.hidden = false;
+    clearTimeout(hideTimer);
+    if (ms) hideTimer = setTimeout(() => { note.hidden = true; }, ms);
+  };
+  const rerun = () => {
+    asked = Date.now();
+    for (const type of ['keydown', 'keyup'])
+      document.dispatchEvent(new KeyboardEvent(type, {key: 'r', code: 'KeyR', keyCode: 82, which: 82, bubbles: true}));
+    setTimeout(() => {
+      if (asked && app.getAttribute('data-test-connection-state') === 'CONNECTED') location.reload();
+    }, 4000);
+  };
+  new MutationObserver(() => {
+    const connection = app.getAttribute('data-test-connection-state');
+    if (connection !== 'CONNECTED') {
+      if (!lost) { lost = true; asked = 0; say(0); }
+    } else if (lost) {
+      lost = false;
+      say(1, 5000);
+      rerun();
+    } else if (asked && app.getAttribute('data-test-script-state') !== 'notRunning') {
+      asked = 0;  // the rerun started: no reload needed
+    }
+  }).observe(app, {attributes: true, attributeFilter: ['data-test-connection-state', 'data-test-script-state']});
+})();
+</script>"""
+)
+
+# The frame's fixed scripts. (Each chart is drawn once by the atlas's own chart element, ui/chart.py.)
+FRAME_JS = KEYBOARD_JS + RECONNECT_JS
 
 
 def presenter() -> bool:
