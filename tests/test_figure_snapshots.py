@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tools import figure_snapshots as S
+from tests.support import figure_snapshots as S
 from ui.chapters import CHAPTERS
 
 STORED = S.load()

@@ -18,6 +18,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("ui", "explain", "lab", "encoders", "models", "tools", "tests")
 SCRIPTS = ("app.py", "serve_app.py")
+# Tests that still import a tool, each with its reason; nothing else in tests/ may.
+TESTS_OF_TOOLS = {
+    # The serving tools' own tests (./run-app --workers, deploy/haproxy.cfg): they test the tool itself,
+    # and serving may move out of tools/ into deploy/.
+    "tests.test_deploy",
+    "tests.e2e.test_workers",
+}
 
 
 def module_name(path: Path, root: Path = ROOT) -> str:
@@ -122,6 +129,19 @@ def test_no_import_cycles():
     assert not found, "modules that import each other (split out what both need):\n" + "\n".join(
         " ⇄ ".join(c) for c in found
     )
+
+
+def test_tests_do_not_import_tools():
+    g = {m: ts for m, ts in graph().items() if m not in TESTS_OF_TOOLS}
+    down = _edges_between(g, "tests", "tools")
+    assert not down, "test support belongs in tests/support/ (tools may use it):\n" + "\n".join(down)
+
+
+def test_tests_and_tools_do_not_import_each_other_both_ways():
+    g = graph()
+    down, up = _edges_between(g, "tests", "tools"), _edges_between(g, "tools", "tests")
+    down = [e for e in down if e.split(" → ")[0] not in TESTS_OF_TOOLS]
+    assert not (down and up), "tests → tools:\n" + "\n".join(down) + "\ntools → tests:\n" + "\n".join(up)
 
 
 def test_the_graph_sees_a_cycle(tmp_path):

@@ -4,7 +4,7 @@ there draw exactly what they say.
 The pages are the ones that sent the most before (tools/payload.py: Trouble 5.1 MB, Sinusoidal 4.4 MB
 and 7.7 MB with its trained panel open, ALiBi 3.4 MB and 6.8 MB with the panel, the attention lab's
 trained mode 10.6 MB), each driven exactly as bench.py's "max" column: every slider at its maximum
-and a 256-token sentence. Payload is bench.figure_bytes: the figure JSON of every chart.
+and a 256-token sentence. Payload is tests/support/sizes.figure_bytes: the figure JSON of every chart.
 """
 
 from __future__ import annotations
@@ -24,8 +24,7 @@ from explain.figures.theme import (
     screen_factor,
 )
 from tests.helpers import chart_elements, errors, open_page
-from tools.bench import figure_bytes
-from tools.payload import to_max
+from tests.support.sizes import figure_bytes, to_max
 from ui.chapters import BY_KEY
 
 MB = 1_000_000

@@ -32,7 +32,7 @@ def test_the_reference_draws_the_first_pages_charts_and_a_sidebar_seed_box():
     ref = AppTest.from_file(str(ROOT / "tools" / "reference_app.py"), default_timeout=TIMEOUT)
     ref.run()
     assert not errors(ref)
-    assert len(ref.sidebar.number_input) == 1  # what tools/browser.RENDERED_JS waits for
+    assert len(ref.sidebar.number_input) == 1  # what tests/support/browser.RENDERED_JS waits for
     first = open_page()  # the default sentence, the first page
     assert not errors(first)
     # The reference draws with Streamlit's own chart element; the atlas with ui/chart.py's.

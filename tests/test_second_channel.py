@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tools import figure_snapshots as S
+from tests.support import figure_snapshots as S
 
 STORED = S.load()
 CHARTS = [(page, key) for page, figs in sorted(STORED.items()) for key in sorted(figs)]

@@ -181,7 +181,7 @@ async def _first_visit(url: str, page_name: str) -> tuple[list[str], dict[str, s
 def test_the_first_visitor_of_a_fresh_server_can_open_a_chapter_by_its_link(tmp_path):
     """The first session of a freshly started server opens /rope: no "Page not found", and it runs
     RoPE (before navigation_app, that session got the dialog and a navigation with the main page only)."""
-    from tools.browser import start_server, stop_server
+    from tests.support.browser import start_server, stop_server
 
     proc, url, _ = start_server(tmp_path / "server.log")
     try:

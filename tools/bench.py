@@ -37,15 +37,12 @@ os.chdir(ROOT)
 import streamlit as st  # noqa: E402
 
 from tests.helpers import chart_elements, errors, open_page  # noqa: E402
-from tools.browser import CHROMIUM_ARGS, RENDERED_JS, TRACK_RUNS_JS, start_server, stop_server  # noqa: E402
+from tests.support.browser import CHROMIUM_ARGS, RENDERED_JS, TRACK_RUNS_JS, start_server, stop_server  # noqa: E402
+from tests.support.sizes import figure_bytes, long_sentence, set_sliders_to_max  # noqa: E402
 from ui import cache  # noqa: E402
 from ui.chapters import CHAPTERS  # noqa: E402
 
 COLUMNS = ["first", "rerun", "new text", "max first", "max rerun", "max text"]
-
-
-def long_sentence(tag: str, n: int = 256) -> str:
-    return " ".join(f"{tag}{k}" for k in range(n))
 
 
 def timed(fn) -> float:
@@ -56,48 +53,6 @@ def timed(fn) -> float:
 
 def clear_caches() -> None:
     cache.clear_all()
-
-
-def set_sliders_to_max(at) -> list[str]:
-    """Every slider and select-slider of the page at its maximum; returns what was set."""
-    moved = []
-    for s in at.slider:
-        if s.key is None or s.key in ("seed",):
-            continue
-        value = (s.min, s.max) if isinstance(s.value, (tuple, list)) else s.max
-        s.set_value(value)
-        moved.append(f"{s.key}={value:g}" if isinstance(value, (int, float)) else f"{s.key}={value}")
-    for s in at.select_slider:
-        if s.key is None:
-            continue
-        # AppTest knows only the options' labels; set_value wants the option itself.
-        last, first = _option(s, s.options[-1]), _option(s, s.options[0])
-        if last is None:
-            continue
-        value = (first, last) if isinstance(s.value, (tuple, list)) else last
-        s.set_value(value)
-        moved.append(f"{s.key}={value}")
-    return moved
-
-
-def _option(s, label: str):
-    for convert in (int, float, str):
-        try:
-            v = convert(label.replace(",", "")) if convert is not str else label
-        except ValueError:
-            continue
-        try:
-            if str(s.format_func(v)) == label:
-                return v
-        except Exception:
-            continue
-    return None
-
-
-def figure_bytes(at) -> int:
-    """Bytes of every chart's data as sent: its figure, config and words (ui/chart.py). Each element
-    also carries the component's JS, about 2.2 KB, not counted here."""
-    return sum(len(el.proto.bytes) for el in chart_elements(at))
 
 
 def bench_chapter(chapter, repeats: int) -> dict:

@@ -8,7 +8,7 @@ graphics driver is the slow case), and for every chapter of ui.chapters.CHAPTERS
   open        clicking the chapter's link in the sidebar → every chart of the page drawn
   new text    typing a new sentence and pressing Ctrl+Enter → every chart redrawn
 
-"Drawn" is tools/browser.RENDERED_JS (the script finished, nothing stale or loading, every plotly
+"Drawn" is tests/support/browser.RENDERED_JS (the script finished, nothing stale or loading, every plotly
 chart laid out, and the page unchanged for 300 ms); the time reported ends when the page reached its
 final state, not 300 ms later. Medians over --repeats (each with a different sentence), then the
 median over pages and the worst page.
@@ -36,7 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tools.browser import CHROMIUM, CHROMIUM_ARGS, RENDERED_JS, TRACK_RUNS_JS, start_server, stop_server  # noqa: E402
+from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, RENDERED_JS, TRACK_RUNS_JS, start_server, stop_server  # noqa: E402
 from ui.chapters import CHAPTERS  # noqa: E402
 
 TIMEOUT_MS = 180_000

@@ -3,7 +3,7 @@
     python tools/bench_controls.py [--repeats 3] [--only rope,alibi] [--proofs open|closed]
                                    [--out bench_results/controls.json]
 
-Starts its own server on 127.0.0.1 (tools/browser.py) and talks to it as a browser does, through
+Starts its own server on 127.0.0.1 (tests/support/browser.py) and talks to it as a browser does, through
 Streamlit's websocket protocol (tools/classroom_load.Session): it opens each chapter, then moves
 every control the page itself shows (the sidebar's are the frame's: see SKIP) — each slider and
 select-slider to its maximum and back to its minimum, each checkbox and toggle both ways, each
@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT))
 
 from streamlit.proto.WidgetStates_pb2 import WidgetState  # noqa: E402
 
-from tools.browser import start_server, stop_server  # noqa: E402
+from tests.support.browser import start_server, stop_server  # noqa: E402
 from tools.classroom_load import Session, connect  # noqa: E402
 from ui.chapters import CHAPTERS  # noqa: E402
 

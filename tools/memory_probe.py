@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 from streamlit.proto.WidgetStates_pb2 import WidgetState  # noqa: E402
 
-from tools.browser import start_server, stop_server  # noqa: E402
+from tests.support.browser import start_server, stop_server  # noqa: E402
 from tools.classroom_load import Session, connect  # noqa: E402
 from ui.chapters import CHAPTERS  # noqa: E402
 

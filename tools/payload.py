@@ -2,10 +2,10 @@
 
     python tools/payload.py [--only key1,key2] [--top 3]
 
-For every chapter in ui.chapters.CHAPTERS, under AppTest and with tools/bench.py's own helpers: the
-bytes of every chart (bench.figure_bytes: each chart element as sent, its figure's JSON spec with
-its config and the element's JS, ui/chart.py) at default
-controls, then after bench's "max" procedure (every slider and select-slider at its maximum, a
+For every chapter in ui.chapters.CHAPTERS, under AppTest and with the benchmark's own helpers
+(tests/support/sizes.py): the bytes of every chart (figure_bytes: each chart element as sent, its
+figure's JSON spec with its config and the element's JS, ui/chart.py) at default controls, then
+after bench's "max" procedure (to_max: every slider and select-slider at its maximum, a
 256-token sentence, sliders again for those that appear only then). Per page: KB at default, KB at
 max, the biggest charts at max by key, and any other big element (dataframe, image, …) over 20 KB.
 
@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 os.chdir(ROOT)
 
 from tests.helpers import chart_elements, errors, open_page  # noqa: E402
-from tools.bench import figure_bytes, long_sentence, set_sliders_to_max  # noqa: E402
+from tests.support.sizes import figure_bytes, to_max  # noqa: E402
 from ui.chapters import BY_KEY, CHAPTERS  # noqa: E402
 from ui.chart import NAME as CHART_NAME  # noqa: E402
 
@@ -57,15 +57,6 @@ def other_big(at) -> list[tuple[str, int]]:
 
     walk(at._tree)
     return sorted(found, key=lambda kv: -kv[1])
-
-
-def to_max(at) -> None:
-    """bench.bench_chapter's "max" procedure, untimed."""
-    moved = set_sliders_to_max(at)
-    at.text_area(key="sentence").input(long_sentence("m0x"))
-    at.run()
-    if set_sliders_to_max(at) != moved:
-        at.run()
 
 
 def fmt(top: list[tuple[str, int]], n: int) -> str:

@@ -5,7 +5,7 @@
 The atlas's first page (Why order matters) draws three 14 × 64 heatmaps side by side, two 14 × 14
 heatmaps side by side and one bar chart of two series (the default sentence has 14 tokens). This
 script draws charts of the same kinds and sizes with plain plotly and st.plotly_chart, in the same
-wide layout, with one number input in the sidebar (tools/browser.RENDERED_JS waits for the sidebar's
+wide layout, with one number input in the sidebar (tests/support/browser.RENDERED_JS waits for the sidebar's
 seed box, as on every atlas page) — and no text, no widgets, no sidebar navigation, no style sheet.
 
 Its first render in a fresh browser profile is what Streamlit and its own chart element cost on this

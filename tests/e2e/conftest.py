@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.browser import CHROMIUM, CHROMIUM_ARGS, start_server, stop_server
+from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, start_server, stop_server
 
 ROOT = Path(__file__).resolve().parents[2]
 # A cold first render imports torch and compiles every module of the page; on a busy 2-core CI

@@ -2,7 +2,7 @@
 
 For every page and language: no critical or serious violation in the app's own markup, no heading
 out of order, no empty table header; Streamlit's own frame (its sidebar navigation, its header) may
-only break the rules listed in tools/axe_report.STREAMLIT_ONLY, each with its reason. Presenter mode
+only break the rules listed in tests/support/axe.STREAMLIT_ONLY, each with its reason. Presenter mode
 is checked on one chapter with captions, a citation and a proof. The first test shows that the
 checks catch a low-contrast caption, a skipped heading level and a faded chart label, planted in a
 real page. Chart words (SVG text, which axe does not check) are measured by chart_text_findings.
@@ -16,8 +16,8 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page
 
-from tools.axe_report import SEVERE, STREAMLIT_ONLY, Finding, axe_script, chapter_url, page_violations
-from tools.browser import RENDERED_JS, TRACK_RUNS_JS
+from tests.support.axe import SEVERE, STREAMLIT_ONLY, Finding, axe_script, chapter_url, page_violations
+from tests.support.browser import RENDERED_JS, TRACK_RUNS_JS
 from ui.chapters import CHAPTERS
 
 pytestmark = pytest.mark.e2e

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from tools.browser import RENDERED_JS, TRACK_RUNS_JS
+from tests.support.browser import RENDERED_JS, TRACK_RUNS_JS
 
 pytestmark = pytest.mark.e2e
 

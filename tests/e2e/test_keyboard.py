@@ -20,8 +20,8 @@ import pytest
 from playwright.sync_api import Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from tools.axe_report import chapter_url
-from tools.browser import RENDERED_JS, TRACK_RUNS_JS
+from tests.support.axe import chapter_url
+from tests.support.browser import RENDERED_JS, TRACK_RUNS_JS
 
 pytestmark = pytest.mark.e2e
 

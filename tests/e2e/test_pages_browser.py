@@ -30,7 +30,7 @@ import pytest
 from playwright.sync_api import Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from tools.browser import RENDERED_JS, TRACK_RUNS_JS
+from tests.support.browser import RENDERED_JS, TRACK_RUNS_JS
 from ui.chapters import CHAPTERS
 from ui.sidebar import DEFAULT_SENTENCE
 

@@ -1,7 +1,8 @@
 """What every real-browser tool of PE Atlas shares: Debian's Chromium, a Streamlit server of our
 own on 127.0.0.1, and how to tell that a page has finished drawing.
 
-Used by tests/e2e (the browser tests), tools/screenshot.py and tools/bench.py.
+Used by tests/e2e (the browser tests) and the tools (screenshots, benchmarks, the axe report, the
+classroom load driver).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("PE_ATLAS_CHROMIUM", "/usr/bin/chromium")
 # Without the background-networking flags Chromium tries to reach Google's hosts, which this
 # offline machine refuses; --no-sandbox because the tests run as root.

@@ -3,6 +3,9 @@
     python tools/figure_snapshots.py record     # after a change that alters a picture on purpose
     python tools/figure_snapshots.py check      # what tests/test_figure_snapshots.py runs, per page
 
+(tools/figure_snapshots.py is the command; the recording and the comparison live here, where the
+tests read them.)
+
 `record` opens every chapter under AppTest, in English and in Korean, at its default controls and the
 language's default sentence, and stores every chart's figure JSON by its key in
 tests/snapshots/figures.json.gz. Arrays are stored as fingerprints (shape, dtype, NaN count, min,
@@ -14,21 +17,18 @@ differ in their last printed digit.
 
 from __future__ import annotations
 
-import argparse
 import gzip
 import json
 import math
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from explain.figures.spec import _untyped  # a typed array read back, as the app reads one
 
-from explain.figures.spec import _untyped  # noqa: E402  (a typed array read back, as the app reads one)
+ROOT = Path(__file__).resolve().parents[2]
 
 SNAPSHOT = ROOT / "tests" / "snapshots" / "figures.json.gz"
 LANGS = ("en", "ko")
@@ -124,7 +124,6 @@ def differences(old: Any, new: Any, path: str = "") -> list[str]:
 
 def page_figures(chapter_path: str, lang: str) -> dict[str, Any]:
     """Every chart of one page at its defaults: key → fingerprinted figure JSON."""
-    sys.path.insert(0, str(ROOT))
     from streamlit.testing.v1 import AppTest
 
     from tests.helpers import APP, TIMEOUT, chart_elements, figure_of
@@ -166,14 +165,3 @@ def check() -> int:
                 print(f"{lang}/{c.key}:", *diffs[:8], sep="\n   ")
     print("all figures as recorded" if not bad else f"{bad} pages differ")
     return 1 if bad else 0
-
-
-if __name__ == "__main__":
-    sys.path.insert(0, str(ROOT))
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("command", choices=("record", "check"))
-    args = parser.parse_args()
-    if args.command == "record":
-        record()
-    else:
-        sys.exit(check())

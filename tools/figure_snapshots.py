@@ -1,0 +1,26 @@
+"""Figure snapshots: what every page draws, recorded, so a refactor can prove it changed no picture.
+
+    python tools/figure_snapshots.py record     # after a change that alters a picture on purpose
+    python tools/figure_snapshots.py check      # what tests/test_figure_snapshots.py runs, per page
+
+The recording and the comparison live in tests/support/figure_snapshots.py (the tests read them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.support import figure_snapshots as S
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("command", choices=("record", "check"))
+    args = parser.parse_args()
+    if args.command == "record":
+        S.record()
+    else:
+        sys.exit(S.check())
