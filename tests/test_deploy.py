@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from tools import deploy_config
-from tools.serve import haproxy_config, streamlit_args
+from tools.serve import KEEPS_DYING, MAX_RESTART_DELAY, haproxy_config, restart_delay, streamlit_args
 
 ROOT = Path(__file__).resolve().parents[1]
 DEPLOY = ROOT / "deploy"
@@ -161,6 +161,40 @@ def test_generator_prints_a_balancer_for_app_servers_on_other_machines(capsys):
     assert "resolvers dns" in printed
     with pytest.raises(SystemExit):
         deploy_config.main(["--servers", "10.0.0.11"])  # no port
+
+
+# --- a worker's death (issue 42): the balancer moves its learners, the supervisor or Docker restarts it --
+
+
+@pytest.mark.parametrize("cfg", [RUN_APP_CFG, CFG], ids=["run-app", "compose"])
+def test_balancer_moves_learners_off_a_dead_worker_and_takes_it_back(cfg):
+    words = [line.split("#")[0].split() for line in cfg.splitlines()]
+    # A request pinned by its cookie to a dead worker is retried once, then sent to a live worker
+    # (Streamlit's reconnect lands there within a second); without redispatch it got 503 until the
+    # worker was marked down.
+    assert ["option", "redispatch"] in words
+    assert ["retries", "1"] in words
+    # Checked every second: out after two misses, back after two answers (a restarted worker rejoins
+    # ~2 s after it is healthy). No `option persist`, which would keep sending learners to a dead one.
+    assert ["default-server", "inter", "1s", "fall", "2", "rise", "2"] in words
+    assert not any(w[:2] == ["option", "persist"] for w in words)
+    assert all(" check " in line for line in cfg.splitlines() if line.strip().startswith("server "))
+
+
+def test_a_worker_killed_once_comes_back_at_once_one_that_keeps_dying_is_backed_off():
+    assert restart_delay(0) == restart_delay(1) == 0
+    delays = [restart_delay(k) for k in range(2, 12)]
+    assert delays == sorted(delays) and delays[0] >= 2  # never a tight loop
+    assert max(delays) == MAX_RESTART_DELAY <= 60
+    assert restart_delay(KEEPS_DYING) > 0  # the death that is reported is also backed off
+
+
+def test_compose_restarts_every_container_with_dockers_own_policy():
+    for name, service in SERVICES.items():
+        assert service.get("restart") in ("unless-stopped", "always", "on-failure"), name
+    # The Dockerfile's health check reports a hung worker (Docker does not restart it for that; HAProxy's
+    # own check, above, keeps learners away from it).
+    assert instructions("HEALTHCHECK")
 
 
 # --- compose: its services are the balancer's servers ----------------------------------------------------

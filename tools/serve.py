@@ -14,8 +14,17 @@ How:
 - HAProxy (Debian's package) in front, on 127.0.0.1:PORT or, with --lan, on every interface. New
   sessions go to the least busy worker; a cookie (PEATLAS) pins a browser to its worker for the page,
   its websocket and every rerun, so a session's state never moves (sessions never see each other:
-  each lives in one worker's memory). HAProxy checks each worker's /_stcore/health and stops sending
-  new learners to one that does not answer.
+  each lives in one worker's memory). HAProxy checks each worker's /_stcore/health every second and
+  stops sending new learners to one that does not answer (two misses), and takes it back once it
+  answers again (two answers); a request pinned to a dead worker goes to a live one (option
+  redispatch), so a learner whose worker died reconnects at once (and ui/presenter.py's frame script
+  redraws their page from the address and their controls).
+- Supervised workers: a worker that exits (crash, out of memory, kill) is started again on its same
+  port with the same cookie secret, and the restart is logged (stderr and supervisor.log in the log
+  directory). One that keeps dying within a minute of its start is restarted after 2, 4, 8, … up to
+  60 s and reported with the end of its log, never in a tight loop. The container recipe does the same
+  with Docker's own restart policy (deploy/compose.yaml). HAProxy reports every worker it marks down or
+  up (haproxy.log).
 - The same layout scales out: one worker per container, workers on several machines, behind the same
   balancer configuration (deploy/: Dockerfile, compose.yaml, and haproxy.cfg written by
   tools/deploy_config.py with haproxy_config below; README, "Serving a class").
@@ -34,6 +43,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from collections.abc import Sequence
@@ -42,6 +52,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 MAX_WORKERS = 16
 HEALTH_TIMEOUT = 90.0  # s: a cold worker imports torch and plotly before it answers
+STABLE_AFTER = 60.0  # s: a worker that dies sooner than this after its start died "quickly"
+MAX_RESTART_DELAY = 60.0  # s: the longest wait before restarting a worker that keeps dying
+KEEPS_DYING = 3  # quick deaths in a row after which a worker is reported as one that keeps dying
+
+
+def restart_delay(quick_deaths: int) -> float:
+    """Seconds to wait before starting a worker again, after `quick_deaths` deaths in a row each within
+    STABLE_AFTER of its start: none for the first (a worker killed once comes back at once), then 2, 4,
+    8, … capped at MAX_RESTART_DELAY (a worker that cannot start is not restarted in a tight loop)."""
+    if quick_deaths <= 1:
+        return 0.0
+    return min(MAX_RESTART_DELAY, 2.0 ** (quick_deaths - 1))
 
 
 def free_port() -> int:
@@ -111,11 +133,11 @@ def streamlit_args(address: str, port: int) -> list[str]:
     ]  # fmt: skip
 
 
-def start_worker(port: int, cookie_secret: str, log: Path) -> subprocess.Popen[bytes]:
+def start_worker(port: int, cookie_secret: str, log: Path, append: bool = False) -> subprocess.Popen[bytes]:
     cmd = [sys.executable, *streamlit_args("127.0.0.1", port)]
     # Streamlit refuses the secret as a flag (it would show in `ps`); the environment is allowed.
     env = {**os.environ, "STREAMLIT_SERVER_COOKIE_SECRET": cookie_secret}
-    with open(log, "wb") as fh:
+    with open(log, "ab" if append else "wb") as fh:  # a restart keeps the log of the death before it
         return subprocess.Popen(cmd, cwd=ROOT, stdout=fh, stderr=subprocess.STDOUT, env=env)
 
 
@@ -133,7 +155,11 @@ def wait_healthy(url: str, procs: list[subprocess.Popen[bytes]], timeout: float 
 
 
 class Class:
-    """A running balancer and its workers (a context manager: stops everything it started)."""
+    """A running balancer and its supervised workers (a context manager: stops everything it started).
+
+    Worker k (1…n) is HAProxy's server wk on port worker_ports[k - 1]; a supervisor thread starts it
+    again there when it exits (restart_delay), with the same cookie secret; `restarts` records
+    (k, seconds since the class started, the exit code) for every restart."""
 
     def __init__(self, workers: int, port: int, lan: bool = False, log_dir: Path | None = None):
         if not 1 <= workers <= MAX_WORKERS:
@@ -142,9 +168,15 @@ class Class:
             raise RuntimeError("HAProxy is not installed: sudo apt-get install -y haproxy")
         self.n, self.port, self.lan = workers, port, lan
         self.dir = Path(log_dir or tempfile.mkdtemp(prefix="pe-atlas-serve-"))
-        self.procs: list[subprocess.Popen[bytes]] = []
+        self.procs: list[subprocess.Popen[bytes]] = []  # the workers, in order, then the balancer
         self.worker_ports: list[int] = []
         self.url = f"http://127.0.0.1:{port}"
+        self.restarts: list[tuple[int, float, int | None]] = []
+        self._secret = ""
+        self._t0 = time.monotonic()
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._supervisor: threading.Thread | None = None
 
     def __enter__(self) -> Class:
         try:
@@ -158,10 +190,11 @@ class Class:
         self.stop()
 
     def start(self) -> None:
-        secret = secrets.token_hex(32)
+        self._secret = secrets.token_hex(32)
+        self._t0 = time.monotonic()
         self.worker_ports = [free_port() for _ in range(self.n)]
         for k, p in enumerate(self.worker_ports, start=1):
-            self.procs.append(start_worker(p, secret, self.dir / f"worker{k}.log"))
+            self.procs.append(start_worker(p, self._secret, self.dir / f"worker{k}.log"))
         for p in self.worker_ports:
             wait_healthy(f"http://127.0.0.1:{p}", self.procs)
         cfg = self.dir / "haproxy.cfg"
@@ -171,20 +204,88 @@ class Class:
             balancer = subprocess.Popen(["haproxy", "-db", "-f", str(cfg)], stdout=fh, stderr=subprocess.STDOUT)
         self.procs.append(balancer)
         wait_healthy(self.url, self.procs, timeout=15)
+        self._supervisor = threading.Thread(target=self._supervise, name="pe-atlas-supervisor", daemon=True)
+        self._supervisor.start()
+
+    def _say(self, message: str) -> None:
+        line = f"{time.strftime('%H:%M:%S')} {message}"
+        print(line, file=sys.stderr, flush=True)
+        with open(self.dir / "supervisor.log", "a", encoding="utf-8") as fh:
+            fh.write(line + "\n")
+
+    def _supervise(self) -> None:
+        """Every half second: start again each worker that has exited, after restart_delay."""
+        started = [self._t0] * self.n  # when each worker's current process was started
+        quick = [0] * self.n  # each worker's deaths in a row, each within STABLE_AFTER of its start
+        due: list[float | None] = [None] * self.n  # when a dead worker is to be started again
+        while not self._stopping.wait(0.5):
+            with self._lock:
+                if self._stopping.is_set():
+                    return
+                now = time.monotonic()
+                for i in range(self.n):
+                    proc, k = self.procs[i], i + 1
+                    if due[i] is None and proc.poll() is not None:
+                        quick[i] = quick[i] + 1 if now - started[i] < STABLE_AFTER else 1
+                        delay = restart_delay(quick[i])
+                        due[i] = now + delay
+                        self._say(
+                            f"worker w{k} (pid {proc.pid}, port {self.worker_ports[i]}) exited with code "
+                            f"{proc.returncode} after {now - started[i]:.0f} s; "
+                            + (f"restarting in {delay:.0f} s" if delay else "restarting it now")
+                        )
+                        if quick[i] >= KEEPS_DYING:
+                            log = self.dir / f"worker{k}.log"
+                            tail = log.read_text(errors="replace").splitlines()[-15:] if log.exists() else []
+                            self._say(
+                                f"worker w{k} keeps dying ({quick[i]} times in a row, each within "
+                                f"{STABLE_AFTER:.0f} s of its start); the class runs on the others. "
+                                f"End of {log}:\n    " + "\n    ".join(tail)
+                            )
+                    due_at = due[i]
+                    if due_at is not None and now >= due_at:
+                        new = start_worker(self.worker_ports[i], self._secret, self.dir / f"worker{k}.log", append=True)
+                        self.restarts.append((k, round(now - self._t0, 1), proc.returncode))
+                        self.procs[i], started[i], due[i] = new, now, None
+                        self._say(f"worker w{k} started again (pid {new.pid}, port {self.worker_ports[i]})")
 
     def stop(self) -> None:
-        for p in reversed(self.procs):  # the balancer first, then the workers
-            if p.poll() is None:
-                p.terminate()
-        for p in self.procs:
-            try:
-                p.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                p.kill()
-        self.procs = []
+        self._stopping.set()
+        if self._supervisor is not None and self._supervisor is not threading.current_thread():
+            self._supervisor.join(timeout=5)
+        with self._lock:
+            for p in reversed(self.procs):  # the balancer first, then the workers
+                if p.poll() is None:
+                    p.terminate()
+            for p in self.procs:
+                try:
+                    p.wait(timeout=15)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+            self.procs = []
 
     def worker_pids(self) -> list[int]:
-        return [p.pid for p in self.procs[: self.n]]
+        """The workers' current process ids, w1 first (a restarted worker has a new one)."""
+        with self._lock:
+            return [p.pid for p in self.procs[: self.n]]
+
+    def balancer_alive(self) -> bool:
+        with self._lock:
+            return len(self.procs) > self.n and self.procs[self.n].poll() is None
+
+    def healthy_workers(self) -> list[int]:
+        """The workers (1…n) that are running and answer their health check now."""
+        with self._lock:
+            alive = [k for k, p in enumerate(self.procs[: self.n], start=1) if p.poll() is None]
+        out = []
+        for k in alive:
+            try:
+                url = f"http://127.0.0.1:{self.worker_ports[k - 1]}/_stcore/health"
+                if urllib.request.urlopen(url, timeout=2).read() == b"ok":
+                    out.append(k)
+            except OSError:
+                pass
+        return out
 
 
 def lan_addresses() -> list[str]:
@@ -213,11 +314,10 @@ def main(argv: list[str] | None = None) -> int:
 
         signal.signal(signal.SIGTERM, handle)
         signal.signal(signal.SIGINT, handle)
-        while not stop["now"] and all(p.poll() is None for p in c.procs):
+        while not stop["now"] and c.balancer_alive():  # the supervisor restarts workers that exit
             time.sleep(0.5)
-        dead = [p.args for p in c.procs if p.poll() is not None]
-        if dead and not stop["now"]:
-            print(f"a process ended; stopping everything: {dead}", file=sys.stderr)
+        if not stop["now"]:
+            print("the balancer (haproxy) ended; stopping every worker (haproxy.log says why)", file=sys.stderr)
             return 1
     return 0
 
