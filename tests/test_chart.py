@@ -4,7 +4,6 @@ figure's (the mode bar's) follow the page's language."""
 
 from __future__ import annotations
 
-import gzip
 import json
 import re
 from pathlib import Path
@@ -13,11 +12,11 @@ import plotly.offline
 import pytest
 
 from explain import i18n
+from tests.support import figure_snapshots
 from ui import chart
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = (ROOT / "static" / chart.PLOTLY_BUILD).read_text(encoding="utf-8")
-SNAPSHOT = ROOT / "tests" / "snapshots" / "figures.json.gz"
 
 
 def test_the_build_is_the_cartesian_plotly_js_that_plotly_py_writes_for():
@@ -28,9 +27,9 @@ def test_the_build_is_the_cartesian_plotly_js_that_plotly_py_writes_for():
 
 
 def test_every_trace_of_every_page_is_in_the_build():
-    """The recorded figures of every chapter in both languages (tools/figure_snapshots.py) use only
-    TRACE_TYPES, and the build registers each of them."""
-    snapshots = json.loads(gzip.decompress(SNAPSHOT.read_bytes()))
+    """The recorded figures of every chapter in both languages (tests/support/figure_snapshots.py) use
+    only TRACE_TYPES, and the build registers each of them."""
+    snapshots = figure_snapshots.load()
     used = {
         trace.get("type", "scatter")
         for page in snapshots.values()

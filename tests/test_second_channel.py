@@ -1,7 +1,7 @@
 """Colour is never the only channel (WCAG 1.4.1), swept over every chart of every page in both
 languages: wherever two series of a chart differ in colour, they also differ in line dash, marker
 symbol, fill pattern or line width — or the chart names each series on the plot itself (a text
-label). The recorded figures are checked (tests/snapshots/figures.json.gz): test_figure_snapshots
+label). The recorded figures are checked (tests/snapshots/figures/<chapter>.json): test_figure_snapshots
 proves every page still draws exactly them."""
 
 from __future__ import annotations

@@ -1,7 +1,10 @@
 """Figure snapshots: what every page draws, recorded, so a refactor can prove it changed no picture.
 
-    python tools/figure_snapshots.py record     # after a change that alters a picture on purpose
-    python tools/figure_snapshots.py check      # what tests/test_figure_snapshots.py runs, per page
+    python tools/figure_snapshots.py record [chapter …]   # after a change that alters a picture on purpose
+    python tools/figure_snapshots.py check [chapter …]    # what tests/test_figure_snapshots.py runs
+
+One text file per chapter, tests/snapshots/figures/<chapter>.json; name chapters (their keys: rope,
+alibi, …) to record or check only those.
 
 The recording and the comparison live in tests/support/figure_snapshots.py (the tests read them).
 """
@@ -19,8 +22,9 @@ from tests.support import figure_snapshots as S
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("command", choices=("record", "check"))
+    parser.add_argument("chapters", nargs="*", help="chapter keys (default: every chapter)")
     args = parser.parse_args()
     if args.command == "record":
-        S.record()
+        S.record(args.chapters or None)
     else:
-        sys.exit(S.check())
+        sys.exit(S.check(args.chapters or None))

@@ -1,14 +1,17 @@
 """Figure snapshots: what every page draws, recorded, so a refactor can prove it changed no picture.
 
-    python tools/figure_snapshots.py record     # after a change that alters a picture on purpose
-    python tools/figure_snapshots.py check      # what tests/test_figure_snapshots.py runs, per page
+    python tools/figure_snapshots.py record [rope alibi …]   # after a change that alters a picture on purpose
+    python tools/figure_snapshots.py check [rope alibi …]    # what tests/test_figure_snapshots.py runs
 
 (tools/figure_snapshots.py is the command; the recording and the comparison live here, where the
 tests read them.)
 
-`record` opens every chapter under AppTest, in English and in Korean, at its default controls and the
-language's default sentence, and stores every chart's figure JSON by its key in
-tests/snapshots/figures.json.gz. Arrays are stored as fingerprints (shape, dtype, NaN count, min,
+`record` opens each chapter (every chapter, or the ones named) under AppTest, in English and in Korean,
+at its default controls and the language's default sentence, and stores every chart's figure JSON by
+its key in tests/snapshots/figures/<chapter>.json ({"en": {key: figure}, "ko": {…}}): text, one file
+per chapter, so a commit that changes a picture shows which page and which chart in its diff. Keys
+are sorted, every dict opens on its own lines, a list of plain values and an array's fingerprint
+stay on one line. Arrays are stored as fingerprints (shape, dtype, NaN count, min,
 max, sum, sum of squares and 16 evenly strided samples) and compared with a small tolerance, so a last-
 bit difference between two CPUs does not fail a run while any change a learner could see does;
 strings are compared exactly except for the numbers inside them (hover texts, titles), which may
@@ -17,7 +20,6 @@ differ in their last printed digit.
 
 from __future__ import annotations
 
-import gzip
 import json
 import math
 import re
@@ -30,7 +32,7 @@ from explain.figures.spec import _untyped  # a typed array read back, as the app
 
 ROOT = Path(__file__).resolve().parents[2]
 
-SNAPSHOT = ROOT / "tests" / "snapshots" / "figures.json.gz"
+SNAPSHOTS = ROOT / "tests" / "snapshots" / "figures"
 LANGS = ("en", "ko")
 SAMPLES = 16
 LONG_LIST = 64  # plain lists of numbers longer than this are fingerprinted like arrays
@@ -137,27 +139,82 @@ def page_figures(chapter_path: str, lang: str) -> dict[str, Any]:
     return {str(el.key): fingerprint(figure_of(el)) for el in chart_elements(at)}
 
 
+def _is_plain(v: Any) -> bool:
+    return not isinstance(v, (dict, list))
+
+
+def dumps(obj: Any, level: int = 0) -> str:
+    """Stable, reviewable JSON: sorted keys, one entry of a dict per line (indented one space per
+    level), lists of plain values and array fingerprints on one line; json.loads reads it back
+    exactly (floats as repr, NaN as NaN, words unescaped)."""
+    one_line = {"ensure_ascii": False, "sort_keys": True, "separators": (", ", ": ")}
+    if isinstance(obj, dict):
+        if not obj or obj.get("__array__"):
+            return json.dumps(obj, **one_line)  # type: ignore[arg-type]
+        pad = " " * (level + 1)
+        items = [f"{pad}{json.dumps(k, ensure_ascii=False)}: {dumps(obj[k], level + 1)}" for k in sorted(obj)]
+        return "{\n" + ",\n".join(items) + "\n" + " " * level + "}"
+    if isinstance(obj, list):
+        if all(_is_plain(v) for v in obj):
+            return json.dumps(obj, **one_line)  # type: ignore[arg-type]
+        pad = " " * (level + 1)
+        return "[\n" + ",\n".join(pad + dumps(v, level + 1) for v in obj) + "\n" + " " * level + "]"
+    return json.dumps(obj, ensure_ascii=False)
+
+
+def path_of(key: str) -> Path:
+    return SNAPSHOTS / f"{key}.json"
+
+
+def load_chapter(key: str) -> dict[str, dict[str, Any]]:
+    """One chapter's recorded figures: language → chart key → fingerprinted figure."""
+    return json.loads(path_of(key).read_text(encoding="utf-8"))
+
+
 def load() -> dict[str, dict[str, Any]]:
-    return json.loads(gzip.decompress(SNAPSHOT.read_bytes()))
+    """Every recorded page: "<lang>/<chapter>" → chart key → fingerprinted figure."""
+    out = {}
+    for path in sorted(SNAPSHOTS.glob("*.json")):
+        for lang, figs in load_chapter(path.stem).items():
+            out[f"{lang}/{path.stem}"] = figs
+    return out
 
 
-def record() -> None:
+def _chapters(keys: list[str] | None) -> list:
     from ui.chapters import CHAPTERS
 
-    snaps = {f"{lang}/{c.key}": page_figures(c.path, lang) for lang in LANGS for c in CHAPTERS}
-    SNAPSHOT.parent.mkdir(parents=True, exist_ok=True)
-    SNAPSHOT.write_bytes(gzip.compress(json.dumps(snaps, sort_keys=True, ensure_ascii=False).encode(), mtime=0))
-    n = sum(len(v) for v in snaps.values())
-    print(f"recorded {n} figures of {len(snaps)} pages in {SNAPSHOT.relative_to(ROOT)}")
+    unknown = set(keys or ()) - {c.key for c in CHAPTERS}
+    if unknown:
+        raise SystemExit(f"no such chapter: {', '.join(sorted(unknown))} (one of {', '.join(c.key for c in CHAPTERS)})")
+    return [c for c in CHAPTERS if not keys or c.key in keys]
 
 
-def check() -> int:
-    from ui.chapters import CHAPTERS
+def record(keys: list[str] | None = None) -> None:
+    """Record the named chapters (all when none): one file each. Recording all also removes the file
+    of a chapter that no longer exists."""
+    chapters = _chapters(keys)
+    SNAPSHOTS.mkdir(parents=True, exist_ok=True)
+    n = 0
+    for c in chapters:
+        snap = {lang: page_figures(c.path, lang) for lang in LANGS}
+        path_of(c.key).write_text(dumps(snap) + "\n", encoding="utf-8")
+        n += sum(len(v) for v in snap.values())
+        print(
+            f"recorded {sum(len(v) for v in snap.values())} figures in {path_of(c.key).relative_to(ROOT)}", flush=True
+        )
+    if not keys:
+        for stale in set(SNAPSHOTS.glob("*.json")) - {path_of(c.key) for c in chapters}:
+            stale.unlink()
+            print(f"removed {stale.relative_to(ROOT)} (no such chapter)")
+    print(f"recorded {n} figures of {len(chapters)} chapters × {len(LANGS)} languages")
 
-    stored, bad = load(), 0
-    for lang in LANGS:
-        for c in CHAPTERS:
-            old, new = stored.get(f"{lang}/{c.key}", {}), page_figures(c.path, lang)
+
+def check(keys: list[str] | None = None) -> int:
+    bad = 0
+    for c in _chapters(keys):
+        stored = load_chapter(c.key) if path_of(c.key).exists() else {}
+        for lang in LANGS:
+            old, new = stored.get(lang, {}), page_figures(c.path, lang)
             diffs = [f"{k}: {'new chart' if k not in old else 'chart gone'}" for k in set(old) ^ set(new)]
             diffs += [f"{k}{d}" for k in sorted(set(old) & set(new)) for d in differences(old[k], new[k])]
             if diffs:
