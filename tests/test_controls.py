@@ -3,6 +3,11 @@ offers (every value, for a slider with at most SMALL_RANGE positions), renders w
 or an error box. The list of controls is read off the page itself, so a control added tomorrow is
 swept without touching this file.
 
+A page's controls are swept in PARTS items (every PARTS-th control from the k-th), each on a page of
+its own: pytest-xdist spreads items, not files, so one item per page kept the largest page on one
+worker for minutes. Which values are swept is the same: the split only decides which item sweeps a
+control.
+
 Selection widgets are set by their raw option values, which AppTest does not expose: they are read
 from the widget's deserializer (RadioSerde / SelectboxSerde …, Streamlit 1.67 internals; the test
 fails loudly if that changes).
@@ -19,6 +24,7 @@ from tests.helpers import errors, open_page
 from ui.chapters import CHAPTERS
 
 SMALL_RANGE = 17  # a slider with at most this many positions is swept through every one
+PARTS = 3  # items per page; each opens the page once (two script runs), then sweeps its controls
 SIDEBAR_KEYS = {"sentence", "example", "seed", "lesson", "presenter", "lang"}
 KINDS = (
     "slider",
@@ -76,12 +82,17 @@ def find(at: AppTest, kind: str, key: str) -> Any | None:
     return found[0] if found else None
 
 
+@pytest.mark.parametrize("part", range(PARTS))
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda c: c.key)
-def test_every_control_at_its_extremes_and_options(chapter):
+def test_every_control_at_its_extremes_and_options(chapter, part):
     at = open_page(chapter.path)
     assert not errors(at), errors(at)
+    every = controls(at)
+    assert every, "the page has no control to sweep"
+    mine = every[part::PARTS]
+    enabled = [c for c in mine if (w := find(at, *c)) is not None and not w.disabled]
     swept, problems = 0, []
-    for kind, key in controls(at):
+    for kind, key in mine:
         w = find(at, kind, key)
         if w is None or w.disabled:
             continue  # it went away when another control moved back (e.g. a head shrank)
@@ -97,5 +108,5 @@ def test_every_control_at_its_extremes_and_options(chapter):
         w = find(at, kind, key)
         if w is not None:
             w.set_value(original).run()
-    assert swept, "no control was swept"
+    assert swept or not enabled, "no control was swept"
     assert not problems, "\n".join(problems)
