@@ -19,7 +19,7 @@ from explain import derivations as D
 from explain.derivations import Rot, Step
 from explain.derivations import view as DV
 from tests.helpers import ROOT, TIMEOUT, errors, open_page
-from ui.chapters import BY_KEY, CHAPTERS
+from ui.chapters import BY_KEY, CHAPTER_OF, CHAPTERS, chapter_title_of, title
 
 PAGE = "pages/beyond/derivations.py"
 IDS = [d.id for d in D.ALL_DERIVATIONS]
@@ -74,7 +74,7 @@ def test_catalogue_shows_a_verified_badge_for_every_identity(chapter):
         assert ":green-badge[:material/verified: verified]" in row
         assert DV.md_escape(d.title) in row
         # The chapter is named by its title from the table of contents, as the sidebar names it.
-        assert f"| {DV.md_escape(BY_KEY[DV.CHAPTER_OF[d.id]].title)} |" in row
+        assert f"| {DV.md_escape(BY_KEY[CHAPTER_OF[d.id]].title)} |" in row
     assert "red-badge" not in catalogue
     for heading in ("How to read a derivation", "What “verified” means"):
         assert heading in [h.value for h in chapter.header]
@@ -275,24 +275,20 @@ def test_random_and_default_buttons(chapter):
 # --- the pure core: badge, lines, inputs ------------------------------------------------------
 
 
-def test_every_identity_names_a_chapter_of_the_table_of_contents():
-    """CHAPTER_OF lives in explain/ and names chapters by their ui.chapters key; explain/ cannot
-    import ui/ to check that, so this test does. Every registered identity has a chapter or is
-    deliberately listed in NO_CHAPTER, and CHAPTER_OF names no identity that does not exist."""
-    keys = {c.key for c in CHAPTERS}
-    assert set(DV.CHAPTER_OF.values()) <= keys, set(DV.CHAPTER_OF.values()) - keys
-    assert set(DV.CHAPTER_OF) <= set(IDS), set(DV.CHAPTER_OF) - set(IDS)
-    assert not set(DV.CHAPTER_OF) & DV.NO_CHAPTER
-    assert set(DV.CHAPTER_OF) | DV.NO_CHAPTER == set(IDS), set(IDS) - set(DV.CHAPTER_OF) - DV.NO_CHAPTER
+def test_every_identity_is_shown_by_exactly_one_chapter():
+    """The chapters' declarations (Chapter.derivations) name every registered identity once and no
+    identity that does not exist; the title the catalogue shows is that chapter's title."""
+    named = [d for c in CHAPTERS for d in c.derivations]
+    assert sorted(named) == sorted(IDS), (set(IDS) - set(named), set(named) - set(IDS))
     for derivation_id in IDS:
-        expected = BY_KEY[DV.CHAPTER_OF[derivation_id]].title if derivation_id in DV.CHAPTER_OF else "—"
-        assert DV.chapter_title(derivation_id) == expected
-    assert DV.chapter_title("no-such-identity") == "—"
+        assert DV.chapter_title(derivation_id, CHAPTER_OF) == BY_KEY[CHAPTER_OF[derivation_id]].title
+        assert chapter_title_of(derivation_id, "ko") == title(CHAPTER_OF[derivation_id], "ko")
+    assert DV.chapter_title("no-such-identity", CHAPTER_OF) == "—"
 
 
 def test_a_chapter_embeds_only_its_own_identities():
-    """A page that calls show_derivation("<id>") or proof(label, "<id>", …) is the chapter CHAPTER_OF
-    names for that id, so the catalogue's chapter column points where the proof is actually shown."""
+    """A page that calls show_derivation("<id>") or proof(label, "<id>", …) is the chapter whose
+    declaration names that id, so the catalogue's chapter column points where the proof is actually shown."""
     embedded = {}
     for chapter in CHAPTERS:
         tree = ast.parse((ROOT / chapter.path).read_text(encoding="utf-8"))
@@ -308,7 +304,7 @@ def test_a_chapter_embeds_only_its_own_identities():
                 embedded[node.args[at].value] = chapter.key
     assert len(embedded) >= 10  # the chapters embed most identities; the test must see them
     for derivation_id, chapter_key in embedded.items():
-        assert DV.CHAPTER_OF[derivation_id] == chapter_key, derivation_id
+        assert CHAPTER_OF[derivation_id] == chapter_key, derivation_id
 
 
 def test_status_is_green_only_when_verify_proved_everything():
@@ -401,7 +397,7 @@ def test_catalogue_marks_a_failing_report_red():
     reports = {d.id: D.verify(d) for d in D.ALL_DERIVATIONS}
     broken = _broken_rope()
     reports["rope-matrix-2d"] = D.verify(broken)
-    rows = DV.catalogue(reports).splitlines()[2:]
+    rows = DV.catalogue(reports, CHAPTER_OF).splitlines()[2:]
     bad = rows[IDS.index("rope-matrix-2d")]
     assert ":red-badge[:material/error: fails at line 3]" in bad
     assert sum("green-badge" in r for r in rows) == len(IDS) - 1
@@ -616,7 +612,7 @@ def test_a_broken_derivation_fails_in_korean_words():
         failed = report.checks[2]
         assert not failed.ok and D.message_text(failed, "ko") == "차이가 0으로 정리되지 않습니다"
         assert D.message_text(failed, "en") == failed.message == "the difference does not simplify to 0"
-        row = DV.catalogue({**{d.id: D.verify(d) for d in D.ALL_DERIVATIONS}, "rope-matrix-2d": report})
+        row = DV.catalogue({**{d.id: D.verify(d) for d in D.ALL_DERIVATIONS}, "rope-matrix-2d": report}, CHAPTER_OF)
         assert ":red-badge[:material/error: 3번 줄에서 실패]" in row
     finally:
         i18n.set_language("en")

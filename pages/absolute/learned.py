@@ -35,8 +35,9 @@ pca_section = cached(real.pca_section)
 norms_section = cached(real.norms_section, max_entries=1)
 
 
-@page.section()
+@page.section(owns=("max_len", "toy_added", "toy_attention", "toy_table"))
 def toy_section() -> None:
+    """Owns the table's length and the toy maps: moving it changes only this section (and its question)."""
     c1, c2, c3 = st.columns([2, 1, 1])
     max_len = c1.slider(
         t("learned.toy.max_len"),
@@ -128,8 +129,23 @@ def toy_section() -> None:
         ask(q)
 
 
-@page.section()
+@page.section(
+    owns=(
+        "by_distance",
+        "cos_learned",
+        "cos_sinusoidal",
+        "explained",
+        "neighbours",
+        "norms",
+        "pair",
+        "pcs",
+        "real_n",
+        "real_table",
+        "skip0",
+    )
+)
 def real_part() -> None:
+    """Owns the real table's range and the first-row toggle: they change only the MiniLM table's charts."""
     missing = real_available()
     if missing is not None:  # the model package is an optional dependency
         st.info(t("learned.real.missing_package", error=missing))

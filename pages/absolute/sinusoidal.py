@@ -136,7 +136,7 @@ def binary_section(n: int, base_f: float) -> None:
         )
 
 
-@page.section(heading="sinusoidal.heading.dot", prose="dot", owns=("similarity", "dot_vs_distance"))
+@page.section(heading="sinusoidal.heading.dot", prose="dot", owns=("similarity", "dot_vs_distance", "sin-dot"))
 def dot_section(n: int, d: int, base_f: float) -> None:
     """The dot-product charts' Numbers panels and the proof's panel: each reruns this section only."""
     dp = dot_view(n, d, base_f)
@@ -172,7 +172,7 @@ def dot_section(n: int, d: int, base_f: float) -> None:
     proof(t("sinusoidal.dot.proof"), "sinusoidal-dot-product", "sin-dot")
 
 
-@page.section(heading="sinusoidal.heading.shift", prose="shift", owns=("shift_vectors", "T", "p", "delta"))
+@page.section(heading="sinusoidal.heading.shift", prose="shift", owns=("shift_vectors", "T", "p", "delta", "sin-shift"))
 def shift_section(d: int, base_f: float) -> None:
     """Owns p and Δ (nothing else reads them), the shift charts' Numbers panels and the proof's panel."""
     k1, k2 = st.columns(2)
@@ -289,7 +289,7 @@ def layouts_section(n: int, d: int, base: int, base_f: float) -> None:
         )
 
 
-@page.section(owns=("n", "base"))
+@page.section(owns=("n", "base", "d"))
 def settings_part() -> None:
     """Owns n, d and the base, which every section from the PE matrix to the layouts reads (and
     nothing after them does): moving one reruns those sections only, not the frame, the page's

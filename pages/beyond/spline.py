@@ -189,7 +189,7 @@ shape_name = option_names(models.KINDS, lambda k: t(f"spline.shape.{k}"))
     heading="spline.pick",
     level=3,
     prose="pick",
-    owns=("spline_letter", "spline_mse_table", "spline_recon", "spline_shape"),
+    owns=("spline_letter", "spline_mse_table", "spline_recon", "spline_shape", "spline_[abc]"),
 )
 def model_part() -> None:
     """Owns the shape and its parameters, which the edit below also reads (its own controls nest)."""

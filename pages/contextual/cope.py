@@ -4,8 +4,8 @@ A page only shows: widgets → one cached call into explain/chapters/cope.py (or
 section → figures → st.*. The numbers, the question and every sentence that states a fact about
 them are computed there.
 
-Longer than 500 lines: twelve sections, seven of them st.fragments (issue 18) whose decorator, docstring
-and call add about 70 lines; the page only shows (its numbers are in explain/chapters/cope*.py), and
+Longer than 500 lines: twelve sections, seven of them declared fragments (issue 18) whose declaration,
+docstring and call add about 70 lines; the page only shows (its numbers are in explain/chapters/cope*.py), and
 splitting it would scatter one chapter's widgets over several files.
 """
 

@@ -58,7 +58,7 @@ METHODS = Param("lab_methods", "lab_methods", list(lab.DEFAULT_METHODS), lab.par
 METHODS.restore()
 st.session_state.setdefault(METHODS.key, list(lab.DEFAULT_METHODS))
 names = lab.REGISTRY_NAMES
-methods = METHODS.widget(
+chosen = METHODS.widget(
     st.multiselect,
     t("attention_lab.methods"),
     list(names),
@@ -66,10 +66,10 @@ methods = METHODS.widget(
     format_func=option_names(names, label),
     help=t("attention_lab.methods_help"),
 )
-if len(methods) < 2:
+if len(chosen) < 2:
     st.info(t("attention_lab.pick_two"))
     st.stop()
-methods = tuple(methods)
+methods = tuple(chosen)
 
 row = control_row()
 n_heads = row.selectbox(
@@ -93,7 +93,7 @@ dial = row.slider(
 )
 
 
-@page.section(owns=("lab_show",))
+@page.section(owns=("lab_show", "lab_panel_*", "lab_term_*"))
 def panels_part() -> None:
     """Owns what is shown and the term switches, read only by the panels (the dial is in the shared row)."""
     SHOWN = Param.choice("lab_show", lab.SHOWN, default="weights")
@@ -182,7 +182,7 @@ panels_part()
 
 
 # -- trained on real text -------------------------------------------------------------------------
-@page.section(heading="trained_attention.lab.header", owns=("lab_source",))
+@page.section(heading="trained_attention.lab.header", owns=("lab_source", "lab_trained_*"))
 def trained_part() -> None:
     """Owns the switch between the random layer and the trained models; reads the shared encodings."""
     SOURCE = Param.choice("lab_source", lab.SOURCES, default="random")

@@ -55,7 +55,7 @@ st.caption(
 
 
 # ------------------------------------------------------------------------- train short, read long
-@page.section(heading="real_text.lengths_header", prose="lengths")
+@page.section(heading="real_text.lengths_header", prose="lengths", owns=("real_text_lengths", "real_text_stretches"))
 def lengths_section() -> None:
     """Owns the stretches toggle: it changes only this section's chart and sentences."""
     q = rise_question(DIR, lang)
@@ -144,7 +144,18 @@ if tc is not None:
 
 
 # ---------------------------------------------------------------------------------- on your text
-@page.section(heading="real_text.text_header", prose="your-text")
+@page.section(
+    heading="real_text.text_header",
+    prose="your-text",
+    owns=(
+        "real_text_heads",
+        "real_text_next",
+        "real_text_surprise",
+        "real_text_model",
+        "real_text_shown",
+        "real_text_stretch",
+    ),
+)
 def text_section() -> None:
     """Owns the model, stretch and map pickers: they change only this section."""
     text = st.session_state.get("sentence", "")

@@ -405,7 +405,7 @@ job0 = svc.status(job_id)[0] if job_id else None
 polling = job0 is not None and not job0.finished
 
 
-@page.section(owns=("toy_stop",), run_every=1.0 if polling else None)
+@page.section(run_every=1.0 if polling else None, owns=("toy_stop", "toy_live_curve", "toy_live_table"))
 def live_panel() -> None:
     """Owns the Stop button and the running job's progress, curve and results (polled every second
     while this session's job runs)."""
@@ -487,7 +487,9 @@ def inspection_grid(ins, values, title: str, kind: str, value_label: str, fig_ke
     )
 
 
-@page.section(owns=("toy_attn", "toy_gates", "toy_inspect_enc", "toy_inspect_table", "toy_positions"))
+@page.section(
+    owns=("toy_attn", "toy_gates", "toy_inspect_enc", "toy_inspect_table", "toy_positions", "toy_inspect_text_*")
+)
 def inspect_section(task_name: str) -> None:
     """Owns the model, the typed string and what the model makes of it: typing reruns this section only."""
     lang = current()

@@ -133,7 +133,7 @@ def sentence_section(toks: list[str], log_buckets: bool, bucket_size: int, max_p
 sentence_section(toks, log_buckets, bucket_size, max_position)
 
 
-@page.section(owns=("deb_terms", "deb_sum", "deb_weights", "deb_head"))
+@page.section(owns=("deb_terms", "deb_sum", "deb_weights", "deb_head", "deb_on_*"))
 def terms_section(toks: list[str], log_buckets: bool, bucket_size: int, max_position: int) -> None:
     """Owns the head picker and the three term switches (nothing else reads them) and the Numbers panels."""
     n = len(toks)

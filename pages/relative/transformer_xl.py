@@ -48,7 +48,7 @@ toks = list(tokens.tokens)
 lang = current()
 
 
-@page.section(owns=("xl_terms", "xl_sum", "xl_weights", "xl_d_curve", "xl_head", "xl_causal"))
+@page.section(owns=("xl_terms", "xl_sum", "xl_weights", "xl_d_curve", "xl_head", "xl_causal", "xl_on_*"))
 def terms_section(toks: list[str]) -> None:
     """Owns the head, causal and four term switches, the question and the Numbers panels; it holds the
     distance section too, whose curve marks the causal side (the only other reader of a switch)."""

@@ -203,6 +203,10 @@ def decay_section() -> None:
         "rope_skew_blocks",
         "rope_skew_generator",
         "rope_why_block",
+        "rope_why1",
+        "rope_why2",
+        "rope_why3",
+        "rope_why4",
     ),
 )
 def matrix_section(qi: int, ki: int, base: int) -> None:
