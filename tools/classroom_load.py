@@ -27,16 +27,28 @@ Everything is bounded: sessions ≤ 150, actions ≤ 50, each wait ≤ --timeout
 
 Optionally (--train N) N sessions at once press "Train" in the toy-task lab: one must run, the
 others must be told they are queued, and nothing may crash.
+
+A worker's death (--kill-worker-at S, with --workers N): S seconds into the first round, the worker
+serving the most learners is killed (SIGKILL, by its PID), as in issue 42. Its learners do what a
+browser with the atlas's frame script does: the input whose run was cut off fails; they reconnect
+through the balancer with their cookie, retrying as Streamlit's frontend does (0.25 s, doubling, at
+most 4 s apart), HAProxy sends them to a live worker, and a full rerun with every control's value
+redraws their page there; then they carry on. Reported: the inputs that failed, how long each of
+those learners was without a page (from the failure to the redrawn page), and how long after the kill
+the class was back to N workers (restarted, healthy, and marked up by HAProxy).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import math
+import os
 import random
 import re
+import signal
 import statistics
 import sys
 import time
@@ -52,6 +64,7 @@ import websockets  # noqa: E402  (a dependency of streamlit itself)
 from streamlit.proto.BackMsg_pb2 import BackMsg  # noqa: E402
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
 from streamlit.proto.WidgetStates_pb2 import WidgetState  # noqa: E402
+from websockets.exceptions import ConnectionClosed, InvalidHandshake  # noqa: E402
 from websockets.typing import Subprotocol  # noqa: E402
 
 from tools.browser import start_server, stop_server  # noqa: E402
@@ -92,6 +105,12 @@ class Session:
     texts: list[str] = field(default_factory=list)  # info/warning texts of the last run
     fragment_of: dict[str, str] = field(default_factory=dict)  # widget id → its fragment (if any)
     cookie: str = ""  # the balancer's PEATLAS cookie: pins this learner to one worker
+    ws: Any = None  # this learner's websocket (a new one after its worker died)
+    failed: list[float] = field(default_factory=list)  # when an input's run was cut off (perf_counter)
+    outages: list[tuple[float, float]] = field(default_factory=list)  # (connection lost, page redrawn)
+    lost_at: float | None = None  # when the connection was found lost, until the page is redrawn
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)  # one user of the websocket at a time
+    finished: bool = False
 
     @property
     def marker(self) -> str:
@@ -197,6 +216,63 @@ class Session:
         self.widgets[wid] = state
         return self.fragment_of.get(wid, "")
 
+    def record(self, t: float | None) -> None:
+        if t is not None:  # an input cut off by its worker's death has no time: it is counted in `failed`
+            self.times.append(t)
+
+    async def act(self, run) -> float | None:
+        """One input: its run's time, or None when its worker died under it (then, as a browser with the
+        frame script does, reconnect through the balancer and redraw the page with a full rerun)."""
+        async with self.lock:
+            if self.lost_at is not None:  # lost while the learner paused: back first, as the browser is
+                await self.recover()
+            try:
+                return await run(self.ws)
+            except TimeoutError:  # a worker too slow to answer is an error of the run, not a death
+                raise
+            except (ConnectionClosed, OSError):
+                self.failed.append(time.perf_counter())
+                self.lost_at = self.lost_at or self.failed[-1]
+                await self.recover()
+                return None
+
+    async def watch(self) -> None:
+        """A browser notices a lost connection at once, not at the learner's next input."""
+        while not self.finished:
+            ws = self.ws
+            await ws.wait_closed()
+            if self.finished:
+                return
+            self.lost_at = self.lost_at or time.perf_counter()
+            async with self.lock:
+                if ws is self.ws and not self.finished:
+                    await self.recover()
+
+    async def recover(self) -> None:
+        await self.come_back()
+        assert self.lost_at is not None
+        self.outages.append((self.lost_at, time.perf_counter()))
+        self.lost_at = None
+
+    async def come_back(self) -> None:
+        with contextlib.suppress(Exception):  # the old connection is already gone
+            await self.ws.close()
+        delay, deadline = 0.25, time.perf_counter() + self.timeout
+        while True:
+            await asyncio.sleep(delay)
+            try:
+                self.ws = await connect(self)
+                break
+            except (OSError, InvalidHandshake, TimeoutError):
+                if time.perf_counter() > deadline:
+                    raise
+                delay = min(4.0, 2 * delay)
+        # HAProxy sent us to another worker and pinned us there with a new cookie, as a browser keeps it.
+        jar = self.ws.response.headers.get_all("Set-Cookie")
+        new = "; ".join(c.split(";", 1)[0] for c in jar if c.startswith("PEATLAS="))
+        self.cookie = new or self.cookie
+        await self.run_script(self.ws)  # the frame script's rerun: every control's value, this page
+
 
 def cookie_for(url: str) -> str:
     """The balancer's cookie for a new learner (empty behind a single server): the first page load."""
@@ -231,22 +307,35 @@ async def one_learner(s: Session, actions: int, paths: list[str], think: float =
     try:
         s.cookie = await asyncio.to_thread(cookie_for, s.url)
         await asyncio.sleep(pauses[0] * random.Random(s.n).random())  # learners arrive over a while
-        async with connect(s) as ws:
-            await s.run_script(ws, "")  # the first load, as a fresh tab does
-            s.type_sentence(0)
-            s.times.append(await s.run_script(ws))
+        s.ws = await connect(s)
+        watcher = asyncio.create_task(s.watch())
+        try:
+            await s.act(lambda ws: s.run_script(ws, ""))  # the first load, as a fresh tab does
+
+            async def first(ws) -> float:
+                s.type_sentence(0)
+                return await s.run_script(ws)
+
+            s.record(await s.act(first))
             for k in range(actions):
                 await asyncio.sleep(pauses[k + 1])
-                what = (s.n * 3 + k) % 4  # half sliders, a quarter sentences, a quarter chapters
-                fragment = s.move_a_slider(k, extreme=k % 5 == 4) if what in (0, 1) else None
-                if fragment is not None:
-                    s.times.append(await s.run_script(ws, fragment=fragment))
-                elif what == 3:  # switch chapter
-                    path = paths[(s.n + k) % len(paths)]
-                    s.times.append(await s.run_script(ws, s.pages.get(path, "")))
-                else:
+
+                async def step(ws, k: int = k) -> float:
+                    # Chosen inside act, from the page as drawn now (never a page being redrawn).
+                    what = (s.n * 3 + k) % 4  # half sliders, a quarter sentences, a quarter chapters
+                    fragment = s.move_a_slider(k, extreme=k % 5 == 4) if what in (0, 1) else None
+                    if fragment is not None:
+                        return await s.run_script(ws, fragment=fragment)
+                    if what == 3:  # switch chapter
+                        return await s.run_script(ws, s.pages.get(paths[(s.n + k) % len(paths)], ""))
                     s.type_sentence(k, hostile=k % 5 == 2)
-                    s.times.append(await s.run_script(ws))
+                    return await s.run_script(ws)
+
+                s.record(await s.act(step))
+        finally:
+            s.finished = True
+            watcher.cancel()
+            await s.ws.close()
         if not s.seen_own:
             s.errors.append("its own sentence never came back: the isolation check would be blind")
     except TimeoutError:
@@ -341,15 +430,61 @@ async def progress(sessions: list[Session], expected: int, t0: float, done: asyn
     print(file=sys.stderr)
 
 
-async def classroom(url: str, n: int, actions: int, timeout: float, paths: list[str], think: float = 0.0) -> dict:
+async def kill_a_worker(served: Class, sessions: list[Session], at: float) -> dict:
+    """`at` seconds from now, SIGKILL the worker serving the most learners (by its PID); then wait
+    until the class is back to full strength: that worker restarted (tools/serve.py's supervisor),
+    healthy, and marked up again by HAProxy (its log)."""
+    await asyncio.sleep(at)
+    counts = {k: sum(s.cookie == f"PEATLAS=w{k}" for s in sessions) for k in range(1, served.n + 1)}
+    k = max(counts, key=lambda w: counts[w])
+    pid = served.worker_pids()[k - 1]
+    log = served.dir / "haproxy.log"
+    ups = log.read_text(errors="replace").count(f"workers/w{k} is UP")
+    os.kill(pid, signal.SIGKILL)
+    killed = time.perf_counter()
+    print(f"\n  killed worker w{k} (pid {pid}), serving {counts[k]} of {len(sessions)} learners", file=sys.stderr)
+    out: dict[str, Any] = {"worker": f"w{k}", "pid": pid, "learners_on_it": counts[k], "killed": killed}
+    while time.perf_counter() - killed < 300:
+        await asyncio.sleep(0.5)
+        up = log.read_text(errors="replace").count(f"workers/w{k} is UP") > ups
+        if up and served.worker_pids()[k - 1] != pid and k in await asyncio.to_thread(served.healthy_workers):
+            out["back_to_full_strength_s"] = round(time.perf_counter() - killed, 1)
+            break
+    return out
+
+
+async def classroom(
+    url: str,
+    n: int,
+    actions: int,
+    timeout: float,
+    paths: list[str],
+    think: float = 0.0,
+    kill: tuple[Class, float] | None = None,
+) -> dict:
     sessions = [Session(k, url, timeout) for k in range(n)]
     t0 = time.perf_counter()
     done = asyncio.Event()
     ticker = asyncio.create_task(progress(sessions, n * (actions + 1), t0, done))
+    killer = asyncio.create_task(kill_a_worker(kill[0], sessions, kill[1])) if kill else None
     await asyncio.gather(*(one_learner(s, actions, paths, think) for s in sessions))
     done.set()
     await ticker
     times = [t for s in sessions for t in s.times]
+    death = None
+    if killer is not None:
+        death = await killer
+        killed = death.pop("killed")
+        outages = [o for s in sessions for o in s.outages]
+        death.update(
+            {
+                "failed_inputs": sum(len(s.failed) for s in sessions),  # runs cut off by the kill
+                "learners_cut_off": sum(bool(s.outages) for s in sessions),
+                # each cut-off learner: from the kill to their page redrawn on a live worker
+                "page_back_after_kill_s": sorted(round(back - killed, 2) for _, back in outages),
+                "outage_s": sorted(round(back - lost, 2) for lost, back in outages),  # from when it noticed
+            }
+        )
     return {
         "sessions": n,
         "think_median_s": think,
@@ -360,6 +495,7 @@ async def classroom(url: str, n: int, actions: int, timeout: float, paths: list[
         "max_ms": round(1000 * max(times), 1) if times else None,
         "errors": [f"session {s.n}: {e}" for s in sessions for e in s.errors],
         "leaks": sorted({(s.n, other) for s in sessions for other in s.leaks}),
+        **({"worker_death": death} if death else {}),
     }
 
 
@@ -371,14 +507,23 @@ def main() -> int:
     ap.add_argument("--workers", type=int, default=1, help="serve through HAProxy with this many workers")
     ap.add_argument("--timeout", type=float, default=120.0, help="longest wait for one run, seconds")
     ap.add_argument("--train", type=int, default=0, help="then N sessions press Train in the toy lab at once (≤ 30)")
+    ap.add_argument(
+        "--kill-worker-at",
+        type=float,
+        metavar="S",
+        help="S seconds into the first round, SIGKILL the worker serving the most learners (needs --workers)",
+    )
     ap.add_argument("--out", type=Path, default=ROOT / "bench_results" / "load.json")
     args = ap.parse_args()
     if any(not 1 <= n <= 150 for n in args.sessions) or not 1 <= args.actions <= 50 or args.think < 0:
         ap.error("sessions must be 1–150, actions 1–50 and think ≥ 0")
+    if args.kill_worker_at is not None and (args.workers < 2 or args.kill_worker_at < 0):
+        ap.error("--kill-worker-at needs --workers 2 or more and S ≥ 0")
     from ui.chapters import CHAPTERS
 
     paths = [c.key for c in CHAPTERS]
     args.out.parent.mkdir(parents=True, exist_ok=True)
+    served = None
     if args.workers > 1:
         served = Class(args.workers, free_port(), log_dir=args.out.parent)
         served.start()
@@ -391,8 +536,11 @@ def main() -> int:
     try:
         # Warm-up: imports and first caches, on every worker (new learners go to the least busy one).
         asyncio.run(classroom(url, 2 * args.workers, 2, args.timeout, paths))
-        for n in args.sessions:
-            r = asyncio.run(classroom(url, n, args.actions, args.timeout, paths, args.think))
+        for i, n in enumerate(args.sessions):
+            kill = (served, args.kill_worker_at) if served and args.kill_worker_at is not None and i == 0 else None
+            r = asyncio.run(classroom(url, n, args.actions, args.timeout, paths, args.think, kill))
+            if served is not None:
+                pids = served.worker_pids()  # a restarted worker has a new one
             rss = [round(peak_rss_mb(pid), 1) for pid in pids]
             r["server_peak_rss_mb"], r["server_peak_rss_total_mb"] = rss, round(sum(rss), 1)
             results["rounds"].append(r)
@@ -404,6 +552,15 @@ def main() -> int:
             )
             for e in r["errors"][:10]:
                 print("   ", e)
+            if "worker_death" in r:
+                d = r["worker_death"]
+                print(
+                    f"Worker {d['worker']} killed (SIGKILL) serving {d['learners_on_it']} learners: "
+                    f"{d['failed_inputs']} input(s) failed, of {d['learners_cut_off']} learner(s); their pages were "
+                    f"back {d['page_back_after_kill_s']} s after the kill (outages {d['outage_s']} s); "
+                    f"class back to {args.workers} workers after {d.get('back_to_full_strength_s', 'more than 300')} s",
+                    flush=True,
+                )
         if 0 < args.train <= 30:
             t = asyncio.run(training_rush(url, args.train, args.timeout))
             t["server_peak_rss_mb"] = [round(peak_rss_mb(pid), 1) for pid in pids]
