@@ -84,7 +84,7 @@ LESSONS: tuple[Lesson, ...] = (
         (
             Step(
                 "why-order",
-                sentence=ByLang({"en": "dog bites man", "ko": "개가 사람을 문다"}),
+                sentence=ByLang({"en": "dog bites man", "ko": "집 앞 가게"}),
                 controls={"with_pe": False},
             ),
             Step("why-order", controls={"with_pe": True}),

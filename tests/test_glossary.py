@@ -1,6 +1,7 @@
 """The Korean glossary (explain/text/ko/glossary.toml) holds: no rejected rendering of a term appears in
 the Korean catalogue or prose, and a term that asks for an English gloss has it once per chapter, at
-its first use.
+its first use. Only translated terms are glossed: a loanword (헤드, 쿼리) never is, and no gloss sits
+inside another parenthesis.
 
 A term with `aligned` is rejected only where the English counterpart (the same catalogue key, the
 same prose section) says the English term: 구간 is right for an interval, wrong for a T5 bucket.
@@ -34,6 +35,7 @@ class Term:
     rejected: tuple[re.Pattern[str], ...]
     aligned: re.Pattern[str] | None
     gloss: str | None
+    loanword: bool = False
 
 
 def load_glossary(path: Path = GLOSSARY) -> list[Term]:
@@ -46,6 +48,7 @@ def load_glossary(path: Path = GLOSSARY) -> list[Term]:
             rejected=tuple(re.compile(r) for r in entry.get("rejected", [])),
             aligned=re.compile(entry["aligned"]) if "aligned" in entry else None,
             gloss=entry.get("gloss"),
+            loanword=entry.get("loanword", False),
         )
         for entry in data["term"]
     ]
@@ -107,11 +110,36 @@ def test_glossary_is_well_formed():
         assert term.rejected, term.en
         for pattern in term.rejected:  # the preferred rendering is never one of its own rejected variants
             assert not pattern.search(term.ko), (term.en, pattern.pattern)
+        assert not (term.loanword and term.gloss), f"{term.en}: a loanword is not glossed"
 
 
 def test_no_rejected_variant_in_korean():
     found = rejected_variants(load_glossary(), korean_texts())
     assert not found, f"{len(found)} rejected renderings:\n" + "\n".join(found[:40])
+
+
+# A Korean word glossed in English, inside another parenthesis: “(정규 행렬(normal matrix)의 …)”.
+_NESTED_GLOSS = re.compile(r"\(([^()]*?[가-힣]\**\([A-Za-z][^()]*\)[^()]*)\)")
+
+
+def gloss_style_problems(terms: list[Term], texts: list[tuple[str, str, str]]) -> list[str]:
+    """A loanword followed by its own English word in parentheses (헤드(head)), and nested glosses."""
+    bad = []
+    for where, text, _english in texts:
+        prose = _NOT_PROSE.sub(" ", text)
+        for term in terms:
+            if not term.loanword:
+                continue
+            word = re.split(r"[\s(]", term.en)[0]
+            for m in re.finditer(rf"(?<![가-힣]){re.escape(term.ko)}\**\s*\({re.escape(word)}\)", prose, re.I):
+                bad.append(f"{where}: “{m.group()}” — a loanword needs no gloss")
+        bad += [f"{where}: nested gloss “{m.group()[:60]}”" for m in _NESTED_GLOSS.finditer(prose)]
+    return bad
+
+
+def test_loanwords_are_not_glossed_and_glosses_are_not_nested():
+    bad = gloss_style_problems(load_glossary(), korean_texts())
+    assert not bad, f"{len(bad)} problems:\n" + "\n".join(bad[:40])
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=[c.key for c in CHAPTERS])
@@ -140,6 +168,31 @@ def test_the_checks_catch_what_they_should():
     ]
     found = rejected_variants(terms, texts)
     assert [f.split(":")[0] for f in found] == ["t5.a", "x.c"]
-    assert gloss_problems(terms, "p", "거리는 버킷으로 묶입니다.")  # no gloss
-    assert gloss_problems(terms, "p", "버킷(bucket)입니다. 다시 버킷(bucket)입니다.")  # glossed twice
-    assert not gloss_problems(terms, "p", "버킷(bucket)입니다. 다시 버킷입니다.")
+    assert gloss_problems(terms, "p", "먼 거리로 외삽합니다.")  # no gloss
+    assert gloss_problems(terms, "p", "외삽(extrapolation)입니다. 다시 외삽(extrapolation)입니다.")  # glossed twice
+    assert not gloss_problems(terms, "p", "외삽(extrapolation)입니다. 다시 외삽입니다.")
+    assert not gloss_problems(terms, "p", "거리는 버킷으로 묶입니다.")  # a loanword needs no gloss …
+    style = gloss_style_problems(
+        terms,
+        [
+            ("a", "헤드(head)마다 쿼리(query)를", ""),  # … and gets none
+            ("b", "이전 바이트 헤드(previous-byte head)", ""),  # a glossed phrase is not the loanword's gloss
+            ("c", "(정규 행렬(normal matrix)의 정리)", ""),  # nested
+            ("d", "정규 행렬(normal matrix)에 대한 정리", ""),
+        ],
+    )
+    assert [f.split(":")[0] for f in style] == ["a", "a", "c"], style
+    # The new terms: one rendering each.
+    found = rejected_variants(
+        terms,
+        [
+            ("e", "내 문장에서 본 값", "your sentence"),
+            ("f", "Shaw 등 2018", "Shaw et al. 2018"),
+            ("g", "색 눈금 하나", "one colour scale"),
+            ("h", "W를 함께 치환", "permuted together"),
+            ("i", "치환으로 들어갑니다", "enters as a substitution"),
+            ("j", "허깅 페이스 트랜스포머스", "Hugging Face transformers"),
+            ("k", "학습 손실 곡선", "training curves"),
+        ],
+    )
+    assert [f.split(":")[0] for f in found] == ["e", "f", "g", "h", "j", "k"], found
