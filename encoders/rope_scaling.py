@@ -240,13 +240,6 @@ def xpos_scales(
     return xpos_zeta(d)[None, :] ** exponent[:, None]  # (n, d/2)
 
 
-def xpos_decay(d: int, distances: Numbers, scale_base: float = 512.0) -> Tensor:
-    """ζ_f^(Δ/γ) for Δ = i − j (query − key), (K, d/2) float64: the factor xPos puts on pair f's
-    contribution to the score at distance Δ."""
-    delta = as_float64(distances)  # (K,)
-    return xpos_zeta(d)[None, :] ** (delta[:, None] / scale_base)  # (K, d/2)
-
-
 # ---------------------------------------------------------------------------------------------
 # Encoders on the shared interface (kind "rotary"): RoPE with other frequencies or a decay
 # ---------------------------------------------------------------------------------------------

@@ -193,7 +193,7 @@ class SplineBottleneck(nn.Module):
         super().__init__()
         if knots not in ("clamped", "uniform"):
             raise ValueError(f"knots must be 'clamped' or 'uniform', got {knots!r}")
-        self.n_ctrl, self.degree, self.knot_kind = n_ctrl, degree, knots
+        self.n_ctrl, self.degree = n_ctrl, degree
         self.knots = (clamped_knots if knots == "clamped" else uniform_knots)(n_ctrl, degree)  # (K + p + 1,)
 
     def basis(self, n: int) -> Tensor:

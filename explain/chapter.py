@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from importlib import import_module
 from types import MappingProxyType
 from typing import Any
 
@@ -38,7 +39,10 @@ class Chapter:
     icon: str  # a Material icon (":material/…:"), drawn from Streamlit's own font
     order: int  # its place within its part (smaller first)
     paper: Paper | None = None  # the header's citation line
-    sources: tuple[Callable[..., Any], ...] = ()  # what the "show the code" panel prints (inspect.getsource)
+    # What the "show the code" panel prints (inspect.getsource), as "module:qualified.name": named,
+    # not imported, so a declaration imports nothing it shows (no import circle through a chapter's
+    # own modules); tests/test_page_code.py resolves every one.
+    sources: tuple[str, ...] = ()
     encodings: tuple[str, ...] = ()  # registry names the chapter is about: its trained panel reads these
     derivations: tuple[str, ...] = ()  # the proven identities this chapter shows (explain/derivations ids)
     # The link a teacher shares: query parameters (non-default values of the page's controls) and
@@ -60,6 +64,11 @@ class Chapter:
     def title(self) -> str:  # in the current run's language
         return t(f"chapters.{self.key}.title")
 
-    @property
-    def idea(self) -> str:  # the one line under the title
-        return t(f"chapters.{self.key}.idea")
+
+def resolve(source: str) -> Callable[..., Any]:
+    """A declared source ("encoders.rope:RoPE.logit_terms") as the object it names."""
+    module, _, name = source.partition(":")
+    obj: Any = import_module(module)
+    for part in name.split("."):
+        obj = getattr(obj, part)
+    return obj  # type: ignore[no-any-return]

@@ -14,8 +14,8 @@ torch.Generator, so the same seed gives the same initial model in every process.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, is_dataclass, replace
-from typing import Any, Literal, overload
+from dataclasses import dataclass, is_dataclass, replace
+from typing import Literal, overload
 
 import torch
 from torch import Tensor, nn
@@ -112,7 +112,3 @@ class TinyTransformer(nn.Module):
 
     def n_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())
-
-
-def config_dict(cfg: ModelConfig) -> dict[str, Any]:
-    return asdict(cfg)

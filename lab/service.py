@@ -145,10 +145,6 @@ class TrainingService:
         with self._lock:
             return self._running is not None or bool(self._queue)
 
-    def queue_length(self) -> int:
-        with self._lock:
-            return len(self._queue) + (1 if self._running is not None else 0)
-
     def cached(self, cfg: TrainConfig) -> dict | None:
         with self._lock:
             return self._cache.get(cache_key(cfg))

@@ -25,7 +25,7 @@ only, 2 encoder + 2 decoder blocks, D = 32, 4 heads.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import torch
 from torch import Tensor, nn
@@ -118,7 +118,3 @@ class SplineAutoencoder(nn.Module):
 
     def forward(self, points: Tensor) -> Tensor:
         return self.decode(self.encode(points), points.shape[1])  # (b, n, 2)
-
-
-def config_dict(config: SplineAEConfig) -> dict:
-    return asdict(config)

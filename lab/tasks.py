@@ -222,7 +222,6 @@ class Task:
     distance_label: str  # axis title of the error-against-distance plot
     char_tokens: bool  # True: every character is a token (typed strings need no spaces)
     example: str  # an Inspect string for the page
-    group_label: str = ""  # what Batch.group means, "" if unused
 
     @property
     def split_names(self) -> tuple[str, ...]:
@@ -298,7 +297,6 @@ TASKS: dict[str, Task] = {
         "statements since the variable last changed",
         char_tokens=False,
         example="a=0 pass a++ pass b=0 a++ pass b++ print a ?",
-        group_label="variables in the program",
     ),
 }
 
@@ -331,12 +329,6 @@ def scaled(task: Task, factor: int) -> Task:
         replace(s, label=f"{s.label} (× {factor} in length)", config=stretch(task.name, s.config, factor))
         for s in task.splits
     )
-    return replace(task, splits=splits)
-
-
-def with_config(task: Task, split: str, **changes) -> Task:
-    """A copy of `task` whose split `split` has some config fields changed (tests, experiments)."""
-    splits = tuple(replace(s, config=replace(s.config, **changes)) if s.name == split else s for s in task.splits)
     return replace(task, splits=splits)
 
 

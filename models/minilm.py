@@ -42,7 +42,6 @@ PAPER = Paper(
 )
 
 MAX_POSITIONS = 512  # rows of the trained position table; the tokenizer cuts longer texts here
-SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 
 
 def model_dir() -> Path:

@@ -45,3 +45,45 @@ def test_a_page_scripts_function_is_not_memoized():
     assert cached(first) is not cached(first)
     assert cached(first)(1) == cached(second)(1) == 2
     assert resource(first) is not resource(first)
+
+
+def test_a_declared_bound_is_the_caches_bound():
+    """explain/bounds.py: a bound written beside the function is the one its cache gets; a function
+    with none gets the default; a page may still pass one for a function of its own."""
+    from explain.bounds import DEFAULT_ENTRIES, bound_of, bounded
+
+    @bounded(3)
+    def small(x: int) -> int:
+        return x
+
+    assert bound_of(small) == 3 and bound_of(_square) == DEFAULT_ENTRIES
+    import streamlit as st
+
+    seen: list[int] = []
+    real = st.cache_data
+
+    def spy(**kwargs):
+        seen.append(kwargs["max_entries"])
+        return real(**kwargs)
+
+    st.cache_data = spy  # type: ignore[assignment]
+    try:
+        cached(small)
+        cached(_page_function("def f(x):\n    return x\n"))
+    finally:
+        st.cache_data = real
+    assert seen == [3, DEFAULT_ENTRIES]
+
+
+def test_pages_never_bound_an_imported_function_themselves():
+    """A page wraps explain/ functions without a bound: the bound sits beside the function, where
+    the size of its result is known. Only functions a page or ui/ defines itself pass one."""
+    import ast
+
+    from tests.helpers import ROOT
+
+    for path in [*ROOT.glob("pages/**/*.py"), *ROOT.glob("ui/*.py")]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            wraps = isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("cached", "resource")
+            if wraps and node.args and isinstance(node.args[0], ast.Attribute):
+                assert not any(k.arg == "max_entries" for k in node.keywords), (path.name, ast.unparse(node))

@@ -28,3 +28,19 @@ def test_the_code_panel_is_built_only_when_opened(chapter):
     for src in sources:
         tree = ast.parse(textwrap.dedent(src))  # a method's source comes indented
         assert any(isinstance(n, (ast.FunctionDef, ast.ClassDef)) for n in tree.body), src[:80]
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda c: c.key)
+def test_every_declared_source_names_a_function_of_the_house(chapter):
+    """A chapter names what its code panel shows ("module:qualified.name"); each name resolves to a
+    function, method or class of the app's own packages, and the panel shows it in that order."""
+    import inspect
+
+    from explain.chapter import resolve
+
+    for source in chapter.sources:
+        module, _, name = source.partition(":")
+        assert module.split(".")[0] in ("encoders", "explain", "lab", "models"), source
+        obj = resolve(source)
+        assert inspect.isfunction(obj) or inspect.isclass(obj), source
+        assert f"{obj.__module__}:{obj.__qualname__}" == source, source

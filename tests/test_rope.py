@@ -28,6 +28,7 @@ from encoders.rope import (
 from explain import derivations as D
 from explain.chapters import rope as ch
 from explain.chapters import rope_figures
+from explain.chapters import rope_generator as gen
 from explain.derivations import view as DV
 from explain.i18n import t
 from tests.helpers import chart, chart_elements, errors, fig_array, open_page, rand
@@ -469,11 +470,11 @@ def test_real_canonical_form_against_scipy_real_schur(d, seed):
     T is block-diagonal for a normal matrix), found by an independent algorithm."""
     from scipy.linalg import schur
 
-    a = ch.random_skew(d, seed)
+    a = gen.random_skew(d, seed)
     assert np.allclose(a, -a.T)
-    q, thetas = ch.real_canonical_form(a)
+    q, thetas = gen.real_canonical_form(a)
     assert np.allclose(q.T @ q, np.eye(d), atol=1e-12)
-    assert np.allclose(q.T @ a @ q, ch.block_generator(thetas), atol=1e-12)
+    assert np.allclose(q.T @ a @ q, gen.block_generator(thetas), atol=1e-12)
     assert (np.diff(thetas) <= 1e-12).all() and (thetas >= 0).all()
     T, Z = schur(a, output="real")
     assert np.allclose(Z @ T @ Z.T, a, atol=1e-12)
@@ -489,34 +490,34 @@ def test_real_canonical_form_with_repeated_and_zero_frequencies():
     rng = np.random.default_rng(3)
     for thetas in ([1.0, 1.0, 0.5], [2.0, 0.0], [0.0, 0.0], [1.5, 1.5, 1.5, 1.5]):
         basis = np.linalg.qr(rng.standard_normal((2 * len(thetas),) * 2))[0]
-        a = basis @ ch.block_generator(np.array(thetas)) @ basis.T
-        q, found = ch.real_canonical_form(a)
+        a = basis @ gen.block_generator(np.array(thetas)) @ basis.T
+        q, found = gen.real_canonical_form(a)
         assert np.allclose(q.T @ q, np.eye(a.shape[0]), atol=1e-10)
-        assert np.allclose(q.T @ a @ q, ch.block_generator(found), atol=1e-10)
+        assert np.allclose(q.T @ a @ q, gen.block_generator(found), atol=1e-10)
         assert np.allclose(found, sorted(thetas, reverse=True), atol=1e-8)
     with pytest.raises(ValueError, match="skew"):
-        ch.real_canonical_form(np.eye(4))
+        gen.real_canonical_form(np.eye(4))
     with pytest.raises(ValueError, match="even"):
-        ch.real_canonical_form(np.zeros((3, 3)))
+        gen.real_canonical_form(np.zeros((3, 3)))
 
 
 @pytest.mark.parametrize("seed", range(4))
 def test_skew_view_exponential_is_ropes_rotation_in_the_basis_q(seed):
     from scipy.linalg import expm
 
-    v = ch.skew_view(seed)
-    assert v.generator.shape == (ch.SKEW_D, ch.SKEW_D) and v.frequencies.shape == (ch.SKEW_D // 2,)
+    v = gen.skew_view(seed)
+    assert v.generator.shape == (gen.SKEW_D, gen.SKEW_D) and v.frequencies.shape == (gen.SKEW_D // 2,)
     assert max(v.off_block, v.block_gap, v.orthogonality_gap, v.exponential_gap, v.relative_gap) < 1e-10
     # independently: scipy's expm, and RoPE's own rotation_matrix with these frequencies
-    R = rotation_matrix(v.m, ch.SKEW_D, inv_freq=torch.from_numpy(v.frequencies)).numpy()
+    R = rotation_matrix(v.m, gen.SKEW_D, inv_freq=torch.from_numpy(v.frequencies)).numpy()
     assert np.allclose(expm(v.m * v.generator), v.basis @ R @ v.basis.T, atol=1e-10)
     for m, n in ((0, 3), (5, 2), (7, 7)):
         Rm, Rn = expm(m * v.generator), expm(n * v.generator)
         assert np.allclose(Rm.T @ Rn, expm((n - m) * v.generator), atol=1e-10)
     assert v.frequencies_text == ", ".join(f"{x:.3f}" for x in v.frequencies)
     # a matrix that is not of this form is caught: a non-skew A's exponential is not orthogonal
-    e = expm(v.generator + np.eye(ch.SKEW_D) * 0.1)
-    assert np.abs(e.T @ e - np.eye(ch.SKEW_D)).max() > 0.1
+    e = expm(v.generator + np.eye(gen.SKEW_D) * 0.1)
+    assert np.abs(e.T @ e - np.eye(gen.SKEW_D)).max() > 0.1
 
 
 # -- the page ---------------------------------------------------------------------------------------
@@ -575,7 +576,7 @@ def test_why_block_diagonal_panel_shows_every_proof_and_the_numbers():
     assert md.count(":green-badge[:material/verified: Verified by sympy]") >= 4
     for theorem in ("spectral theorem for normal matrices", "continuous", "theorem, not a"):
         assert theorem in md
-    v = ch.skew_view(0)
+    v = gen.skew_view(0)
     generator = fig_array(chart(at, "rope_skew_generator")["data"][0]["z"])
     blocks = fig_array(chart(at, "rope_skew_blocks")["data"][0]["z"])
     assert np.allclose(generator, v.generator) and np.allclose(blocks, v.blocks)

@@ -7,8 +7,9 @@ copied out per call (st.cache_data pickles them), so no learner can change anoth
 
 Bounds. A class types hundreds of sentences; an unbounded cache keyed on the sentence would grow the
 server without limit. Every cache here holds at most `max_entries` results (least recently used go
-first); the default suits small results (a few arrays of a sentence's size). A function whose
-result is large says so with a smaller bound where it is wrapped.
+first). The bound is declared beside the function, where the size of its result is known
+(explain/bounds.py: `@bounded(16)`); a function without one gets the default, which suits small
+results (a few arrays of a sentence's size). Only a function ui/ defines itself passes its bound here.
 
 `resource` is for read-only objects that cannot be pickled and are the same for everyone (a model
 in eval mode, loaded once per process); never for anything a session changes.
@@ -25,20 +26,25 @@ from typing import ParamSpec, TypeVar
 
 import streamlit as st
 
+from explain.bounds import bound_of
+
 P = ParamSpec("P")
 R = TypeVar("R")
 
-DEFAULT_ENTRIES = 64  # small results: a few (h, n, n) float32 arrays of a ≤ 256-token sentence
 RESOURCE_ENTRIES = 4  # models: a handful per process
 
 
-def cached(fn: Callable[P, R], *, max_entries: int = DEFAULT_ENTRIES) -> Callable[P, R]:
-    """`fn` with a bounded, process-wide cache keyed on its arguments."""
+def cached(fn: Callable[P, R], *, max_entries: int | None = None) -> Callable[P, R]:
+    """`fn` with a bounded, process-wide cache keyed on its arguments (at most `max_entries`, by
+    default the bound declared on `fn`)."""
+    max_entries = bound_of(fn) if max_entries is None else max_entries
     return _wrapper(fn, max_entries, "data") if _module_level(fn) else _make(fn, max_entries, "data")
 
 
-def resource(fn: Callable[P, R], *, max_entries: int = RESOURCE_ENTRIES) -> Callable[P, R]:
-    """`fn` returning a read-only object shared by every session (loaded once per argument)."""
+def resource(fn: Callable[P, R], *, max_entries: int | None = None) -> Callable[P, R]:
+    """`fn` returning a read-only object shared by every session (loaded once per argument); at most
+    `max_entries`, by default the bound declared on `fn`, else RESOURCE_ENTRIES."""
+    max_entries = bound_of(fn, RESOURCE_ENTRIES) if max_entries is None else max_entries
     return _wrapper(fn, max_entries, "resource") if _module_level(fn) else _make(fn, max_entries, "resource")
 
 

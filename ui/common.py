@@ -12,7 +12,7 @@ import streamlit as st
 from streamlit.delta_generator_singletons import get_last_dg_added_to_context_stack
 
 from encoders.text import MAX_TOKENS, Tokens, tokenize
-from explain.chapter import Chapter
+from explain.chapter import Chapter, resolve
 from explain.figures.margins import ASSUMED_PLOT_WIDTH, HALF_PLOT_WIDTH, fit_margins
 from explain.numbers import MAX_TABLE_CELLS, figure_summary, heatmap_tables, trace_table
 from explain.prose import section
@@ -41,8 +41,8 @@ def header(chapter: Chapter) -> None:
         if box.open:
             with box:
                 st.caption(t("common.page.show_code_caption"))
-                for obj in sources:
-                    st.code(inspect.getsource(obj), language="python")
+                for source in sources:
+                    st.code(inspect.getsource(resolve(source)), language="python")
 
 
 def prose(chapter_key: str, key: str) -> None:

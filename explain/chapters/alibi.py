@@ -14,11 +14,12 @@ import numpy as np
 import torch
 
 from encoders import alibi as enc
-from encoders import build, nope
+from encoders import build
 from encoders.alibi import AlibiConfig, alibi_slopes
 from encoders.attention import attend, causal_mask, split_heads, toy_layer
 from encoders.nope import equal_logit_weights
 from encoders.text import token_embeddings, token_key, tokenize
+from explain.bounds import bounded
 from explain.chapter import Chapter
 from explain.i18n import t
 from explain.question import Question
@@ -90,6 +91,9 @@ class HeadsView:
         return np.stack([self.weights[head - 1], self.weights_content_only[head - 1]])
 
 
+# Cache bounds (pages/bias/alibi.py): one entry of heads_view holds up to 16 × 256 × 256 × 3 float32 (~13 MB),
+# hence 16 entries.
+@bounded(16)
 def heads_view(sentence: str, seed: int, n_heads: int, causal: bool) -> HeadsView:
     """One toy layer with ALiBi on the sentence, and the same layer with the position term off."""
     tokens = tokenize(sentence).tokens
@@ -120,9 +124,6 @@ class CodeFormView:
     slope: float
     bias_paper: np.ndarray  # (i, j) −m·(i − j), NaN above the diagonal (masked)
     bias_code: np.ndarray  # (i, j) +m·j, every row the same
-    bias_symmetric: np.ndarray  # (i, j) −m·|i − j|
-    weights_paper_causal: np.ndarray  # (i, j)
-    weights_code_causal: np.ndarray  # (i, j)
     weights_symmetric_bidirectional: np.ndarray  # (i, j)
     weights_code_bidirectional: np.ndarray  # (i, j)
     diff_causal: float  # max |paper − code| over the causal weights (rounding only)
@@ -141,6 +142,7 @@ class CodeFormView:
         return np.stack([self.weights_symmetric_bidirectional, self.weights_code_bidirectional])
 
 
+@bounded(16)
 def code_form_view(sentence: str, seed: int, n_heads: int, head: int) -> CodeFormView:
     """The reference code's +m·j against the paper's −m·(i − j), with and without the mask (float64)."""
     tokens = tokenize(sentence).tokens
@@ -159,9 +161,6 @@ def code_form_view(sentence: str, seed: int, n_heads: int, head: int) -> CodeFor
         float(alibi_slopes(n_heads)[head]),
         bias_paper,
         code_c.terms["position"][head].copy(),
-        sym_b.terms["position"][head].copy(),
-        paper_c.weights[head],
-        code_c.weights[head],
         sym_b.weights[head],
         code_b.weights[head],
         float(np.abs(paper_c.weights[h] - code_c.weights[h]).max()),
@@ -257,6 +256,7 @@ class ExtrapolationCurves:
     scaled: bool
 
 
+@bounded(16)
 def extrapolation(sentence: str, seed: int, n_heads: int, train_len: int, test_len: int) -> Extrapolation:
     """The sentence repeated to `test_len` tokens, seen from its last token, against a model
     "trained" on `train_len` tokens (the toy layer is not trained: train_len only marks which
@@ -300,6 +300,7 @@ class NopeSymmetry:
         return tuple(self.tokens[k] for k in self.order[:limit]), len(self.order) > limit
 
 
+@bounded(16)
 def nope_symmetry(sentence: str, seed: int, shuffle_count: int) -> NopeSymmetry:
     """Shuffle the sentence, run NoPE with and without the causal mask, put outputs back (float64)."""
     tokens = tokenize(sentence).tokens
@@ -326,7 +327,6 @@ class Counting:
     positions: np.ndarray  # (n,) i
     formula: np.ndarray  # (n,) 1/(i + 1)
     uniform_causal: np.ndarray  # (n,) weight on key 0 when all logits are equal, causal mask
-    uniform_bidirectional: np.ndarray  # (n,) the same without a mask: 1/n everywhere
     same_word_causal: np.ndarray  # (n,) the toy NoPE layer on "a a a …": weight on the first "a"
     same_word_bidirectional: np.ndarray  # (n,)
     share_uniform_causal: np.ndarray  # (n,) share of v([BOS]) in the output of "[BOS] a a …", all logits equal
@@ -343,11 +343,12 @@ def _share(outputs: np.ndarray, u_first: np.ndarray, u_rest: np.ndarray) -> np.n
     return np.asarray((outputs - u_rest) @ direction / (direction @ direction))
 
 
+@bounded(16)
 def counting(n: int, seed: int) -> Counting:
     """How a causal NoPE layer can count: uniform attention gives 1/(i + 1), and the output
     carries that number. One head, d = 64, float64."""
     D = 64
-    uniform = {c: equal_logit_weights(n, c).numpy()[:, 0] for c in (False, True)}
+    uniform_causal = equal_logit_weights(n, True).numpy()[:, 0]
     same = {c: run_tokens((FILLER,) * n, seed, "none", D, 1, c, float64=True).weights[0][:, 0] for c in (False, True)}
     seq = (BOS,) + (FILLER,) * (n - 1)
     # A one-token text attends only to itself, so its output is that token's value after W_o.
@@ -364,8 +365,7 @@ def counting(n: int, seed: int) -> Counting:
     return Counting(
         i,
         1.0 / (i + 1.0),
-        uniform[True],
-        uniform[False],
+        uniform_causal,
         same[True],
         same[False],
         share_u[True],
@@ -459,12 +459,12 @@ CHAPTER = Chapter(
     order=100,
     paper=enc.PAPER,
     sources=(
-        enc.alibi_slopes,
-        enc.alibi_bias,
-        enc.alibi_bias_symmetric,
-        enc.alibi_bias_code,
-        enc.Alibi.logit_terms,
-        nope.equal_logit_weights,
+        "encoders.alibi:alibi_slopes",
+        "encoders.alibi:alibi_bias",
+        "encoders.alibi:alibi_bias_symmetric",
+        "encoders.alibi:alibi_bias_code",
+        "encoders.alibi:Alibi.logit_terms",
+        "encoders.nope:equal_logit_weights",
     ),
     encodings=("alibi",),
     derivations=("alibi-shift-invariance",),

@@ -24,6 +24,9 @@ import numpy as np
 
 from encoders import REGISTRY
 from encoders.text import tokenize
+from explain import methods
+from explain.bounds import bounded
+from explain.chapter import Chapter
 from explain.i18n import t
 from lab import lm
 
@@ -52,14 +55,13 @@ CHANGED = 1e-6  # a |Δ weight| above this (float64 run) counts as "changed"
 
 
 def label(method: str, lang: str | None = None) -> str:
-    """The encoding's name with its citation (keyed by registry name: some labels are words, e.g.
-    "No positional encoding", and Korean translates them)."""
-    return t(f"attention_lab.method.{method}", lang)
+    """The encoding's name with its citation (the methods catalogue, explain/methods.py)."""
+    return methods.label(method, lang)
 
 
 def short(method: str, lang: str | None = None) -> str:
     """The encoding's name without its citation, for titles in narrow columns."""
-    return label(method, lang).split(" (")[0]
+    return methods.bare(method, lang)
 
 
 def who_label(head: int | None, lang: str | None = None) -> str:
@@ -263,6 +265,9 @@ class PanelsSection:
     height: int  # px, from the sentence's length
 
 
+# Cache bounds (pages/labs/attention_lab.py): A panels result holds up to 4 maps of 256 × 256 float64 (~2 MB),
+# a shift result 4 such maps, a length result up to 4 maps of 512 × 512 (~8 MB): hence the small bounds.
+@bounded(32)
 def panels_section(
     text: str,
     seed: int,
@@ -335,6 +340,9 @@ class TrainedSection:
     missing_note: str  # which encodings have a model, computed from lab.lm's lists ("" if none missing)
 
 
+# Cache bounds (pages/labs/attention_lab.py): A trained section holds up to 4 models' attention on ≤ 192 bytes
+# (8 maps of 192² float32, ~1.2 MB each) and their extras: hence the small bound.
+@bounded(8)
 def trained_section(text: str, methods: tuple[str, ...], lang: str) -> TrainedSection:
     """Every chosen encoding that a shipped byte-level model reads (trained.resolve), run on the
     learner's sentence; the others named, with the encodings that do have a model."""
@@ -360,3 +368,38 @@ def trained_section(text: str, methods: tuple[str, ...], lang: str) -> TrainedSe
             stretches=", ".join(short(m, lang) for m in trained.STRETCHES),
         )
     return TrainedSection(tuple(views), tuple(missing), bytes_note, missing_note)
+
+
+# -- the chapter, declared once (ui/chapters.py collects it) ----------------------------------------
+CHAPTER = Chapter(
+    key="attention-lab",
+    part="Labs",
+    page="pages/labs/attention_lab.py",
+    icon=":material/science:",
+    order=140,
+    sources=(
+        "explain.chapters.attention_lab:panel",
+        "explain.chapters.attention_lab:term_scales",
+        "explain.chapters.common:run_tokens",
+        "explain.chapters.attention_lab_shift:shift_deltas",
+        "explain.chapters.attention_lab_shift:kv_cache",
+    ),
+    link={
+        "lab_methods": "rope-dynamic,learned,alibi",
+        "lab_heads": "2",
+        "lab_causal": "true",
+        "lab_dial": "0.5",
+        "lab_show": "content",
+        "lab_train_len": "16",
+        "lab_length": "64",
+    },
+    link_shows={
+        "lab_methods": ["rope-dynamic", "learned", "alibi"],
+        "lab_heads": 2,
+        "lab_causal": True,
+        "lab_dial": 0.5,
+        "lab_show": "content",
+        "lab_train_len": 16,
+        "lab_length": 64,
+    },
+)

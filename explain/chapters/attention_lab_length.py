@@ -13,6 +13,7 @@ import numpy as np
 from encoders import REGISTRY
 from encoders.base import PositionOutOfRange
 from encoders.text import tokenize
+from explain.bounds import bounded
 
 from .attention_lab import D_MODEL, pick_head
 from .common import run_tokens
@@ -77,6 +78,9 @@ class LengthTest:
         return run, min(1.0, max(0.01, float(np.quantile(run.weights, 0.995))))
 
 
+# Cache bounds (pages/labs/attention_lab.py): A panels result holds up to 4 maps of 256 × 256 float64 (~2 MB),
+# a shift result 4 such maps, a length result up to 4 maps of 512 × 512 (~8 MB): hence the small bounds.
+@bounded(8)
 def length_test(
     text: str,
     seed: int,

@@ -28,8 +28,7 @@ from encoders.attention import SelfAttention, split_heads, toy_layer
 from encoders.base import content_logits
 from encoders.rope import RoPE
 from encoders.text import token_embeddings, token_key, tokenize
-from explain.chapter import Chapter
-from explain.chapters import attention_lab as lab
+from explain.bounds import bounded
 from explain.i18n import t
 from explain.question import Question
 
@@ -44,7 +43,7 @@ from .attention_lab import (
     pick_head,
     short,
 )
-from .common import run_tokens, sign_text
+from .common import sign_text
 
 # -- shift test --------------------------------------------------------------------------------
 
@@ -282,7 +281,8 @@ def shift_reason(sh: ShiftTest, method: str) -> tuple[str, dict[str, Any]]:
             "pairs_changed": int((before != after).sum()),
         }
         reason = "length_same" if np.array_equal(before, after) else "length"
-    elif cls.shift_invariant:
+    elif cls.shift_invariant or n + k - 1 <= build(method, D_MODEL, sh.n_heads, 0, lab_config(method)).relative_up_to():
+        # (FIRE is relative up to its threshold L, past every position the lab runs.)
         reason = "no_position" if cls.relative_sign is None else "relative"
     else:
         reason = "unexpected"
@@ -341,6 +341,9 @@ def shift_question(sh: ShiftTest, lang: str) -> Question:
     )
 
 
+# Cache bounds (pages/labs/attention_lab.py): A panels result holds up to 4 maps of 256 × 256 float64 (~2 MB),
+# a shift result 4 such maps, a length result up to 4 maps of 512 × 512 (~8 MB): hence the small bounds.
+@bounded(16)
 def shift_section(
     text: str,
     seed: int,
@@ -444,6 +447,7 @@ def _at_lengths(q: torch.Tensor, run: list[int]) -> tuple[torch.Tensor, torch.Te
     return torch.tensor(run) - 1, q.expand(-1, -1, len(run), -1)
 
 
+@bounded(32)
 def kv_cache(text: str, seed: int, n_heads: int, head: int | None) -> KVCache:
     """The pair's logit (head `head`, or the head mean) as the text grows, in float64, through the
     lab's own toy layer (W_q, W_k from the seed) and the encoders' own rotation."""
@@ -485,32 +489,3 @@ def kv_cache(text: str, seed: int, n_heads: int, head: int | None) -> KVCache:
         pick_head(per_head["recomputed"], head),
         pick_head(per_head["cached"], head),
     )
-
-
-# -- the chapter, declared once (ui/chapters.py collects it) ----------------------------------------
-CHAPTER = Chapter(
-    key="attention-lab",
-    part="Labs",
-    page="pages/labs/attention_lab.py",
-    icon=":material/science:",
-    order=140,
-    sources=(lab.panel, lab.term_scales, run_tokens, shift_deltas, kv_cache),
-    link={
-        "lab_methods": "rope-dynamic,learned,alibi",
-        "lab_heads": "2",
-        "lab_causal": "true",
-        "lab_dial": "0.5",
-        "lab_show": "content",
-        "lab_train_len": "16",
-        "lab_length": "64",
-    },
-    link_shows={
-        "lab_methods": ["rope-dynamic", "learned", "alibi"],
-        "lab_heads": 2,
-        "lab_causal": True,
-        "lab_dial": 0.5,
-        "lab_show": "content",
-        "lab_train_len": 16,
-        "lab_length": 64,
-    },
-)

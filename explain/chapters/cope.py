@@ -35,6 +35,7 @@ from encoders.cope import (
     interpolate_position_logits,
 )
 from encoders.text import MAX_CHARS, MAX_TOKENS, token_embeddings, token_key, tokenize
+from explain.bounds import bounded
 from explain.chapter import Chapter
 from explain.chapters.common import TOY_D_MODEL, TOY_HEADS
 from explain.i18n import t
@@ -67,6 +68,9 @@ def is_word(token: str) -> bool:
     return bool(_WORD.search(token))
 
 
+# Cache bounds (pages/contextual/cope.py): An entry holds a few n × n float64 arrays (n ≤ 256, about 0.5 MB
+# each); model_view holds 3 × 4 heads of them (~6 MB), hence its smaller bound.
+@bounded(32)
 def word_choices(text: str, max_tokens: int = MAX_TOKENS) -> tuple[str, ...]:
     """The distinct words of the text (case-folded), in order of first appearance."""
     seen: dict[str, None] = {}
@@ -170,6 +174,7 @@ class CountView:
         return QueryRow(self.tokens[: query + 1], counts, marked, float(counts[0]), float(counts[-1]))
 
 
+@bounded(32)
 def count_view(
     text: str,
     unit: str,
@@ -217,6 +222,7 @@ def candidate_positions(n: int, cap: int) -> dict[str, np.ndarray]:
     return {k: np.minimum(formulas[k], cap) for k in POSITION_OPTIONS}
 
 
+@bounded(32)
 def positions_question(n_tokens: int, lang: str) -> Question | None:
     """Open every gate: which formula gives p_ij? The answer is the one candidate that matches what
     CoPE's own code computes on a text of n_tokens tokens (clamped at P − 1 like the page's map).
@@ -312,6 +318,7 @@ def _toy(tokens: tuple[str, ...], seed: int, npos_max: int, variant: str = "pape
     return enc, r
 
 
+@bounded(32)
 def interpolation_view(
     text: str,
     unit: str,
@@ -348,6 +355,7 @@ class AttentionView:
     weights: np.ndarray  # (i, j) softmax over j; NaN in the future
 
 
+@bounded(16)
 def preferred_count_attention(
     text: str,
     unit: str,
@@ -401,6 +409,7 @@ class ModelView:
         return self.gates[h - 1], self.positions[h - 1], self.weights[h - 1]
 
 
+@bounded(8)
 def model_view(text: str, seed: int, npos_max: int, variant: str, max_tokens: int = MAX_TOKENS) -> ModelView:
     """The untrained toy CoPE layer's own gates, positions and attention (encoders/cope.py as is)."""
     tokens = tokenize(text, max_tokens).tokens
@@ -441,6 +450,7 @@ class AliceView:
     total: int  # occurrences of the word in the whole text
 
 
+@bounded(32)
 def alice_view(text: str, word: str, max_tokens: int = MAX_TOKENS) -> AliceView:
     """How many times `word` appears in the last sentence, counted with hard sentence-end gates
     (whatever the sharpness the page's other sections use)."""
@@ -460,12 +470,12 @@ CHAPTER = Chapter(
     order=110,
     paper=enc.PAPER,
     sources=(
-        enc.contextual_positions,
-        enc.gate_logits_from_counted,
-        enc.integer_position_logits,
-        enc.interpolate_position_logits,
-        enc.CoPE.positions,
-        enc.CoPE.logit_terms,
+        "encoders.cope:contextual_positions",
+        "encoders.cope:gate_logits_from_counted",
+        "encoders.cope:integer_position_logits",
+        "encoders.cope:interpolate_position_logits",
+        "encoders.cope:CoPE.positions",
+        "encoders.cope:CoPE.logit_terms",
     ),
     encodings=("cope",),
     derivations=("cope-all-gates-open",),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from explain.bounds import bounded
 from explain.i18n import t
 
 # Table 4, Wikitext-103: (method id, parameters in millions, validation PPL, test PPL).
@@ -56,6 +57,9 @@ def _approx(value: float) -> str:
     return f"≈{value:g}"
 
 
+# Cache bounds (pages/contextual/cope.py): An entry holds a few n × n float64 arrays (n ≤ 256, about 0.5 MB
+# each); model_view holds 3 × 4 heads of them (~6 MB), hence its smaller bound.
+@bounded(4)
 def paper_results(lang: str) -> PaperResults:
     def col(key: str, **values: object) -> str:
         return t(f"cope.results.col.{key}", lang, **values)

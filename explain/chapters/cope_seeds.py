@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from encoders.cope import contextual_positions, gate_logits_from_counted
+from explain.bounds import bounded
 
 SEED_EXAMPLES = {
     # id (a widget value, named t("cope.seeds.example_name.<id>") on the page):
@@ -64,6 +65,9 @@ def _softmax(x: np.ndarray) -> np.ndarray:
     return np.asarray(e / e.sum())
 
 
+# Cache bounds (pages/contextual/cope.py): An entry holds a few n × n float64 arrays (n ≤ 256, about 0.5 MB
+# each); model_view holds 3 × 4 heads of them (~6 MB), hence its smaller bound.
+@bounded(32)
 def seed_example(example: str, gap: int, delta: float, slope: float) -> SeedExampleView:
     """The last query's attention when content says "look for the sought token" (+delta on it)
     and position says "prefer near" (−slope per step), measured three ways:

@@ -15,6 +15,7 @@ import torch
 
 from encoders import deberta as enc
 from encoders.deberta import DeBERTa, DebertaConfig, log_bucket_position
+from explain.bounds import bounded
 from explain.chapter import Chapter
 from explain.i18n import t
 from explain.question import Question
@@ -70,6 +71,9 @@ class TermMaps:
         return np.stack([self.terms[name] for name in TERMS])
 
 
+# Cache bounds (pages/relative/deberta.py): One term_maps entry holds five (n, n) maps of a ≤ 256-token
+# sentence (~1.3 MB), hence 32; the rest are small.
+@bounded(32)
 def term_maps(
     sentence: str,
     seed: int,
@@ -192,7 +196,12 @@ CHAPTER = Chapter(
     icon=":material/call_split:",
     order=70,
     paper=enc.PAPER,
-    sources=(enc.log_bucket_position, enc.DeBERTa.relative_positions, enc.DeBERTa.table_index, enc.DeBERTa.logit_terms),
+    sources=(
+        "encoders.deberta:log_bucket_position",
+        "encoders.deberta:DeBERTa.relative_positions",
+        "encoders.deberta:DeBERTa.table_index",
+        "encoders.deberta:DeBERTa.logit_terms",
+    ),
     derivations=("deberta-three-terms",),
     link={"deb_bucket_size": "32", "deb_max_position": "256", "deb_head": "1", "deb_on_c2p": "false"},
     link_shows={"deb_bucket_size": 32, "deb_max_position": 256, "deb_head": 1, "deb_on_c2p": False},

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from explain import derivations as D
+from explain.bounds import bounded
 from explain.chapter import Chapter
-from explain.derivations import prover
 from explain.i18n import t
 from explain.question import Question
 
@@ -37,6 +37,7 @@ def largest_spreads(table: np.ndarray) -> tuple[float, float]:
     return by_diff, by_sum
 
 
+@bounded(4)
 def dot_product_question(lang: str) -> Question:
     """Does PE(m)·PE(n) depend on n − m, on m + n, or on m and n separately? Answered by the spreads
     of the dot products along diagonals and anti-diagonals of the sinusoidal table."""
@@ -68,7 +69,11 @@ CHAPTER = Chapter(
     page="pages/beyond/derivations.py",
     icon=":material/functions:",
     order=130,
-    sources=(prover.verify, prover._check_step, prover._scalar_equal),
+    sources=(
+        "explain.derivations.prover:verify",
+        "explain.derivations.prover:_check_step",
+        "explain.derivations.prover:_scalar_equal",
+    ),
     link={"d": "rope-matrix-2d", "derivations_all": "false"},
     link_shows={"derivation": "rope-matrix-2d"},
 )

@@ -29,7 +29,6 @@ from explain.chapter import Chapter
 from explain.chapters import common
 from explain.i18n import t
 from explain.question import Question
-from models import minilm
 
 from .common import run_tokens
 
@@ -432,10 +431,10 @@ CHAPTER = Chapter(
     order=20,
     paper=enc.PAPER,
     sources=(
-        enc.LearnedAbsolute.encode_input,
-        minilm.minilm_position_table,
-        similarity_by_distance,
-        principal_components,
+        "encoders.learned:LearnedAbsolute.encode_input",
+        "models.minilm:minilm_position_table",
+        "explain.chapters.learned:similarity_by_distance",
+        "explain.chapters.learned:principal_components",
     ),
     encodings=("learned",),
     link={"max_len": "8"},

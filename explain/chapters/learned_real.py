@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from explain.bounds import bounded
 from models.minilm import minilm_position_table
 
 from .learned import (
@@ -37,6 +38,10 @@ def minilm_table() -> np.ndarray:
     return table
 
 
+# Cache bounds (pages/absolute/learned.py): A toy table is at most 256 × 64 and a sentence of 256 tokens; a
+# real section holds two n × n float32 maps (2 MB at n = 512) and the range slider moves in steps of 16 (32
+# values at most), hence 32 entries.
+@bounded(1)
 def real_available() -> str | None:
     """None when the real table can be read; otherwise the error's name (the model package is an
     optional dependency)."""
@@ -66,6 +71,7 @@ class RealSection:
         return np.asarray(b.mean - b.std)
 
 
+@bounded(32)
 def real_section(n_positions: int) -> RealSection:
     """Rows 0 … n_positions−1 of the real table beside the sinusoidal one, thinned to what a screen
     shows (the page's payload stays under ~1 MB at any n)."""
@@ -108,6 +114,7 @@ def pca_section(n_positions: int, skip_first: bool) -> PCASection:
     return PCASection(pca, fastest_pair(pca), n_positions - 1)
 
 
+@bounded(1)
 def norms_section() -> RowStats:
     """Row lengths and neighbour cosines over all 512 rows."""
     return row_statistics(minilm_table())

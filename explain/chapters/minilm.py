@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from explain.bounds import bounded
 from explain.chapter import Chapter
 from explain.i18n import t
 from explain.question import Question
@@ -80,6 +81,9 @@ class Pieces:
         return self.kept < self.n_found
 
 
+# Cache bounds (pages/labs/minilm.py): A run holds 6 × 12 attention maps of up to 258 × 258 float32 (~19 MB),
+# hence the small bounds.
+@bounded(32)
 def wordpieces(text: str, max_pieces: int = MAX_PIECES) -> Pieces:
     """The text as the model's own WordPiece tokens."""
     if not 1 <= max_pieces <= MAX_POSITIONS - 2:
@@ -95,6 +99,7 @@ def position_table() -> np.ndarray:
     return model.position.weight.detach().numpy().copy()
 
 
+@bounded(1)
 def position_table_shape() -> tuple[int, int]:
     """(rows, numbers per row) of the trained position table."""
     rows, cols = position_table().shape
@@ -140,6 +145,7 @@ class ModelRun:
         return one
 
 
+@bounded(16)
 def run(text: str, mode: str = "plain", shift: int = 0, seed: int = 0, max_pieces: int = MAX_PIECES) -> ModelRun:
     """The model's forward pass on the text, with the chosen position ids."""
     pieces = wordpieces(text, max_pieces)
@@ -215,6 +221,7 @@ class PositionHeads:
         return tuple(out)
 
 
+@bounded(16)
 def position_heads(text: str, threshold: float = THRESHOLD, max_pieces: int = MAX_PIECES) -> PositionHeads:
     """Measure, label, and keep the numbers: a head is labelled with a target when its mean mass
     there is at least `threshold` on the reference paragraph (the strongest target if several)."""
@@ -384,7 +391,12 @@ CHAPTER = Chapter(
     icon=":material/psychology:",
     order=150,
     paper=enc.PAPER,
-    sources=(enc.MiniLM.embed, enc.EncoderLayer.forward, enc.WordPiece.word_pieces, target_masses),
+    sources=(
+        "models.minilm:MiniLM.embed",
+        "models.minilm:EncoderLayer.forward",
+        "models.minilm:WordPiece.word_pieces",
+        "explain.chapters.minilm:target_masses",
+    ),
     link={"minilm_layer": "2", "minilm_head": "9", "minilm_src": "sentence", "minilm_mode": "reverse"},
     link_shows={"minilm_layer": 2, "minilm_head": 9, "minilm_src": "sentence", "minilm_mode": "reverse"},
 )

@@ -20,11 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from explain import methods
+from explain.bounds import bounded
 from explain.chapter import Chapter
 from explain.i18n import t
 from explain.question import Question
-from lab.corpus import build
-from lab.lm import EVAL_LENGTHS, LM_DIR, read_text, train_lm, window_bits
+from lab.lm import EVAL_LENGTHS, LM_DIR
 from lab.lm import MAX_TEXT_BYTES as MAX_TEXT_BYTES  # re-exported: the page's notes
 from lab.lm import TRAIN_LEN as TRAIN_LEN  # re-exported: the page's marks and titles
 
@@ -59,7 +60,7 @@ def load_index(directory: str = DIR) -> dict[str, Any]:
 
 def enc_label(name: str, lang: str | None = None) -> str:
     """An encoding's (or a RoPE stretch's) short name, as the lab's tables and legends show it."""
-    return t(f"real_text.enc.{name}", lang)
+    return methods.short(name, lang)
 
 
 def trained(index: dict[str, Any]) -> tuple[str, ...]:
@@ -91,6 +92,8 @@ class Setup:
     total_cpu_minutes: float
 
 
+# Cache bounds (pages/labs/real_text.py): each result is a few kilobytes read off index.json.
+@bounded(4)
 def setup(directory: str = DIR, lang: str | None = None) -> Setup | None:
     idx = load_index(directory)
     if not idx:
@@ -212,6 +215,7 @@ def _line(idx: dict[str, Any], name: str, label: str, family: int, stretched: bo
     )
 
 
+@bounded(8)
 def length_curves(directory: str = DIR, lang: str | None = None, with_stretches: bool = True) -> LengthCurves | None:
     idx = load_index(directory)
     if not idx:
@@ -293,6 +297,7 @@ class Papers:
     scale: str  # the plain sentence on scale, with our figures from index.json
 
 
+@bounded(4)
 def papers(directory: str = DIR, lang: str | None = None) -> Papers | None:
     idx = load_index(directory)
     if not idx:
@@ -391,6 +396,7 @@ class TrainingCurves:
     every: int  # training steps behind each point of the training curve
 
 
+@bounded(4)
 def training_curves(directory: str = DIR, lang: str | None = None) -> TrainingCurves | None:
     idx = load_index(directory)
     if not idx:
@@ -411,6 +417,7 @@ def training_curves(directory: str = DIR, lang: str | None = None) -> TrainingCu
 # --- 6. the question ----------------------------------------------------------------------------
 
 
+@bounded(4)
 def rise_question(directory: str = DIR, lang: str | None = None) -> Question | None:
     """Whose bits per byte goes up most (or down least) from the training length to 8×? Options:
     every trained encoding with a value at both lengths; the answer and every fact the explanation
@@ -458,7 +465,7 @@ CHAPTER = Chapter(
     page="pages/labs/real_text.py",
     icon=":material/menu_book:",
     order=170,
-    sources=(build, train_lm, window_bits, read_text),
+    sources=("lab.corpus:build", "lab.lm:train_lm", "lab.lm:window_bits", "lab.lm:read_text"),
     link={"real_text_stretches": "false", "real_text_model": "rope", "real_text_stretch": "rope-yarn"},
     link_shows={"real_text_stretches": False, "real_text_model": "rope", "real_text_stretch": "rope-yarn"},
 )

@@ -29,6 +29,7 @@ from encoders.rope import (
     rotation_matrix,
 )
 from encoders.text import token_embeddings, token_key
+from explain.bounds import bounded
 from explain.chapter import Chapter
 from explain.i18n import t
 from explain.question import Question
@@ -45,8 +46,6 @@ NO_CHANGE = 1e-6  # a largest change below this is float64 rounding of the angle
 LITTLE_CHANGE = 0.1  # … below this, a small one
 DECAY_BASES = (1_000.0, 10_000.0, 500_000.0)  # the three long-term-decay curves
 SENTENCE_D = 64  # the sentence section's one head
-SKEW_D = 6  # the random skew-symmetric generator of "why block-diagonal?"
-SKEW_M = 5  # the position at which its exponential is compared
 
 
 def word_vectors(
@@ -175,17 +174,15 @@ def relative_identity(
     return RelativeIdentity(L, S, float(np.abs(S - L).max()), spread, offsets, rows)
 
 
-def rotation_matrix_view(d: int, base: float, m: float, layout: str = "interleaved") -> np.ndarray:
-    """R_m (d, d) float64, built entry by entry (encoders.rope.rotation_matrix)."""
-    return rotation_matrix(m, d, base, layout).numpy()
-
-
 @dataclass
 class Decay:
     distances: np.ndarray  # (K,)
     curves: dict[float, np.ndarray]  # base → (1/(d/2)) Σ_u |S_u| at each distance
 
 
+# Cache bounds (pages/rotary/rope.py): One circles entry holds 41 frames × 16 pairs of arrows and notes (~100
+# KB); one sentence entry up to 5 maps of 256 × 256 float32 (~1.3 MB), hence 32.
+@bounded(32)
 def decay_curves(d: int, bases: tuple[float, ...], max_distance: int) -> Decay:
     dist = np.arange(max_distance + 1)
     return Decay(dist, {float(b): long_term_decay(d, dist, b).numpy() for b in bases})
@@ -194,12 +191,8 @@ def decay_curves(d: int, bases: tuple[float, ...], max_distance: int) -> Decay:
 @dataclass
 class Layouts:
     permutation: np.ndarray  # (d,) x_half = x_interleaved[perm]
-    rotated_interleaved: np.ndarray  # (N, d) R_m q, interleaved layout
-    rotated_half: np.ndarray  # (N, d) half-split rotation of Pq
-    layout_gap: float  # max |rotated_half − rotated_interleaved[:, perm]|: P·R = R_half·P
-    logits_interleaved: np.ndarray  # (N, N)
-    logits_half: np.ndarray  # (N, N) half-split on Pq, Pk
-    logit_gap: float  # max |logits_half − logits_interleaved|
+    layout_gap: float  # max |R_half·Pq − P·R q| over the positions: P·R = R_half·P
+    logit_gap: float  # max |logits of the half-split on Pq, Pk − logits of the interleaved on q, k|
     same_weights_gap: float  # half-split on the *unpermuted* q, k: not the same logits
     R_interleaved: np.ndarray  # (d, d) R_m, interleaved
     R_half: np.ndarray  # (d, d) R_m, half-split
@@ -210,6 +203,7 @@ class Layouts:
         return ", ".join(str(int(v)) for v in self.permutation)
 
 
+@bounded(32)
 def layouts(
     tokens: tuple[str, ...], seed: int, d: int, base: float, query_index: int, key_index: int, size: int, m: int
 ) -> Layouts:
@@ -223,11 +217,7 @@ def layouts(
     wrong = _rotate(q, pos, base, "half") @ _rotate(k, pos, base, "half").T / math.sqrt(d)
     return Layouts(
         perm,
-        qi,
-        qh,
         float(np.abs(qh - qi[:, perm]).max()),
-        li,
-        lh,
         float(np.abs(lh - li).max()),
         float(np.abs(wrong - li).max()),
         rotation_matrix(m, d, base, "interleaved").numpy(),
@@ -342,6 +332,7 @@ class SentenceView:
     change: float  # largest |weights from `offset` − weights from 0| (0.0 when offset = 0)
 
 
+@bounded(32)
 def sentence_view(tokens: tuple[str, ...], seed: int, causal: bool, offset: int) -> SentenceView:
     """The toy layer (one head, d = SENTENCE_D) on the sentence without positions and with RoPE."""
     plain = run_tokens(tokens, seed, "none", SENTENCE_D, 1, causal)
@@ -353,135 +344,6 @@ def sentence_view(tokens: tuple[str, ...], seed: int, causal: bool, offset: int)
     return SentenceView(tokens, offset, np.stack([plain.weights[0], moved.weights[0]]), terms, change)
 
 
-# ------------------------------------------------------------------------ why block-diagonal?
-
-
-def random_skew(d: int, seed: int) -> np.ndarray:
-    """A seeded random real skew-symmetric d×d matrix, (G − Gᵀ)/2 with G standard normal."""
-    g = np.random.default_rng(seed).standard_normal((d, d))
-    skew: np.ndarray = (g - g.T) / 2
-    return skew
-
-
-def real_canonical_form(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """An orthogonal Q and frequencies θ (d/2,), descending, with QᵀAQ = ⊕_f θ_f J,
-    J = [[0, −1], [1, 0]], for a real skew-symmetric A of even size d.
-
-    That such a Q exists is the spectral theorem for normal matrices (here: the real Schur form of
-    a skew-symmetric matrix is block-diagonal). This finds one: A² = −AᵀA is symmetric with
-    eigenvalues −θ_f², each twice. For a unit eigenvector u with θ > 0, v = Au/θ is a unit vector
-    orthogonal to u, and Au = θv, Av = A²u/θ = −θu: in the basis (u, v) A acts as θJ. The plane
-    (u, v) is invariant under A, hence so is its orthogonal complement, where the next u is taken.
-    """
-    d = a.shape[0]
-    if d % 2 or a.shape != (d, d):
-        raise ValueError("need a square matrix of even size")
-    if not np.allclose(a, -a.T, atol=1e-12):
-        raise ValueError("the matrix is not skew-symmetric")
-    squared, vectors = np.linalg.eigh(-(a @ a))  # θ² ascending, orthonormal eigenvectors
-    order = np.argsort(-squared, kind="stable")
-    # θ below this is rounding of a zero frequency (eigh leaves ~1e-16 in θ², i.e. ~1e-8 in θ)
-    zero = 1e-7 * max(1.0, math.sqrt(max(float(squared.max()), 0.0)))
-    basis: list[np.ndarray] = []
-    thetas: list[float] = []
-    for k in order:
-        if len(basis) == d:
-            break
-        u = _orthogonalised(vectors[:, k], basis)
-        norm = float(np.linalg.norm(u))
-        if norm < 1e-3:  # already in the span of the planes chosen so far
-            continue
-        u = u / norm
-        theta = math.sqrt(max(float(squared[k]), 0.0))
-        if theta > zero:
-            v = _orthogonalised(a @ u / theta, [*basis, u])  # a unit vector already, up to rounding
-            v = v / np.linalg.norm(v)
-        else:  # a null direction: its partner is any other null direction orthogonal to everything so far
-            theta = 0.0
-            v = _orthogonal_partner(vectors, [*basis, u])
-        basis += [u, v]
-        thetas.append(theta)
-    return np.stack(basis, axis=1), np.asarray(thetas)
-
-
-def _orthogonalised(x: np.ndarray, chosen: list[np.ndarray]) -> np.ndarray:
-    """x minus its parts along the orthonormal vectors `chosen` (Gram–Schmidt, twice for rounding)."""
-    for _ in range(2):
-        x = x - sum(((w @ x) * w for w in chosen), np.zeros(x.size))
-    return x
-
-
-def _orthogonal_partner(vectors: np.ndarray, chosen: list[np.ndarray]) -> np.ndarray:
-    """The first column of `vectors` with a part orthogonal to `chosen`, normalised."""
-    for x in vectors.T:
-        r = _orthogonalised(x, chosen)
-        if np.linalg.norm(r) > 1e-3:
-            partner: np.ndarray = r / np.linalg.norm(r)
-            return partner
-    raise ValueError("no direction left")  # cannot happen for an even size
-
-
-def block_generator(thetas: np.ndarray) -> np.ndarray:
-    """⊕_f θ_f J, (d, d)."""
-    d = 2 * thetas.size
-    out = np.zeros((d, d))
-    for f, th in enumerate(thetas):
-        out[2 * f, 2 * f + 1], out[2 * f + 1, 2 * f] = -th, th
-    return out
-
-
-def block_rotation(thetas: np.ndarray, m: float) -> np.ndarray:
-    """⊕_f R(mθ_f), (d, d): RoPE's interleaved R_m with these frequencies."""
-    return rotation_matrix(m, 2 * thetas.size, inv_freq=torch.from_numpy(np.asarray(thetas, dtype=np.float64))).numpy()
-
-
-@dataclass(frozen=True)
-class SkewView:
-    generator: np.ndarray  # (d, d) A, random skew-symmetric
-    basis: np.ndarray  # (d, d) Q, orthonormal columns
-    blocks: np.ndarray  # (d, d) QᵀAQ
-    frequencies: np.ndarray  # (d/2,) θ_f, descending
-    m: int  # the position at which e^{mA} is compared
-    off_block: float  # largest |entry of QᵀAQ outside its 2×2 diagonal blocks|
-    block_gap: float  # largest |QᵀAQ − ⊕ θ_f J|
-    orthogonality_gap: float  # largest |QᵀQ − I|
-    exponential_gap: float  # largest |e^{mA} − Q(⊕ R(mθ_f))Qᵀ|, e^{mA} by torch.linalg.matrix_exp
-    relative_gap: float  # largest |R_mᵀR_n − R_(n−m)| for R_p = e^{pA}, p = 0 … 7
-
-    @property
-    def frequencies_text(self) -> str:
-        return ", ".join(f"{v:.3f}" for v in self.frequencies)
-
-
-def skew_view(seed: int, d: int = SKEW_D, m: int = SKEW_M) -> SkewView:
-    """A random skew-symmetric generator A, its block-diagonal form QᵀAQ, and the checks that
-    e^{mA} is RoPE's rotation in the basis Q (every number float64)."""
-    a = random_skew(d, seed)
-    q, thetas = real_canonical_form(a)
-    blocks = q.T @ a @ q
-    mask = np.zeros((d, d), dtype=bool)  # True on the 2×2 diagonal blocks
-    for f in range(d // 2):
-        mask[2 * f : 2 * f + 2, 2 * f : 2 * f + 2] = True
-
-    def exp(p: float) -> np.ndarray:
-        e: np.ndarray = torch.linalg.matrix_exp(torch.from_numpy(p * a)).numpy()
-        return e
-
-    rel = max(float(np.abs(exp(i).T @ exp(j) - exp(j - i)).max()) for i in range(8) for j in range(8))
-    return SkewView(
-        a,
-        q,
-        blocks,
-        thetas,
-        m,
-        float(np.abs(blocks[~mask]).max(initial=0.0)),
-        float(np.abs(blocks - block_generator(thetas)).max()),
-        float(np.abs(q.T @ q - np.eye(d)).max()),
-        float(np.abs(exp(m) - q @ block_rotation(thetas, m) @ q.T).max()),
-        rel,
-    )
-
-
 # -- the chapter, declared once (ui/chapters.py collects it) ----------------------------------------
 CHAPTER = Chapter(
     key="rope",
@@ -490,7 +352,7 @@ CHAPTER = Chapter(
     icon=":material/rotate_right:",
     order=80,
     paper=enc.PAPER,
-    sources=(enc.rope_frequencies, enc.apply_rotary, enc.RoPE.logit_terms),
+    sources=("encoders.rope:rope_frequencies", "encoders.rope:apply_rotary", "encoders.rope:RoPE.logit_terms"),
     encodings=("rope",),
     derivations=(
         "rope-complex-2d",

@@ -19,9 +19,10 @@ import numpy as np
 import numpy.typing as npt
 
 from encoders import REGISTRY
-from encoders import rope_scaling as enc
 from encoders.rope import RoPE, RopeConfig, rope_frequencies
 from encoders.rope_scaling import YaRNRoPE, dynamic_ntk_scale, yarn_ramp
+from explain import methods
+from explain.bounds import bounded
 from explain.chapter import Chapter
 from explain.i18n import t
 from explain.question import Question
@@ -227,6 +228,9 @@ class SentenceRun:
         return last if last <= int(self.offsets.max()) else None
 
 
+# Cache bounds (pages/rotary/rope_scaling.py): a frequency section or a distance curve is a few (d/2,) or
+# (300,) arrays; a sentence run holds 6 maps of up to 256 × 256 float32 (~1.6 MB), hence 32.
+@bounded(32)
 def sentence_attention(
     tokens: tuple[str, ...],
     seed: int,
@@ -258,11 +262,9 @@ def sentence_attention(
 
 
 def label(scheme: str, lang: str | None = None) -> str:
-    """The scheme's name as a learner reads it (explain/text/<lang>/strings/rope_scaling.toml;
-    default: the current run's language). Unknown schemes raise KeyError."""
-    if scheme not in SCHEMES:
-        raise KeyError(scheme)
-    return t(f"rope_scaling.scheme.{scheme}", lang)
+    """The scheme's name as a learner reads it (the methods catalogue, keyed by the scheme's registry
+    name: explain/methods.py; default: the current run's language). Unknown schemes raise KeyError."""
+    return methods.scheme(SCHEMES[scheme].name, lang)
 
 
 # ------------------------------------------------------------------------ sections, with their words
@@ -386,13 +388,13 @@ CHAPTER = Chapter(
     icon=":material/expand:",
     order=90,
     sources=(
-        enc.pi_frequencies,
-        enc.ntk_base,
-        enc.dynamic_ntk_scale,
-        enc.yarn_ramp,
-        enc.yarn_frequencies,
-        enc.yarn_attention_factor,
-        enc.xpos_scales,
+        "encoders.rope_scaling:pi_frequencies",
+        "encoders.rope_scaling:ntk_base",
+        "encoders.rope_scaling:dynamic_ntk_scale",
+        "encoders.rope_scaling:yarn_ramp",
+        "encoders.rope_scaling:yarn_frequencies",
+        "encoders.rope_scaling:yarn_attention_factor",
+        "encoders.rope_scaling:xpos_scales",
     ),
     encodings=TRAINED_SCHEMES,
     link={"rs_d": "64", "rs_s": "8.0", "rs_L": "1024"},

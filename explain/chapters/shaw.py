@@ -18,6 +18,7 @@ from encoders import shaw as enc
 from encoders.attention import toy_layer
 from encoders.shaw import ShawConfig, ShawRelative, clipped_relative_index, relative_vectors
 from encoders.text import token_embeddings, token_key
+from explain.bounds import bounded
 from explain.chapter import Chapter
 from explain.chapters.common import TOY_D_MODEL, TOY_HEADS, ShiftProbe, shift_probe
 from explain.i18n import t
@@ -80,6 +81,9 @@ class ShawView:
         )
 
 
+# Cache bounds (pages/relative/shaw.py): One shaw_view holds ~a dozen (4, n, n) float32 maps of a ≤ 256-token
+# sentence (~3 MB at most), hence 16 entries; index_section is a few words and numbers.
+@bounded(16)
 def shaw_view(tokens: tuple[str, ...], seed: int, k: int, d_model: int = D_MODEL, n_heads: int = N_HEADS) -> ShawView:
     """One Shaw layer on the tokens, with everything the chapter draws."""
     n = len(tokens)
@@ -213,11 +217,11 @@ CHAPTER = Chapter(
     order=40,
     paper=enc.PAPER,
     sources=(
-        enc.clipped_relative_index,
-        enc.relative_position_index,
-        enc.position_logits,
-        enc.value_position_term,
-        enc.ShawRelative.logit_terms,
+        "encoders.shaw:clipped_relative_index",
+        "encoders.shaw:relative_position_index",
+        "encoders.shaw:position_logits",
+        "encoders.shaw:value_position_term",
+        "encoders.shaw:ShawRelative.logit_terms",
     ),
     link={"shaw_k": "9", "shaw_head": "2"},
     link_shows={"shaw_k": 9, "shaw_head": 2},

@@ -22,6 +22,7 @@ from encoders.sinusoidal import (
     sinusoidal_rows,
     sinusoidal_table,
 )
+from explain.bounds import bounded
 from explain.chapter import Chapter
 from explain.i18n import t
 from explain.question import Question
@@ -38,6 +39,9 @@ LAYOUT_MAX = 64  # positions and channels of the two layout maps (and of the t2t
 SENTENCE_D = 64  # the toy layer on the learner's sentence
 
 
+# Cache bounds (pages/absolute/sinusoidal.py): A PE matrix is at most 512 × 512 float32 (1 MB) and a
+# dot-product view 512 × 512 float64 (2 MB), hence 16 entries for those.
+@bounded(16)
 def pe_matrix(n: int, d: int, base: float) -> np.ndarray:
     """(n, d) float32 — float32 halves what the browser receives and is exact enough to draw."""
     return sinusoidal_table(n, d, base).numpy()
@@ -186,6 +190,7 @@ def dot_products(n: int, d: int, base: float, reference_positions: tuple[int, ..
     return DotProducts(sim, offsets, closed, rows)
 
 
+@bounded(16)
 def dot_view(n: int, d: int, base: float) -> DotProducts:
     """The page's dot products: measured from the first, middle and last position."""
     return dot_products(n, d, base, reference_positions(n))
@@ -361,7 +366,11 @@ CHAPTER = Chapter(
     icon=":material/waves:",
     order=10,
     paper=enc.PAPER,
-    sources=(enc.sinusoidal_frequencies, enc.sinusoidal_rows, enc.shift_matrix),
+    sources=(
+        "encoders.sinusoidal:sinusoidal_frequencies",
+        "encoders.sinusoidal:sinusoidal_rows",
+        "encoders.sinusoidal:shift_matrix",
+    ),
     encodings=("sinusoidal",),
     derivations=("sinusoidal-dot-product", "sinusoidal-shift"),
     link={"n": "100", "sin_d": "32", "base": "100", "p": "7", "delta": "-4"},

@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from encoders import spline as S
+from explain.bounds import bounded
 from explain.chapter import Chapter
 from explain.i18n import t
 from explain.question import Question
@@ -81,6 +82,9 @@ def basis(degree: int, n_ctrl: int, kind: str, n_t: int = 401) -> Basis:
     return Basis(t_.numpy(), N, k, (lo, hi), N.sum(axis=1), spans)
 
 
+# Cache bounds (pages/beyond/spline.py): Part 1's results are a few hundred points; part 2's run the shipped
+# models on one 32-point curve (small results, but each costs a forward pass).
+@bounded(4)
 def continuity_table(max_degree: int = MAX_DEGREE, lang: str | None = None) -> list[dict[str, object]]:
     """Per degree: the smoothness at a simple interior knot and how many spans a function covers.
     Column names and words in `lang` (default: the current run's language)."""
@@ -293,7 +297,13 @@ CHAPTER = Chapter(
     icon=":material/gesture:",
     order=120,
     paper=S.PAPER,
-    sources=(S.bspline_basis, S.clamped_knots, S.uniform_knots, S.bspline_curve, S.SplineBottleneck.forward),
+    sources=(
+        "encoders.spline:bspline_basis",
+        "encoders.spline:clamped_knots",
+        "encoders.spline:uniform_knots",
+        "encoders.spline:bspline_curve",
+        "encoders.spline:SplineBottleneck.forward",
+    ),
     link={
         "spline_degree": "2",
         "spline_k": "8",

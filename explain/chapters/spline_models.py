@@ -19,6 +19,7 @@ import numpy as np
 import torch
 
 from encoders import spline as S
+from explain.bounds import bounded
 from explain.i18n import t
 from lab import spline_data
 from lab.spline_model import SplineAutoencoder
@@ -329,6 +330,9 @@ def _sweep_view(sweep: dict[str, Any], lang: str) -> SweepView:
     )
 
 
+# Cache bounds (pages/beyond/spline.py): Part 1's results are a few hundred points; part 2's run the shipped
+# models on one 32-point curve (small results, but each costs a forward pass).
+@bounded(4)
 def shipped_view(lang: str) -> ShippedView:
     """Everything part 2 says about the shipped models and the sweep, in `lang`."""
     metrics = shipped_metrics()

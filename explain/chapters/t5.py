@@ -18,6 +18,7 @@ from encoders import t5 as enc
 from encoders.attention import toy_layer
 from encoders.t5 import T5Bias, T5Config, bucket_layout, check_bucket_config, relative_position_bucket
 from encoders.text import token_embeddings, token_key
+from explain.bounds import bounded
 from explain.chapter import Chapter
 from explain.chapters.common import TOY_D_MODEL, TOY_HEADS, ShiftProbe, shift_probe
 from explain.i18n import t
@@ -170,6 +171,9 @@ class T5View:
         return r.numpy(), self.table[b].T  # (m,), (h, m)
 
 
+# Cache bounds (pages/bias/t5.py): A t5_view holds ~seven (4, n, n) maps of a ≤ 256-token sentence (~2 MB at
+# most), hence 16 entries; bucket maps and questions are small.
+@bounded(16)
 def t5_view(
     tokens: tuple[str, ...],
     seed: int,
@@ -277,11 +281,11 @@ CHAPTER = Chapter(
     order=60,
     paper=enc.PAPER,
     sources=(
-        enc.relative_position_bucket,
-        enc.bucket_layout,
-        enc.T5Bias.buckets,
-        enc.T5Bias.bias,
-        enc.T5Bias.logit_terms,
+        "encoders.t5:relative_position_bucket",
+        "encoders.t5:bucket_layout",
+        "encoders.t5:T5Bias.buckets",
+        "encoders.t5:T5Bias.bias",
+        "encoders.t5:T5Bias.logit_terms",
     ),
     encodings=("t5",),
     derivations=("t5-shift-invariance",),

@@ -23,13 +23,13 @@ from typing import Any
 import numpy as np
 
 from encoders.cope import PAPER
+from explain import methods
+from explain.bounds import bounded
 from explain.chapter import Chapter
 from explain.i18n import t
 from explain.question import Question
 from lab import tasks as T
-from lab.model import TinyTransformer
 from lab.shipped import ENCODINGS, TOY_DIR
-from lab.train import answer_loss
 
 from .toy_tasks_seeds import Interval, group_error, seed_errors, seed_metrics, split_answers, t_interval
 
@@ -80,7 +80,6 @@ PAPER_COL_KEY = {
     "3 var": "var3",
     "5 var": "var5",
 }
-SHIPPED_ENCODINGS = ("learned", "rope", "t5", "alibi", "none", "cope")  # the ones with a catalogue name
 
 
 def parse_encodings(raw: str) -> list[str]:
@@ -107,8 +106,9 @@ def split_short(split: str, lang: str | None = None) -> str:
 
 
 def short_label(name: str, lang: str | None = None) -> str:
-    """An encoding's name as the lab's tables and legends show it (the paper's row name beside ours)."""
-    return t(f"toy_tasks.enc.{name}", lang) if name in SHIPPED_ENCODINGS else name
+    """An encoding's name as the lab's tables and legends show it (the paper's row name beside ours,
+    where it differs: the methods catalogue, explain/methods.py)."""
+    return methods.row_label(name, lang)
 
 
 def paper_column(col: str, lang: str | None = None) -> str:
@@ -123,6 +123,8 @@ def toy_column(split: str, lang: str | None = None) -> str:
 # --- shipped results ---------------------------------------------------------------------------
 
 
+# Cache bounds (pages/labs/toy_tasks.py): the shipped results are a few kilobytes of JSON each.
+@bounded(1)
 def shipped_index(directory: str = str(TOY_DIR)) -> dict[str, Any]:
     """assets/toy/index.json ({} when nothing has been shipped yet)."""
     p = Path(directory) / "index.json"
@@ -168,6 +170,7 @@ def _seconds(task: str, encoding: str, directory: str) -> tuple[float, float]:
     return float(np.mean([r["train_cpu_seconds"] for r in runs])), float(np.mean([r["train_seconds"] for r in runs]))
 
 
+@bounded(64)
 def results_table(
     task: str, encodings: tuple[str, ...], directory: str = str(TOY_DIR), lang: str | None = None
 ) -> ResultTable:
@@ -231,6 +234,7 @@ class Curves:
     val_error: dict[str, np.ndarray]  # label → in-distribution validation error %
 
 
+@bounded(64)
 def curves(task: str, encodings: tuple[str, ...], directory: str = str(TOY_DIR), lang: str | None = None) -> Curves:
     steps, loss, err = None, {}, {}
     for enc in encodings:
@@ -251,6 +255,7 @@ class DistanceErrors:
     counts: list[int]  # answers per bin (the same test set for every encoding)
 
 
+@bounded(64)
 def distance_errors(
     task: str, encodings: tuple[str, ...], split: str, directory: str = str(TOY_DIR), lang: str | None = None
 ) -> DistanceErrors:
@@ -374,6 +379,7 @@ def table_columns(tab: ResultTable, lang: str | None = None) -> dict[str, list[s
     return out
 
 
+@bounded(128)
 def lowest_question(
     task: str, encodings: tuple[str, ...], directory: str = str(TOY_DIR), lang: str | None = None
 ) -> Question | None:
@@ -441,6 +447,7 @@ def lowest_question(
     )
 
 
+@bounded(8)
 def verdict_lines(task: str, directory: str = str(TOY_DIR), lang: str | None = None) -> tuple[str, ...]:
     """One Markdown line per paper column this toy run also measures, computed from the intervals:
     the same ordering as the paper, a different one (how many pairs reversed), the same where the
@@ -474,7 +481,7 @@ CHAPTER = Chapter(
     icon=":material/model_training:",
     order=160,
     paper=PAPER,
-    sources=(T.flipflop_sample, TinyTransformer.forward, answer_loss),
+    sources=("lab.tasks:flipflop_sample", "lab.model:TinyTransformer.forward", "lab.train:answer_loss"),
     link={
         "toy_task": "counting",
         "toy_encodings": "learned,rope,cope",

@@ -14,11 +14,12 @@ from typing import Any
 import numpy as np
 import torch
 
+from explain.bounds import bounded
 from explain.i18n import t
 from lab import tasks as T
 from lab.model import TinyTransformer
 from lab.service import TrainingService
-from lab.shipped import TOY_DIR, shipped_config
+from lab.shipped import ENCODINGS, TOY_DIR, shipped_config
 from lab.train import Progress, TrainConfig, load
 
 from .toy_tasks import split_short, toy_intervals
@@ -29,6 +30,7 @@ LIVE_POINTS = 40  # about this many points on the live curve, whatever the numbe
 # --- live training -------------------------------------------------------------------------------
 
 
+@bounded(1)  # one trainer per server: the queue every learner shares
 def training_service() -> TrainingService:
     """One trainer per server, shared by every session: one training at a time on this machine."""
     return TrainingService()
@@ -64,6 +66,7 @@ def live_table(metrics: dict[str, Any], lang: str | None = None, directory: str 
 # --- the shipped models -------------------------------------------------------------------------
 
 
+@bounded(len(T.TASKS) * len(ENCODINGS))  # every shipped checkpoint once, read-only (eval mode)
 def load_model(task: str, encoding: str, directory: str = str(TOY_DIR)) -> TinyTransformer | None:
     """The shipped model (eval mode, gradients off) or None when it has not been shipped.
     The page keeps one per (task, encoding) with st.cache_resource: read-only, shared."""
@@ -182,6 +185,8 @@ class EncoderTables:
         return sorted(layer for layer, _ in self.tables) == list(range(self.layers))
 
 
+# Cache bounds (pages/labs/toy_tasks.py): the shipped results are a few kilobytes of JSON each.
+@bounded(4)
 def encoder_tables(task: str, encoding: str, directory: str = str(TOY_DIR)) -> EncoderTables | None:
     """Counted in the shipped checkpoint: every parameter of a layer's positional encoder
     (blocks.<layer>.attn.encoder.*). None when the model has not been shipped."""

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from explain.bounds import bounded
 from explain.i18n import t
 from lab.shipped import SHIPPED, TOY_DIR
 from lab.toy_more import COPE_TABLE_DIR, LARGE_DIR
@@ -291,6 +292,8 @@ class ScaleSection:
     caption: str = ""
 
 
+# Cache bounds (pages/labs/toy_tasks.py): the shipped results are a few kilobytes of JSON each.
+@bounded(64)
 def scale_section(
     task: str,
     encodings: tuple[str, ...],
@@ -316,6 +319,7 @@ def scale_section(
     )
 
 
+@bounded(64)
 def cope_table_section(
     task: str,
     encodings: tuple[str, ...],

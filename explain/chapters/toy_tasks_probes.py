@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from explain.bounds import bounded
 from explain.i18n import t
 from lab import tasks as T
 from lab.shipped import TOY_DIR
@@ -23,6 +24,8 @@ class SeedSeries:
     series: dict[str, list[Interval]]  # shown encoding label → one interval per category
 
 
+# Cache bounds (pages/labs/toy_tasks.py): the shipped results are a few kilobytes of JSON each.
+@bounded(64)
 def seed_series(
     task: str, encodings: tuple[str, ...], directory: str = str(TOY_DIR), lang: str | None = None
 ) -> SeedSeries:
@@ -41,11 +44,13 @@ def probe_k(directory: str = str(TOY_DIR)) -> int:
     return int(seeds_mod.probes(directory).get("K", {}).get("counting", 0))
 
 
+@bounded(1)
 def probe_strings(directory: str = str(TOY_DIR)) -> int:
     """Test strings per probe (probes.json), 0 when no probes are shipped."""
     return int(seeds_mod.probes(directory).get("n", 0))
 
 
+@bounded(64)
 def probe_label(task: str, probe: str, directory: str = str(TOY_DIR), lang: str | None = None) -> str:
     return t(f"toy_tasks.probe.{task}.{probe}", lang, k=probe_k(directory))
 
@@ -54,6 +59,7 @@ def probe_short(task: str, probe: str, lang: str | None = None) -> str:
     return t(f"toy_tasks.probe_short.{task}.{probe}", lang)
 
 
+@bounded(64)
 def factor_series(
     task: str, encodings: tuple[str, ...], directory: str = str(TOY_DIR), lang: str | None = None
 ) -> SeedSeries | None:
@@ -68,6 +74,7 @@ def factor_series(
     )
 
 
+@bounded(64)
 def probe_bins(
     task: str, probe: str, kind: str, encodings: tuple[str, ...], directory: str = str(TOY_DIR), lang: str | None = None
 ) -> DistanceErrors | None:
@@ -87,6 +94,7 @@ class LengthSeries:
     rows: int  # the longest string a learned table has a row for (results-table splits)
 
 
+@bounded(64)
 def length_series(
     task: str, encodings: tuple[str, ...], directory: str = str(TOY_DIR), lang: str | None = None
 ) -> LengthSeries | None:
@@ -101,6 +109,7 @@ def length_series(
     )
 
 
+@bounded(64)
 def lr_text(task: str, encodings: tuple[str, ...], directory: str = str(TOY_DIR), lang: str | None = None) -> str:
     """The lr_caption sentence: the sweep's rates and the rate each shown encoding got."""
     chosen = seeds_mod.chosen_rates(directory).get(task, {})
@@ -113,5 +122,6 @@ def lr_text(task: str, encodings: tuple[str, ...], directory: str = str(TOY_DIR)
     )
 
 
+@bounded(1)
 def shipped_seeds(directory: str = str(TOY_DIR)) -> list[int]:
     return list(shipped_index(directory).get("seeds", []))

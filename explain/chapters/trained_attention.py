@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from explain.bounds import bounded
 from explain.i18n import t
 from lab import lm
 
@@ -160,10 +161,6 @@ class TrainedRead:
         top = float(np.percentile(cells, ZMAX_PERCENTILE))
         return float(min(1.0, max(0.05, np.ceil(top * 20 - 1e-9) / 20)))
 
-    @property
-    def past_training(self) -> bool:
-        return self.n > TRAIN_LEN
-
 
 def shown_label(name: str, lang: str | None = None) -> str:
     """What a map of the grid is called ("weights", or an encoder extra such as CoPE's gates); an
@@ -243,6 +240,7 @@ def quote(data: bytes, chars: int = CONTEXT_CHARS) -> str:
     return ("…" if len(text) > chars else "") + tail
 
 
+@bounded(8)
 def read_text(encoding: str, text: str, stretch: str = "", lang: str = "en", drawn: int = DRAWN) -> TrainedRead:
     """The shipped model `encoding` (stretched by `stretch`, "" for none) over the learner's text
     (lab.lm.read_text: cut to MAX_TEXT_BYTES, and where a learned table ends), with computed

@@ -17,6 +17,7 @@ from encoders import build
 from encoders import transformer_xl as enc
 from encoders.sinusoidal import concatenated_permutation
 from encoders.transformer_xl import TransformerXL, TransformerXLConfig, rel_shift_steps, rel_shift_valid
+from explain.bounds import bounded
 from explain.chapter import Chapter
 from explain.i18n import t
 from explain.question import Question
@@ -39,7 +40,6 @@ class TermMaps:
     terms: dict[str, np.ndarray]  # name → (i, j) for the chosen head, /√d; NaN where causally masked
     total: np.ndarray  # (i, j) sum of the switched-on terms (the logits), NaN where masked
     weights: np.ndarray  # (i, j) softmax of `total` over j, NaN where causally masked
-    full_total: np.ndarray  # (i, j) sum of all four terms, whatever the switches say
 
     @property
     def stacked(self) -> np.ndarray:
@@ -47,6 +47,9 @@ class TermMaps:
         return np.stack([self.terms[name] for name in TERMS])
 
 
+# Cache bounds (pages/relative/transformer_xl.py): One term_maps entry holds six (n, n) maps of a ≤ 256-token
+# sentence (~1.5 MB), hence 32; the rest are small.
+@bounded(32)
 def term_maps(
     sentence: str,
     seed: int,
@@ -72,7 +75,7 @@ def term_maps(
         terms[name] = z
     weights = view.weights[head].astype(float)
     weights[masked] = np.nan  # blank, like the logits: a future key is not "weight 0", it is not there
-    return TermMaps(view.tokens, terms, view.logits[head].astype(float), weights, sum(terms.values()))
+    return TermMaps(view.tokens, terms, view.logits[head].astype(float), weights)
 
 
 @dataclass
@@ -292,12 +295,12 @@ CHAPTER = Chapter(
     order=50,
     paper=enc.PAPER,
     sources=(
-        enc.TransformerXL.logit_terms,
-        enc.TransformerXL.position_keys,
-        enc.rel_shift_steps,
-        enc.rel_shift,
-        enc.relative_distances,
-        enc.relative_encoding,
+        "encoders.transformer_xl:TransformerXL.logit_terms",
+        "encoders.transformer_xl:TransformerXL.position_keys",
+        "encoders.transformer_xl:rel_shift_steps",
+        "encoders.transformer_xl:rel_shift",
+        "encoders.transformer_xl:relative_distances",
+        "encoders.transformer_xl:relative_encoding",
     ),
     derivations=("absolute-pe-attention",),
     link={"xl_head": "2", "xl_causal": "false", "xl_on_b": "false", "xl_qlen": "5", "xl_step": "sliced"},

@@ -29,7 +29,6 @@ from encoders.learned import LearnedAbsolute, LearnedConfig
 from encoders.sinusoidal import Sinusoidal, sinusoidal_frequencies, sinusoidal_rows
 from encoders.text import MAX_TOKENS, Tokens, tokenize
 from explain.chapter import Chapter
-from explain.chapters import trouble_terms as terms
 from explain.i18n import t
 from explain.question import Question
 
@@ -381,13 +380,13 @@ CHAPTER = Chapter(
     icon=":material/warning:",
     order=30,
     sources=(
-        shift_experiment,
-        length_experiment,
-        circular_gap,
-        terms.four_terms,
-        terms.relative_part,
-        terms.toeplitz_deviation,
-        terms.tupe_score,
+        "explain.chapters.trouble:shift_experiment",
+        "explain.chapters.trouble:length_experiment",
+        "explain.chapters.trouble:circular_gap",
+        "explain.chapters.trouble_terms:four_terms",
+        "explain.chapters.trouble_terms:relative_part",
+        "explain.chapters.trouble_terms:toeplitz_deviation",
+        "explain.chapters.trouble_terms:tupe_score",
     ),
     link={"trouble_base": "sidebar", "trouble_prefix": "Oh well,", "trouble_l_train": "16", "trouble_l_test": "64"},
     link_shows={"trouble_base": "sidebar", "trouble_prefix": "Oh well,", "trouble_l_train": 16, "trouble_l_test": 64},

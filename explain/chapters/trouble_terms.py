@@ -73,13 +73,13 @@ class FourTerms:
     layer_logits: np.ndarray  # (n, n) the sinusoidal layer's own logits (run_tokens, float64)
     sum_max_diff: float  # |Σ terms − layer logits|, the check that the split is the layer's
     pp_plain: np.ndarray  # (n, n) p_i·p_j, no projections (unscaled)
-    pp_relative: np.ndarray  # (n, n) p_iᵀ relative_part(W_qᵀW_k) p_j / √d
-    position_maps: dict[str, np.ndarray]  # the three position-only maps above, by display name
+    position_maps: dict[str, np.ndarray]  # the position-only maps by display name (MAP_NAMES): p·p, its
+    # projected term, and p_iᵀ relative_part(W_qᵀW_k) p_j / √d
     toeplitz: dict[str, float]  # name → toeplitz_deviation of that position–position matrix
     toeplitz_relative: dict[str, float]  # the same divided by the matrix's overall std (scale-free)
     offsets: np.ndarray  # (2n−3,) j − i of the diagonals with at least two entries
     spread: dict[str, np.ndarray]  # name → std along each of those diagonals
-    relative_shift_change: float  # |pp_relative at positions k… − at 0…| for the prefix length k
+    relative_shift_change: float  # |relative part at positions k… − at 0…| for the prefix length k
 
     @property
     def n(self) -> int:
@@ -168,7 +168,6 @@ def four_terms(tokens: tuple[str, ...], seed: int, d_model: int = D_MODEL, shift
         layer_logits,
         float(np.abs(total - layer_logits).max()),
         pp_plain,
-        pp_rel,
         mats,
         tz,
         tz_rel,

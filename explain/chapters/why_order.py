@@ -19,7 +19,6 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from encoders import attention
 from encoders.base import derived_seed
 from encoders.text import token_embeddings, token_key
 from explain.chapter import Chapter
@@ -236,7 +235,11 @@ CHAPTER = Chapter(
     page="pages/absolute/why_order.py",
     icon=":material/shuffle:",
     order=0,
-    sources=(attention.attend, attention.SelfAttention.forward, elman_states),
+    sources=(
+        "encoders.attention:attend",
+        "encoders.attention:SelfAttention.forward",
+        "explain.chapters.why_order:elman_states",
+    ),
     encodings=("none",),
     link={"with_pe": "true"},
     link_shows={"with_pe": True},

@@ -24,15 +24,13 @@ SHOW_MISSING = 40  # tokens listed by name when a sentence runs past the table; 
 page = open_chapter(ch.CHAPTER)
 page.prose("intro")
 
-# Bounded caches shared by every session. A toy table is at most 256 × 64 and a sentence of 256
-# tokens; a real section holds two n × n float32 maps (2 MB at n = 512) and the range slider moves
-# in steps of 16 (32 values at most), hence 32 entries.
+# Shared by every learner, bounded where each function is defined (explain/bounds.py).
 toy_table = cached(ch.toy_table)
 untrained_question = cached(ch.untrained_question)
-real_available = cached(real.real_available, max_entries=1)
-real_section = cached(real.real_section, max_entries=32)
+real_available = cached(real.real_available)
+real_section = cached(real.real_section)
 pca_section = cached(real.pca_section)
-norms_section = cached(real.norms_section, max_entries=1)
+norms_section = cached(real.norms_section)
 
 
 @page.section(owns=("max_len", "toy_added", "toy_attention", "toy_table"))

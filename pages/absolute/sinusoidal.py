@@ -21,14 +21,13 @@ from ui.url_state import URL, Param
 page = open_chapter(ch.CHAPTER)
 page.prose("intro")
 
-# Bounded caches shared by every session. A PE matrix is at most 512 × 512 float32 (1 MB) and a
-# dot-product view 512 × 512 float64 (2 MB), hence 16 entries for those.
-pe_matrix = cached(ch.pe_matrix, max_entries=16)
+# Shared by every learner, bounded where each function is defined (explain/bounds.py).
+pe_matrix = cached(ch.pe_matrix)
 waves = cached(ch.waves)
 wavelength_section = cached(ch.wavelength_section)
 wavelength_question = cached(ch.wavelength_question)
 binary_view = cached(ch.binary_view)
-dot_view = cached(ch.dot_view, max_entries=16)
+dot_view = cached(ch.dot_view)
 shift_check = cached(ch.shift_check)
 layouts_view = cached(ch.layouts_view)
 t2t_comparison = cached(ch.t2t_comparison)

@@ -20,8 +20,7 @@ from ui.url_state import URL, Param
 page = open_chapter(ch.CHAPTER)
 page.prose("intro")
 
-# Bounded caches shared by every session: results are a few (n, n) and (n, 64) arrays of a sentence
-# of at most 256 tokens, or a 1024 × 64 table.
+# Shared by every learner, bounded where each function is defined (explain/bounds.py).
 shift_question = cached(ch.shift_question)
 shift_section = cached(ch.shift_section)
 length_experiment = cached(ch.length_experiment)

@@ -19,7 +19,7 @@ from ui.url_state import URL
 page = open_chapter(ch.CHAPTER)
 page.prose("intro")
 
-# Bounded caches shared by every session: each result is a few (n, 64) float64 arrays.
+# Shared by every learner, bounded where each function is defined (explain/bounds.py).
 shuffle_view = cached(ch.shuffle_view)
 shuffle_question = cached(ch.shuffle_question)
 recurrence_view = cached(ch.recurrence_view)

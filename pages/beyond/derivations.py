@@ -19,7 +19,7 @@ from ui.section import open_chapter
 from ui.url_state import URL
 
 # The question's one result per language (a few numbers and words).
-dot_product_question = cached(ch.dot_product_question, max_entries=4)
+dot_product_question = cached(ch.dot_product_question)
 page = open_chapter(ch.CHAPTER)
 page.prose("intro")
 

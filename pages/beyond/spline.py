@@ -22,17 +22,16 @@ from ui.url_state import URL, Param
 page = open_chapter(ch.CHAPTER)
 page.prose("intro")
 
-# Bounded caches shared by every session. Part 1's results are a few hundred points; part 2's run
-# the shipped models on one 32-point curve (small results, but each costs a forward pass).
+# Shared by every learner, bounded where each function is defined (explain/bounds.py).
 basis = cached(ch.basis)
-continuity_table = cached(ch.continuity_table, max_entries=4)
+continuity_table = cached(ch.continuity_table)
 local_edit = cached(ch.local_edit)
 local_section = cached(ch.local_section)
 contact_line = cached(ch.contact_line)
 reconstruct = cached(models.reconstruct)
 edit_latent = cached(models.edit_latent)
 blend = cached(models.blend)
-shipped_view = cached(models.shipped_view, max_entries=4)  # one per language
+shipped_view = cached(models.shipped_view)  # one per language
 
 lang = current()
 

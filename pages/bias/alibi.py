@@ -26,14 +26,13 @@ from ui.url_state import URL, Param
 page = open_chapter(ch.CHAPTER)
 page.prose("intro")
 
-# Bounded caches shared by every session: one entry of heads_view holds up to 16 × 256 × 256 × 3
-# float32 (~13 MB), hence 16 entries.
+# Shared by every learner, bounded where each function is defined (explain/bounds.py).
 slopes_section = cached(ch.slopes_section)
-heads_view = cached(ch.heads_view, max_entries=16)
-code_form_view = cached(ch.code_form_view, max_entries=16)
-extrapolation = cached(ch.extrapolation, max_entries=16)
-nope_symmetry = cached(ch.nope_symmetry, max_entries=16)
-counting = cached(ch.counting, max_entries=16)
+heads_view = cached(ch.heads_view)
+code_form_view = cached(ch.code_form_view)
+extrapolation = cached(ch.extrapolation)
+nope_symmetry = cached(ch.nope_symmetry)
+counting = cached(ch.counting)
 
 tokens = sentence_tokens()
 text = st.session_state.sentence

@@ -28,11 +28,10 @@ DIST_MIN, DIST_MAX = 2, 1024
 page = open_chapter(ch.CHAPTER)
 page.prose("intro")
 
-# Bounded caches shared by every session. A t5_view holds ~seven (4, n, n) maps of a ≤ 256-token
-# sentence (~2 MB at most), hence 16 entries; bucket maps and questions are small.
+# Shared by every learner, bounded where each function is defined (explain/bounds.py).
 bucket_map = cached(ch.bucket_map)
 bucket_question = cached(ch.bucket_question)
-t5_view = cached(ch.t5_view, max_entries=16)
+t5_view = cached(ch.t5_view)
 lang = current()
 tokens = sentence_tokens()
 toks = list(tokens.tokens)

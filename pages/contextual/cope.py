@@ -28,17 +28,16 @@ from ui.url_state import URL, Param
 page = open_chapter(ch.CHAPTER)
 page.prose("intro")
 
-# Bounded caches shared by every session. An entry holds a few n × n float64 arrays (n ≤ 256, about
-# 0.5 MB each); model_view holds 3 × 4 heads of them (~6 MB), hence its smaller bound.
-count_view = cached(ch.count_view, max_entries=32)
-positions_question = cached(ch.positions_question, max_entries=32)
-interpolation_view = cached(ch.interpolation_view, max_entries=32)
-attention_view = cached(ch.preferred_count_attention, max_entries=16)
-alice_view = cached(ch.alice_view, max_entries=32)
-seed_view = cached(cope_seeds.seed_example, max_entries=32)
-model_view = cached(ch.model_view, max_entries=8)
-word_choices = cached(ch.word_choices, max_entries=32)
-paper_results = cached(cope_results.paper_results, max_entries=4)
+# Shared by every learner, bounded where each function is defined (explain/bounds.py).
+count_view = cached(ch.count_view)
+positions_question = cached(ch.positions_question)
+interpolation_view = cached(ch.interpolation_view)
+attention_view = cached(ch.preferred_count_attention)
+alice_view = cached(ch.alice_view)
+seed_view = cached(cope_seeds.seed_example)
+model_view = cached(ch.model_view)
+word_choices = cached(ch.word_choices)
+paper_results = cached(cope_results.paper_results)
 
 tokens = sentence_tokens()
 text = st.session_state.sentence

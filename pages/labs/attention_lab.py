@@ -21,19 +21,15 @@ from ui.section import open_chapter
 from ui.trained import head_grid
 from ui.url_state import URL, Param
 
-page = open_chapter(shift.CHAPTER)
+page = open_chapter(lab.CHAPTER)
 page.prose("intro")
 
-# Bounded caches shared by every session. A panels result holds up to 4 maps of 256 × 256 float64
-# (~2 MB), a shift result 4 such maps, a length result up to 4 maps of 512 × 512 (~8 MB): hence the
-# small bounds.
-panels_section = cached(lab.panels_section, max_entries=32)
-shift_section = cached(shift.shift_section, max_entries=16)
-kv_cache = cached(shift.kv_cache, max_entries=32)
-length_test = cached(length_lab.length_test, max_entries=8)
-# A trained section holds up to 4 models' attention on ≤ 192 bytes (8 maps of 192² float32, ~1.2 MB
-# each) and their extras: hence the small bound.
-trained_section = cached(lab.trained_section, max_entries=8)
+# Shared by every learner, bounded where each function is defined (explain/bounds.py).
+panels_section = cached(lab.panels_section)
+shift_section = cached(shift.shift_section)
+kv_cache = cached(shift.kv_cache)
+length_test = cached(length_lab.length_test)
+trained_section = cached(lab.trained_section)
 
 lang = current()
 tokens = sentence_tokens()

@@ -25,12 +25,11 @@ page.prose("intro")
 warm = resource(ch.warm)
 with st.spinner(t("minilm.loading")):  # the spinner speaks the learner's language
     warm()
-# Bounded caches shared by every session. A run holds 6 × 12 attention maps of up to 258 × 258
-# float32 (~19 MB), hence the small bounds.
-wordpieces = cached(ch.wordpieces, max_entries=32)
-run = cached(ch.run, max_entries=16)
-position_heads = cached(ch.position_heads, max_entries=16)
-table_shape = cached(ch.position_table_shape, max_entries=1)
+# Shared by every learner, bounded where each function is defined (explain/bounds.py).
+wordpieces = cached(ch.wordpieces)
+run = cached(ch.run)
+position_heads = cached(ch.position_heads)
+table_shape = cached(ch.position_table_shape)
 lang = current()
 
 

@@ -24,12 +24,12 @@ from ui.url_state import URL, Param
 page = open_chapter(ch.CHAPTER)
 page.prose("intro")
 
-# Bounded caches shared by every session; each result is a few kilobytes read off index.json.
-setup = cached(ch.setup, max_entries=4)
-length_curves = cached(ch.length_curves, max_entries=8)
-papers = cached(ch.papers, max_entries=4)
-training_curves = cached(ch.training_curves, max_entries=4)
-rise_question = cached(ch.rise_question, max_entries=4)
+# Shared by every learner, bounded where each function is defined (explain/bounds.py).
+setup = cached(ch.setup)
+length_curves = cached(ch.length_curves)
+papers = cached(ch.papers)
+training_curves = cached(ch.training_curves)
+rise_question = cached(ch.rise_question)
 lang = current()
 DIR = ch.DIR  # where the shipped models live (a string: it is part of every cache key)
 DEFAULT_MODEL = "alibi"  # opens on ALiBi: its heads' decaying windows are the easiest to read

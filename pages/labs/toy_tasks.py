@@ -32,28 +32,28 @@ from ui.url_state import Param
 page = open_chapter(ch.CHAPTER)
 page.prose("intro")
 
-# Bounded caches shared by every session; the shipped results are a few kilobytes of JSON each.
-shipped_index = cached(ch.shipped_index, max_entries=1)
-results_table = cached(ch.results_table, max_entries=64)
-lowest_question = cached(ch.lowest_question, max_entries=128)
-verdict_lines = cached(ch.verdict_lines, max_entries=8)
-curves = cached(ch.curves, max_entries=64)
-distance_errors = cached(ch.distance_errors, max_entries=64)
-encoder_tables = cached(models.encoder_tables, max_entries=4)
-seed_series = cached(probes.seed_series, max_entries=64)
-factor_series = cached(probes.factor_series, max_entries=64)
-probe_bins = cached(probes.probe_bins, max_entries=64)
-length_series = cached(probes.length_series, max_entries=64)
-scale_section = cached(more.scale_section, max_entries=64)
-cope_table_section = cached(more.cope_table_section, max_entries=64)
+# Shared by every learner, bounded where each function is defined (explain/bounds.py).
+shipped_index = cached(ch.shipped_index)
+results_table = cached(ch.results_table)
+lowest_question = cached(ch.lowest_question)
+verdict_lines = cached(ch.verdict_lines)
+curves = cached(ch.curves)
+distance_errors = cached(ch.distance_errors)
+encoder_tables = cached(models.encoder_tables)
+seed_series = cached(probes.seed_series)
+factor_series = cached(probes.factor_series)
+probe_bins = cached(probes.probe_bins)
+length_series = cached(probes.length_series)
+scale_section = cached(more.scale_section)
+cope_table_section = cached(more.cope_table_section)
 # Read-only objects the same for everyone: the 18 shipped models (~100,000 weights each) and the one
 # trainer of this server.
-load_model = resource(models.load_model, max_entries=len(T.TASKS) * len(ENCODINGS))
-service = resource(models.training_service, max_entries=1)
-probe_label = cached(probes.probe_label, max_entries=64)
-probe_strings = cached(probes.probe_strings, max_entries=1)
-shipped_seeds = cached(probes.shipped_seeds, max_entries=1)
-lr_text = cached(probes.lr_text, max_entries=64)
+load_model = resource(models.load_model)
+service = resource(models.training_service)
+probe_label = cached(probes.probe_label)
+probe_strings = cached(probes.probe_strings)
+shipped_seeds = cached(probes.shipped_seeds)
+lr_text = cached(probes.lr_text)
 
 
 def _inspection(task: str, encoding: str, text: str, directory: str, lang: str) -> models.Inspection:

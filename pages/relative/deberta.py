@@ -27,9 +27,8 @@ page.prose("intro")
 page.prose("equation")
 proof(t("deberta.derivation"), "deberta-three-terms", "deberta_proof")
 
-# Bounded caches shared by every session. One term_maps entry holds five (n, n) maps of a ≤ 256-token
-# sentence (~1.3 MB), hence 32; the rest are small.
-term_maps = cached(ch.term_maps, max_entries=32)
+# Shared by every learner, bounded where each function is defined (explain/bounds.py).
+term_maps = cached(ch.term_maps)
 bucket_map = cached(ch.bucket_map)
 sentence_buckets = cached(ch.sentence_buckets)
 rows_question = cached(ch.rows_question)

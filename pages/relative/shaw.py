@@ -25,9 +25,8 @@ QUERY_I, KEY_J, CHANNEL = t("shaw.query_i"), t("shaw.key_j"), t("shaw.channel")
 page = open_chapter(ch.CHAPTER)
 page.prose("intro")
 
-# Bounded caches shared by every session. One shaw_view holds ~a dozen (4, n, n) float32 maps of a
-# ≤ 256-token sentence (~3 MB at most), hence 16 entries; index_section is a few words and numbers.
-shaw_view = cached(ch.shaw_view, max_entries=16)
+# Shared by every learner, bounded where each function is defined (explain/bounds.py).
+shaw_view = cached(ch.shaw_view)
 index_section = cached(ch.index_section)
 tokens = sentence_tokens()
 toks = list(tokens.tokens)

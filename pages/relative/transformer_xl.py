@@ -28,9 +28,8 @@ page.prose("equation")
 page.prose("shared")
 proof(t("transformer_xl.derivation"), "absolute-pe-attention", "xl_proof")
 
-# Bounded caches shared by every session. One term_maps entry holds six (n, n) maps of a ≤ 256-token
-# sentence (~1.5 MB), hence 32; the rest are small.
-term_maps = cached(ch.term_maps, max_entries=32)
+# Shared by every learner, bounded where each function is defined (explain/bounds.py).
+term_maps = cached(ch.term_maps)
 terms_question = cached(ch.terms_question)
 global_position_bias = cached(ch.global_position_bias)
 rel_shift_demo = cached(ch.rel_shift_demo)

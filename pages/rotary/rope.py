@@ -9,6 +9,7 @@ import streamlit as st
 from explain import figures as F
 from explain.chapters import rope as ch
 from explain.chapters import rope_figures
+from explain.chapters import rope_generator as gen
 from ui.cache import cached
 from ui.common import plot, seed, sentence_tokens
 from ui.derivation import proof, show_derivation
@@ -22,14 +23,13 @@ from ui.url_state import URL, Param
 page = open_chapter(ch.CHAPTER)
 page.prose("intro")
 
-# Bounded caches shared by every session. One circles entry holds 41 frames × 16 pairs of arrows
-# and notes (~100 KB); one sentence entry up to 5 maps of 256 × 256 float32 (~1.3 MB), hence 32.
+# Shared by every learner, bounded where each function is defined (explain/bounds.py).
 circles_section = cached(ch.circles_section)
 identity_section = cached(ch.identity_section)
-decay_curves = cached(ch.decay_curves, max_entries=32)
-layouts = cached(ch.layouts, max_entries=32)
-sentence_view = cached(ch.sentence_view, max_entries=32)
-skew_view = cached(ch.skew_view, max_entries=32)
+decay_curves = cached(ch.decay_curves)
+layouts = cached(ch.layouts)
+sentence_view = cached(ch.sentence_view)
+skew_view = cached(gen.skew_view)
 
 tokens = sentence_tokens()
 toks = tokens.tokens
@@ -274,7 +274,7 @@ def matrix_section(qi: int, ki: int, base: int) -> None:
                 plot(
                     F.matrix_heatmap(
                         sk.generator,
-                        t("rope.block.generator_title", d=ch.SKEW_D),
+                        t("rope.block.generator_title", d=gen.SKEW_D),
                         x_title=t("rope.matrix.input_channel"),
                         y_title=t("rope.matrix.output_channel"),
                         value_label="A",

@@ -26,11 +26,10 @@ with st.expander(t("rope_scaling.sources"), icon=":material/article:"):
         st.markdown(f"- {paper.authors} ({paper.year}). [{paper.title}]({paper.url})")
 page.prose("intro")
 
-# Bounded caches shared by every session: a frequency section or a distance curve is a few
-# (d/2,) or (300,) arrays; a sentence run holds 6 maps of up to 256 × 256 float32 (~1.6 MB), hence 32.
+# Shared by every learner, bounded where each function is defined (explain/bounds.py).
 frequency_section = cached(ch.frequency_section)
 logit_vs_distance = cached(ch.logit_vs_distance)
-sentence_attention = cached(ch.sentence_attention, max_entries=32)
+sentence_attention = cached(ch.sentence_attention)
 lang = current()
 
 c1, c2, c3, c4 = st.columns(4)
