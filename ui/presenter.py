@@ -153,6 +153,9 @@ RECONNECT_JS = (
     if (ms) hideTimer = setTimeout(() => { note.hidden = true; }, ms);
   };
   const rerun = () => {
+    // A run already on its way (Streamlit asks for one itself when one was running at the drop): the
+    // page is being drawn, nothing to ask and no reload to fall back on.
+    if (app.getAttribute('data-test-script-state') !== 'notRunning') return;
     asked = Date.now();
     for (const type of ['keydown', 'keyup'])
       document.dispatchEvent(new KeyboardEvent(type, {key: 'r', code: 'KeyR', keyCode: 82, which: 82, bubbles: true}));
@@ -160,7 +163,8 @@ RECONNECT_JS = (
       if (asked && app.getAttribute('data-test-connection-state') === 'CONNECTED') location.reload();
     }, 4000);
   };
-  new MutationObserver(() => {
+  new MutationObserver(records => {
+    if (asked && records.some(r => r.attributeName === 'data-test-script-state')) asked = 0;  // a run began
     const connection = app.getAttribute('data-test-connection-state');
     if (connection !== 'CONNECTED') {
       if (!lost) { lost = true; asked = 0; say(0); }
@@ -168,8 +172,6 @@ RECONNECT_JS = (
       lost = false;
       say(1, 5000);
       rerun();
-    } else if (asked && app.getAttribute('data-test-script-state') !== 'notRunning') {
-      asked = 0;  // the rerun started: no reload needed
     }
   }).observe(app, {attributes: true, attributeFilter: ['data-test-connection-state', 'data-test-script-state']});
 })();
