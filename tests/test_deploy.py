@@ -10,16 +10,20 @@ pinned CPU torch, checks its health and carries no cookie secret; every file it 
 from __future__ import annotations
 
 import fnmatch
+import itertools
 import json
 import re
 import shutil
 import subprocess
+import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tools import deploy_config
+from tools import deploy_config, serve
 from tools.serve import KEEPS_DYING, MAX_RESTART_DELAY, haproxy_config, restart_delay, streamlit_args
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -187,6 +191,41 @@ def test_a_worker_killed_once_comes_back_at_once_one_that_keeps_dying_is_backed_
     assert delays == sorted(delays) and delays[0] >= 2  # never a tight loop
     assert max(delays) == MAX_RESTART_DELAY <= 60
     assert restart_delay(KEEPS_DYING) > 0  # the death that is reported is also backed off
+
+
+def test_supervisor_restarts_a_dead_worker_on_its_port_then_backs_off_and_reports_it(tmp_path, monkeypatch):
+    # A worker that cannot start (it exits at once, as one with broken code would), supervised for real
+    # by tools/serve.Class's thread, with the back-off shortened fourfold to keep the test short.
+    starts: list[tuple[float, int, str, bool]] = []
+
+    def dying_worker(port: int, secret: str, log: Path, append: bool = False) -> subprocess.Popen[bytes]:
+        starts.append((time.monotonic(), port, secret, append))
+        with open(log, "ab") as fh:
+            fh.write(b"Traceback (most recent call last): boom\n")
+        return subprocess.Popen([sys.executable, "-c", "import sys; sys.exit(3)"])
+
+    monkeypatch.setattr(serve, "start_worker", dying_worker)
+    monkeypatch.setattr(serve, "restart_delay", lambda quick: restart_delay(quick) / 4)
+    c = serve.Class(1, 0, log_dir=tmp_path)
+    c.worker_ports, c._secret, c._t0 = [41234], "s3cret", time.monotonic()
+    c.procs = [dying_worker(41234, "s3cret", tmp_path / "worker1.log")]
+    c._supervisor = threading.Thread(target=c._supervise, daemon=True)
+    c._supervisor.start()
+    try:
+        deadline = time.monotonic() + 30
+        while len(starts) < 4 and time.monotonic() < deadline:
+            time.sleep(0.1)
+    finally:
+        c.stop()
+    assert len(starts) >= 4, starts
+    assert all(port == 41234 and secret == "s3cret" for _, port, secret, _ in starts)  # same port, same secret
+    assert [append for *_, append in starts[1:]] == [True] * (len(starts) - 1)  # the log of each death is kept
+    gaps = [b[0] - a[0] for a, b in itertools.pairwise(starts)]
+    # Each wait at least the (shortened) back-off: 0 after the first death, then 0.5, 1 s, … never a tight loop.
+    assert gaps[1] >= restart_delay(2) / 4 and gaps[2] >= restart_delay(3) / 4, gaps
+    assert [k for k, _, code in c.restarts] == [1] * len(c.restarts) and {code for *_, code in c.restarts} == {3}
+    said = (tmp_path / "supervisor.log").read_text()
+    assert "worker w1 keeps dying" in said and "boom" in said  # reported, with the end of its log
 
 
 def test_compose_restarts_every_container_with_dockers_own_policy():
