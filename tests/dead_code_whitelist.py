@@ -6,6 +6,7 @@ calls by itself; anything else vulture finds is dead: delete it."""
 # ruff: noqa: B018, F821
 # (bare attribute accesses on a placeholder `_`: vulture's whitelist form, never run)
 
+_.forward  # every torch.nn.Module: module(x) runs forward(x) (nn.Module.__call__)
 _.extra_repr  # encoders/base.py: torch.nn.Module.__repr__ calls it (print(model) shows the config)
 _._entry  # explain/derivations/atoms.py: sympy's MatrixExpr calls _entry(i, j) for one explicit entry
 _._latex  # explain/derivations/atoms.py, rope.py: sympy's LatexPrinter calls an expression's _latex
