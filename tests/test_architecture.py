@@ -130,3 +130,16 @@ if method == OTHER:
     pass
 """
     assert violations(data) == []
+
+
+def test_pages_read_the_sentence_through_one_accessor():
+    """Every page reads the learner's sentence through ui.common.sentence() (or sentence_tokens(),
+    which calls it): one place decides what an absent or odd value means, and the hostile-input
+    tests can sweep that one path instead of every page."""
+    import re
+
+    root = Path(__file__).resolve().parents[1]
+    direct = re.compile(r"session_state(\.sentence\b|\.get\(\s*[\"']sentence[\"']|\[\s*[\"']sentence[\"']\s*\])")
+    found = [p.name for p in sorted(root.glob("pages/**/*.py")) if direct.search(p.read_text(encoding="utf-8"))]
+    assert not found, found
+    assert direct.search('x = st.session_state.get("sentence", "")')  # the pattern sees what it bans

@@ -87,3 +87,29 @@ def test_pages_never_bound_an_imported_function_themselves():
             wraps = isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("cached", "resource")
             if wraps and node.args and isinstance(node.args[0], ast.Attribute):
                 assert not any(k.arg == "max_entries" for k in node.keywords), (path.name, ast.unparse(node))
+
+
+def _worded(n: int, lang: str | None = None) -> str:
+    CALLS.append(n)
+    return f"{lang}:{n}"
+
+
+def test_the_language_is_part_of_the_key_without_being_passed():
+    """A function with a `lang` parameter is cached per language even when the caller leaves it
+    out: the wrapper fills in this run's language (explain.i18n), so a Korean learner never gets
+    the words an English learner's call cached, and no page passes the language by hand."""
+    from explain import i18n
+
+    f = cached(_worded)
+    f.clear()
+    CALLS.clear()
+    before = i18n.language()
+    try:
+        i18n.set_language("en")
+        assert f(1) == "en:1" and f(1) == "en:1"
+        i18n.set_language("ko")
+        assert f(1) == "ko:1"
+        assert f(1, "en") == "en:1" and f(1, lang="en") == "en:1"  # given, it is used
+    finally:
+        i18n.set_language(before)
+    assert CALLS == [1, 1]  # once per language

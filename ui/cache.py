@@ -19,13 +19,16 @@ No other module calls st.cache_data or st.cache_resource (tests/test_architectur
 
 from __future__ import annotations
 
+import functools
+import inspect
 import sys
 from collections.abc import Callable
 from functools import lru_cache
-from typing import ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 import streamlit as st
 
+from explain import i18n
 from explain.bounds import bound_of
 
 P = ParamSpec("P")
@@ -49,9 +52,32 @@ def resource(fn: Callable[P, R], *, max_entries: int | None = None) -> Callable[
 
 
 def _make(fn: Callable, max_entries: int, kind: str) -> Callable:
-    if kind == "data":
-        return st.cache_data(max_entries=max_entries, show_spinner=False)(fn)
-    return st.cache_resource(max_entries=max_entries, show_spinner=False)(fn)
+    maker = st.cache_data if kind == "data" else st.cache_resource
+    stored = maker(max_entries=max_entries, show_spinner=False)(fn)
+    at = _lang_position(fn)
+    if at is None:
+        return stored
+
+    # The language is part of the key of anything that holds words. A call that leaves `lang` out
+    # would cache the first learner's language for everyone (the function reads the current
+    # language inside, where the key cannot see it); this fills it in, so no page passes it by hand.
+    @functools.wraps(fn)
+    def in_language(*args: Any, **kwargs: Any) -> Any:
+        if len(args) <= at and "lang" not in kwargs:
+            kwargs["lang"] = i18n.language()
+        return stored(*args, **kwargs)
+
+    in_language.clear = stored.clear  # type: ignore[attr-defined]
+    return in_language
+
+
+def _lang_position(fn: Callable) -> int | None:
+    """The position of `fn`'s `lang` parameter (None if it has none)."""
+    try:
+        names = list(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):  # a builtin without a signature
+        return None
+    return names.index("lang") if "lang" in names else None
 
 
 # A page wraps its functions at the top of its script, so every full rerun wrapped them again, and

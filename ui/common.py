@@ -49,10 +49,17 @@ def prose(chapter_key: str, key: str) -> None:
     st.markdown(section(chapter_key, key))
 
 
+def sentence() -> str:
+    """The learner's sentence as typed (the sidebar's box; a link's ?s=). Every page reads it here:
+    explain/ functions take it as text (their cache key) and tokenise it themselves."""
+    value = st.session_state.get("sentence", "")
+    return value if isinstance(value, str) else ""
+
+
 def sentence_tokens(max_tokens: int = MAX_TOKENS) -> Tokens:
     """The shared sentence, tokenised. Stops the page with a friendly note when there is no text,
     and says how many tokens were kept when the text is longer than the page draws."""
-    tokens = tokenize(st.session_state.get("sentence", ""), max_tokens=max_tokens)
+    tokens = tokenize(sentence(), max_tokens=max_tokens)
     if tokens.empty:
         st.info(t("common.page.no_text"))
         st.stop()

@@ -16,12 +16,12 @@ from explain.chapters import real_text as rt
 from explain.chapters import trained_attention as ta
 from explain.chapters import trained_attention_figures as taf
 from ui.cache import cached
-from ui.common import plot
+from ui.common import plot, sentence
 from ui.i18n import current, option_names, t
 from ui.section import section
 
 # A read of 1024 bytes keeps 8 maps of 256² float32 (~2 MB) for drawing: a small bound.
-read_text = cached(ta.read_text, max_entries=8)
+read_text = cached(ta.read_text)
 
 
 def head_grid(read: ta.TrainedRead, label: str, shown: str, key: str, max_cells: int | None = None) -> None:
@@ -78,7 +78,7 @@ def trained_panel(chapter: Chapter) -> None:
             )
         model, stretch = ta.resolve(encoding) or (encoding, "")
         label = rt.enc_label(encoding, lang)
-        read = read_text(model, st.session_state.get("sentence", ""), stretch, lang)
+        read = read_text(model, sentence(), stretch, lang)
         st.markdown(t("trained_attention.chapter_panel.intro", model=label, train=ta.TRAIN_LEN))
         st.caption(t("trained_attention.lab.bytes_note", n=read.n_bytes, layers=read.n_layers, heads=read.n_heads))
         for note in read.notes:

@@ -12,7 +12,7 @@ from explain.chapters import learned as ch
 from explain.chapters import learned_figures
 from explain.chapters import learned_real as real
 from ui.cache import cached
-from ui.common import inline_tokens, plot, seed, sentence_tokens
+from ui.common import inline_tokens, plot, seed, sentence, sentence_tokens
 from ui.i18n import current, t
 from ui.presenter import secondary
 from ui.question import ask
@@ -46,7 +46,7 @@ def toy_section() -> None:
         **URL,
         help=t("learned.toy.max_len_help", max_toy_len=ch.MAX_TOY_LEN),
     )
-    v = toy_table(st.session_state.get("sentence", ""), seed(), max_len)
+    v = toy_table(sentence(), seed(), max_len)
     n = v.n
     c2.metric(t("learned.toy.tokens"), n)
     c3.metric(

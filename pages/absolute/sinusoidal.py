@@ -9,7 +9,7 @@ import streamlit as st
 from explain import figures as F
 from explain.chapters import sinusoidal as ch
 from ui.cache import cached
-from ui.common import plot, seed, sentence_tokens
+from ui.common import plot, seed, sentence, sentence_tokens
 from ui.derivation import proof
 from ui.i18n import current, t
 from ui.presenter import secondary
@@ -332,7 +332,7 @@ sentence_tokens()  # stops the page with a note when there is no text
 @page.section(owns=("sentence_pe", "att_nope", "att_sin"))
 def sentence_section() -> None:
     """The sentence charts' Numbers panels: opening one reruns these three charts only."""
-    sv = sentence_view(st.session_state.sentence, seed())
+    sv = sentence_view(sentence(), seed())
     plot(
         F.token_heatmap(
             sv.added,

@@ -11,7 +11,7 @@ from explain import figures as F
 from explain.chapters import trouble as ch
 from explain.chapters import trouble_terms as terms
 from ui.cache import cached
-from ui.common import inline_tokens, plot, seed, sentence_tokens
+from ui.common import inline_tokens, plot, seed, sentence, sentence_tokens
 from ui.i18n import current, option_names, t
 from ui.question import ask_alone
 from ui.section import open_chapter
@@ -60,7 +60,7 @@ prefix_text = c2.text_input(
     **URL,
     help=t("trouble.shift.prefix_help", max_chars=ch.MAX_PREFIX_CHARS, max_tokens=ch.MAX_PREFIX_TOKENS),
 )
-sec = shift_section(st.session_state.get("sentence", ""), prefix_text, seed(), choice == "classic", lang)
+sec = shift_section(sentence(), prefix_text, seed(), choice == "classic", lang)
 k, r = sec.k, sec.result  # section 3 reads them too
 
 

@@ -14,7 +14,7 @@ from explain.chapters import alibi_figures
 from explain.chapters.common import sign_text
 from ui import panels
 from ui.cache import cached
-from ui.common import control_row, inline_tokens, plot, seed, sentence_tokens
+from ui.common import control_row, inline_tokens, plot, seed, sentence, sentence_tokens
 from ui.derivation import proof
 from ui.i18n import current, t
 from ui.presenter import secondary
@@ -35,7 +35,7 @@ nope_symmetry = cached(ch.nope_symmetry)
 counting = cached(ch.counting)
 
 tokens = sentence_tokens()
-text = st.session_state.sentence
+text = sentence()
 
 sign = sign_text(enc.Alibi.name)  # "i − j (query − key)" in the learner's language
 query_i, key_j = t("figures.query_i"), t("figures.key_j")  # the grids' axis titles

@@ -17,7 +17,7 @@ from explain.chapters import cope as ch
 from explain.chapters import cope_results, cope_seeds
 from explain.chapters.common import sign_text
 from ui.cache import cached
-from ui.common import control_row, inline_tokens, plot, seed, sentence_tokens
+from ui.common import control_row, inline_tokens, plot, seed, sentence, sentence_tokens
 from ui.derivation import proof
 from ui.i18n import current, option_names, t
 from ui.question import ask
@@ -40,7 +40,7 @@ word_choices = cached(ch.word_choices)
 paper_results = cached(cope_results.paper_results)
 
 tokens = sentence_tokens()
-text = st.session_state.sentence
+text = sentence()
 n = len(tokens)
 lang = current()
 # A new, shorter sentence must not leave a remembered slider value past its new maximum.

@@ -14,7 +14,7 @@ from explain.chapters import attention_lab_length as length_lab
 from explain.chapters import attention_lab_shift as shift
 from explain.chapters import trained_attention as trained
 from ui.cache import cached
-from ui.common import control_row, inline_tokens, plot, seed, sentence_tokens
+from ui.common import control_row, inline_tokens, plot, seed, sentence, sentence_tokens
 from ui.i18n import current, option_names, t
 from ui.question import ask
 from ui.section import open_chapter
@@ -33,7 +33,7 @@ trained_section = cached(lab.trained_section)
 
 lang = current()
 tokens = sentence_tokens()
-text = st.session_state.sentence
+text = sentence()
 
 
 def label(method: str) -> str:

@@ -12,7 +12,7 @@ from explain.chapters import minilm as ch
 from explain.chapters import minilm_figures
 from models import minilm as enc
 from ui.cache import cached, resource
-from ui.common import inline_tokens, plot, seed
+from ui.common import inline_tokens, plot, seed, sentence
 from ui.i18n import current, option_names, t
 from ui.question import ask
 from ui.section import open_chapter
@@ -45,7 +45,7 @@ def _grid_figure(text: str, lang: str):
 
 grid_figure = cached(_grid_figure, max_entries=16)
 
-text = st.session_state.get("sentence", "")
+text = sentence()
 pieces = wordpieces(text)
 if pieces.kept == 0:
     st.info(t("minilm.no_text"))

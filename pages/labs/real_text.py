@@ -13,7 +13,7 @@ from explain.chapters import real_text_figures
 from explain.chapters import trained_attention as ta
 from explain.chapters import trained_attention_figures as taf
 from ui.cache import cached
-from ui.common import plot
+from ui.common import plot, sentence
 from ui.i18n import current, option_names, t
 from ui.question import ask
 from ui.section import open_chapter
@@ -158,7 +158,7 @@ if tc is not None:
 )
 def text_section() -> None:
     """Owns the model, stretch and map pickers: they change only this section."""
-    text = st.session_state.get("sentence", "")
+    text = sentence()
     c1, c2 = st.columns(2)
     MODEL = Param.choice("real_text_model", ta.MODELS, default=DEFAULT_MODEL)
     MODEL.restore()

@@ -13,7 +13,7 @@ from explain.chapters import deberta_figures
 from explain.chapters.common import sign_text
 from ui import panels
 from ui.cache import cached
-from ui.common import control_row, plot, seed, sentence_tokens
+from ui.common import control_row, plot, seed, sentence, sentence_tokens
 from ui.derivation import proof
 from ui.i18n import current, option_names, t
 from ui.question import ask
@@ -152,9 +152,7 @@ def terms_section(toks: list[str], log_buckets: bool, bucket_size: int, max_posi
         c.toggle(term, value=True, key=f"deb_on_{term}", help=term_title(term), **URL)
         for c, term in zip((c2, c3, c4), ch.TERMS, strict=False)
     )
-    m = term_maps(
-        st.session_state.sentence, seed(), head, log_buckets, bucket_size, max_position, switches, n_heads=N_HEADS
-    )
+    m = term_maps(sentence(), seed(), head, log_buckets, bucket_size, max_position, switches, n_heads=N_HEADS)
     panel_titles = [
         term_title(term) + ("" if on else t("deberta.terms.switched_off"))
         for term, on in zip(ch.TERMS, switches, strict=False)

@@ -13,7 +13,7 @@ from explain.chapters import transformer_xl_figures
 from explain.chapters.common import sign_text
 from ui import panels
 from ui.cache import cached
-from ui.common import control_row, plot, seed, sentence_tokens
+from ui.common import control_row, plot, seed, sentence, sentence_tokens
 from ui.derivation import proof
 from ui.i18n import current, option_names, t
 from ui.question import ask
@@ -71,7 +71,7 @@ def terms_section(toks: list[str]) -> None:
         sw[k].toggle(f"({term})", value=True, key=f"xl_on_{term}", help=term_title(term), **URL)
         for k, term in enumerate(ch.TERMS)
     )
-    m = term_maps(st.session_state.sentence, seed(), head, causal, switches, n_heads=N_HEADS)
+    m = term_maps(sentence(), seed(), head, causal, switches, n_heads=N_HEADS)
 
     # Which term ignores the words? Measured in explain/: the same layer on two texts with no word in common.
     question = terms_question(seed(), head, causal, lang)
