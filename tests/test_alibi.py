@@ -420,7 +420,7 @@ def test_nope_symmetry_experiment():
 
 # -------------------------------------------------------------------------------------- the page
 
-PAGE = "pages/rotary/alibi.py"
+PAGE = "pages/bias/alibi.py"
 
 
 def _grid_panels(fig):

@@ -15,7 +15,7 @@ from encoders.t5 import T5Bias, T5Config, check_bucket_config, relative_position
 from explain.chapters import t5 as ch
 from tests.helpers import chart, errors, fig_array, open_page
 
-PAGE = "pages/relative/t5.py"
+PAGE = "pages/bias/t5.py"
 WIDE = torch.arange(-5000, 5001)
 # (num_buckets, max_distance) for the oracle sweep: T5's own, tiny, odd, huge, and D just above E
 SETTINGS = [

@@ -85,7 +85,7 @@ def test_rope_word_pickers_survive_stale_labels_after_a_new_sentence():
 
 
 def test_alibi_head_picker_survives_a_stale_label_after_fewer_heads():
-    at = open_page("pages/rotary/alibi.py")
+    at = open_page("pages/bias/alibi.py")
     at.slider(key="alibi_heads").set_value(3).run()
     assert not errors(at), errors(at)
     _send_stale_label(at, "alibi_head", "head 8 · m = 1/256")
