@@ -17,7 +17,7 @@ from __future__ import annotations
 import tomllib
 from collections.abc import Mapping
 from contextvars import ContextVar
-from functools import cache
+from functools import lru_cache
 from pathlib import Path
 from string import Formatter
 from typing import Any
@@ -83,7 +83,7 @@ def _flatten(prefix: str, table: dict[str, Any], out: dict[str, str]) -> None:
             out[key] = value
 
 
-@cache  # part of the source tree: read once per process
+@lru_cache(maxsize=4)  # part of the source tree: read once per process and language (LANGS; callers pass valid())
 def catalogue(lang: str) -> dict[str, str]:
     """All short strings of one language: {"file.name": text}."""
     out: dict[str, str] = {}

@@ -7,16 +7,19 @@ the words live in one file per chapter and language, never in the page code.
 from __future__ import annotations
 
 import re
-from functools import cache
+from functools import lru_cache
 from pathlib import Path
 
-from explain.i18n import language
+from explain.i18n import language, valid
 
 TEXT_DIR = Path(__file__).resolve().parent / "text"
 _SECTION = re.compile(r"^## +([\w-]+) *$", re.MULTILINE)
 
 
-@cache  # the files are part of the source tree: read once per process
+# The files are part of the source tree: read once per process, per (chapter, language) — about 20
+# chapters × LANGS, hence 64; `section` passes only a language we ship (a stray one is English, as
+# t() does, not a new entry).
+@lru_cache(maxsize=64)
 def sections(chapter: str, lang: str = "en") -> dict[str, str]:
     path = TEXT_DIR / lang / f"{chapter}.md"
     if not path.exists() and lang != "en":
@@ -31,7 +34,7 @@ def sections(chapter: str, lang: str = "en") -> dict[str, str]:
 
 def section(chapter: str, key: str, lang: str | None = None) -> str:
     """One prose section in `lang` (default: the current run's language, explain.i18n)."""
-    lang = language() if lang is None else lang
+    lang = language() if lang is None else valid(lang)
     try:
         return sections(chapter, lang)[key]
     except KeyError:

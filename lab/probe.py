@@ -187,7 +187,7 @@ def score(task: str, wrong: np.ndarray, batch: T.Batch) -> dict:
     }
 
 
-@functools.cache
+@functools.lru_cache(maxsize=8)  # (task, k): 3 tasks × the lab's scales 1 and 4, in one regeneration
 def _task_strings(task: str, k: int) -> tuple[dict[str, T.Batch], dict[str, tuple[str, T.Batch]], list]:
     """A task's probe strings (per base probe), its probes as (base, batch) and its length ladder
     [(factor, tokens, batch)]: drawn from fixed seeds, so every worker process draws the same."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from functools import cache
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -216,7 +216,9 @@ def frequencies_at(method: str, n_heads: int, length: int) -> np.ndarray | None:
     return None if enc is None else enc.frequencies(length).numpy()
 
 
-@cache  # a fact about the encoder class and the head size: scanned once per process
+# A fact about the encoder class and the head size (no words): scanned once per process. Methods ×
+# the lab's head counts stay under 128.
+@lru_cache(maxsize=128)
 def same_frequencies_up_to(method: str, n_heads: int) -> int | None:
     """The longest text (≤ LONGEST tokens) whose θ equals a one-token text's: the length the
     frequencies stay put for. LONGEST when they never move (plain RoPE, PI, NTK, YaRN, xPos);

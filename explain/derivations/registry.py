@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from functools import cache
+from functools import lru_cache
 from types import MappingProxyType
 
 from explain import i18n
@@ -65,7 +65,7 @@ _BY_ID = {d.id: d for d in ALL_DERIVATIONS}
 assert len(_BY_ID) == len(ALL_DERIVATIONS), "derivation ids must be unique"
 
 
-@cache  # one registry per language; a race builds one twice, which is harmless
+@lru_cache(maxsize=len(i18n.LANGS))  # one registry per language (callers pass valid()); a race builds one twice
 def _built(lang: str) -> Mapping[str, Derivation]:
     if lang == i18n.DEFAULT:
         return _BY_ID
@@ -94,7 +94,8 @@ def registered(derivation: Derivation) -> bool:
     return any(_built(lang).get(derivation.id) is derivation for lang in i18n.LANGS)
 
 
-@cache  # one proof per registered id (get raises for any other, and a raise is not cached)
+# One proof per registered id (get raises for any other, and a raise is not cached); language-free.
+@lru_cache(maxsize=len(ALL_DERIVATIONS))
 def proven(derivation_id: str) -> tuple[VerifyReport, float]:
     """verify() of the registered derivation with this id, once per process, and how long that proof
     took (s). The proof is language-free: every language's copy has the same sympy objects. Kept

@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import json
 import os
-from functools import cache
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -264,12 +264,12 @@ def _canonical(obj: Any) -> Any:
     return obj
 
 
-@cache
+@lru_cache(maxsize=32)  # the named colorscales the builders use (a handful; never a learner's words)
 def _colorscale(name: str) -> list[list[Any]]:
     return ColorscaleValidator("colorscale", "heatmap").validate_coerce(name)  # type: ignore[no-any-return]
 
 
-@cache
+@lru_cache(maxsize=4)  # keyed on the default template's name: one entry unless it is switched
 def _template_of(name: str) -> dict[str, Any]:
     return go.Figure(layout={}, _validate=False).to_dict()["layout"]["template"]  # type: ignore[no-any-return]
 
