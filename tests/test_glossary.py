@@ -191,7 +191,7 @@ def test_the_checks_catch_what_they_should():
             ("g", "색 눈금 하나", "one colour scale"),
             ("h", "W를 함께 치환", "permuted together"),
             ("i", "치환으로 들어갑니다", "enters as a substitution"),
-            ("j", "허깅 페이스 트랜스포머스", "Hugging Face transformers"),
+            ("j", "트랜스포머스 라이브러리", "the transformers library"),
             ("k", "학습 손실 곡선", "training curves"),
         ],
     )
