@@ -73,10 +73,22 @@ export default function ({ parentElement, data }) {
     config.locale = words.locale;
     config.modeBarButtonsToAdd = [fullScreen(gd, words.fullscreen)];
     // A chart not drawn yet may hold the message of a failed load: plotly draws beside text.
-    if (!gd._fullLayout) gd.textContent = '';
+    const drawn = !!gd._fullLayout;
+    if (!drawn) gd.textContent = '';
     // Counted for tests/e2e/test_chart_browser.py.
     gd.__peDraws = (gd.__peDraws || 0) + 1;
-    return P.react(gd, {...figure, config}).then(() => { if (gd.__peSpec === text) gd.__peShown = text; });
+    return P.react(gd, {...figure, config}).then(() => {
+      // Plotly.react installs a figure's frames only on a plot it draws for the first time: on a plot
+      // already drawn it keeps none, and Play animated nothing after any rerun (a moved control, a new
+      // sentence, a lesson's step). The new figure's frames replace whatever the plot held; frames
+      // change no drawing, so the chart is still drawn once.
+      if (drawn && gd.__peSpec === text) {
+        const held = (gd._transitionData && gd._transitionData._frames) || [];
+        const frames = figure.frames || [];
+        return (held.length ? P.deleteFrames(gd) : Promise.resolve())
+          .then(() => frames.length ? P.addFrames(gd, frames) : undefined);
+      }
+    }).then(() => { if (gd.__peSpec === text) gd.__peShown = text; });
   }, e => {
     // plotly.js did not load: the chart's place says so in the page's language, unless a newer
     // figure came meanwhile (it reports its own load); that figure, or this one sent again, retries.
