@@ -35,8 +35,13 @@ Stop with Ctrl+C (or SIGTERM): the balancer and every worker are stopped by thei
 from __future__ import annotations
 
 import argparse
+import contextlib
+import importlib
 import os
+import queue
+import re
 import secrets
+import select
 import shutil
 import signal
 import socket
@@ -141,7 +146,175 @@ def start_worker(port: int, cookie_secret: str, log: Path, append: bool = False)
         return subprocess.Popen(cmd, cwd=ROOT, stdout=fh, stderr=subprocess.STDOUT, env=env)
 
 
-def wait_healthy(url: str, procs: list[subprocess.Popen[bytes]], timeout: float = HEALTH_TIMEOUT) -> None:
+# --- the spawner: the app imported once, a worker forked from it in about a second -------------------------
+#
+# A worker's cold start imports torch, plotly and the app and proves the derivations (serve_app.py) before
+# it answers: ~7 s on a quiet 2-core machine, 22 s on one busy with a class or other jobs, and a dead
+# worker's learners have moved on while the class runs short. So Class starts one spawner process that does
+# all of that once, then forks every worker from it: a forked worker is healthy ~1.3 s after it is asked
+# for (measured on that busy machine), and the workers share the spawner's imported pages (copy-on-write;
+# serve_app.settle_heap freezes them). The spawner is single-threaded (forking a process with threads is
+# unsafe); a forked worker starts its own threads, and torch its own pools, after the fork.
+# Protocol, one line each: the supervisor writes "PORT<TAB>LOG<TAB>APPEND"; the spawner writes "ready",
+# "started PORT PID" and "exited PID CODE" (it reaps its children). If the spawner dies, Class falls back to
+# cold starts (start_worker).
+
+
+def spawner_loop() -> None:
+    """The spawner's main (run as `python -c "from tools.serve import spawner_loop; spawner_loop()"`)."""
+    serve_app = importlib.import_module("serve_app")  # the workers' own start-up (type-checked on its own)
+    serve_app.no_delay_for_every_tcp_socket()
+    serve_app.preload()
+    serve_app.prove_all()
+    serve_app.settle_heap()
+    serve_app.navigation_app()
+    say = sys.stdout
+
+    def report(line: str) -> None:
+        say.write(line + "\n")
+        say.flush()  # nothing left in the buffer for a fork to inherit
+
+    report("ready")
+    pending = b""
+    while True:
+        readable, _, _ = select.select([0], [], [], 0.2)
+        if readable:
+            chunk = os.read(0, 4096)
+            if not chunk:
+                return  # the supervisor is gone; it stops the workers by their PIDs
+            pending += chunk
+            while b"\n" in pending:
+                line, pending = pending.split(b"\n", 1)
+                port, log, append = line.decode().split("\t")
+                report(f"started {port} {_fork_worker(int(port), Path(log), append == '1')}")
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+            report(f"exited {pid} {os.waitstatus_to_exitcode(status)}")
+
+
+def _fork_worker(port: int, log: Path, append: bool) -> int:
+    pid = os.fork()
+    if pid:
+        return pid
+    code = 1
+    try:  # the worker: the log for its output, nothing to read, then Streamlit as serve_app.main runs it
+        out = os.open(log, os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC), 0o644)
+        os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+        os.dup2(out, 1)
+        os.dup2(out, 2)
+        sys.argv = ["streamlit", *streamlit_args("127.0.0.1", port)[2:]]  # run app.py --server.port … (no -m)
+        from streamlit.web.cli import main as streamlit_main
+
+        streamlit_main(prog_name="streamlit")
+        code = 0
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else 0
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+class Spawner:
+    """The spawner process, seen from the supervisor: forks workers on request, reports their exits."""
+
+    def __init__(self, cookie_secret: str, log: Path):
+        env = {**os.environ, "STREAMLIT_SERVER_COOKIE_SECRET": cookie_secret}  # every worker inherits it
+        cmd = [sys.executable, "-c", "from tools.serve import spawner_loop; spawner_loop()"]
+        with open(log, "wb") as fh:
+            self.proc = subprocess.Popen(
+                cmd, cwd=ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=fh
+            )
+        self.ready = threading.Event()
+        self.exits: dict[int, int] = {}  # worker PID → exit code, as the spawner reaps them
+        self._started: queue.Queue[int] = queue.Queue()
+        threading.Thread(target=self._read, name="pe-atlas-spawner-reader", daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for raw in self.proc.stdout:
+            words = raw.decode(errors="replace").split()
+            if words == ["ready"]:
+                self.ready.set()
+            elif len(words) == 3 and words[0] == "started" and words[2].isdigit():
+                self._started.put(int(words[2]))
+            elif len(words) == 3 and words[0] == "exited" and words[1].isdigit():
+                self.exits[int(words[1])] = int(words[2])
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def fork(self, port: int, log: Path, append: bool = False) -> ForkedWorker:
+        if not self.ready.wait(HEALTH_TIMEOUT) or not self.alive():
+            raise RuntimeError("the spawner never became ready (spawner.log says why)")
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(f"{port}\t{log}\t{int(append)}\n".encode())
+        self.proc.stdin.flush()
+        return ForkedWorker(self, self._started.get(timeout=30))
+
+    def stop(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()  # its loop ends
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+class ForkedWorker:
+    """A worker forked by the spawner, with the part of subprocess.Popen's interface Class uses."""
+
+    def __init__(self, spawner: Spawner, pid: int):
+        self.spawner, self.pid = spawner, pid
+        self.args = f"worker forked by the spawner (pid {pid})"
+
+    @property
+    def returncode(self) -> int | None:
+        code = self.spawner.exits.get(self.pid)
+        if code is None and not self.spawner.alive():  # nobody reports it any more: ask the kernel
+            try:
+                os.kill(self.pid, 0)
+            except ProcessLookupError:
+                return -1
+        return code
+
+    def poll(self) -> int | None:
+        return self.returncode
+
+    def _signal(self, sig: int) -> None:
+        if self.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, sig)
+
+    def terminate(self) -> None:
+        self._signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self._signal(signal.SIGKILL)
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while (code := self.poll()) is None:
+            if deadline is not None and time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired(self.args, timeout or 0)
+            time.sleep(0.05)
+        return code
+
+
+Worker = subprocess.Popen[bytes] | ForkedWorker
+
+
+def wait_healthy(url: str, procs: Sequence[Worker], timeout: float = HEALTH_TIMEOUT) -> None:
     deadline = time.monotonic() + timeout
     while True:
         try:
@@ -168,7 +341,7 @@ class Class:
             raise RuntimeError("HAProxy is not installed: sudo apt-get install -y haproxy")
         self.n, self.port, self.lan = workers, port, lan
         self.dir = Path(log_dir or tempfile.mkdtemp(prefix="pe-atlas-serve-"))
-        self.procs: list[subprocess.Popen[bytes]] = []  # the workers, in order, then the balancer
+        self.procs: list[Worker] = []  # the workers, in order, then the balancer
         self.worker_ports: list[int] = []
         self.url = f"http://127.0.0.1:{port}"
         self.restarts: list[tuple[int, float, int | None]] = []
@@ -177,6 +350,7 @@ class Class:
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._supervisor: threading.Thread | None = None
+        self._spawner: Spawner | None = None
 
     def __enter__(self) -> Class:
         try:
@@ -193,8 +367,9 @@ class Class:
         self._secret = secrets.token_hex(32)
         self._t0 = time.monotonic()
         self.worker_ports = [free_port() for _ in range(self.n)]
-        for k, p in enumerate(self.worker_ports, start=1):
-            self.procs.append(start_worker(p, self._secret, self.dir / f"worker{k}.log"))
+        self._spawner = Spawner(self._secret, self.dir / "spawner.log")
+        for k in range(1, self.n + 1):
+            self.procs.append(self._start_worker(k))
         for p in self.worker_ports:
             wait_healthy(f"http://127.0.0.1:{p}", self.procs)
         cfg = self.dir / "haproxy.cfg"
@@ -206,6 +381,16 @@ class Class:
         wait_healthy(self.url, self.procs, timeout=15)
         self._supervisor = threading.Thread(target=self._supervise, name="pe-atlas-supervisor", daemon=True)
         self._supervisor.start()
+
+    def _start_worker(self, k: int, append: bool = False) -> Worker:
+        """Worker k on its port: forked by the spawner, or started cold if the spawner is gone."""
+        port, log = self.worker_ports[k - 1], self.dir / f"worker{k}.log"
+        if self._spawner is not None and self._spawner.alive():
+            try:
+                return self._spawner.fork(port, log, append)
+            except (RuntimeError, OSError, queue.Empty) as e:
+                self._say(f"the spawner failed ({e}); starting worker w{k} cold")
+        return start_worker(port, self._secret, log, append=append)
 
     def _say(self, message: str) -> None:
         line = f"{time.strftime('%H:%M:%S')} {message}"
@@ -244,7 +429,7 @@ class Class:
                             )
                     due_at = due[i]
                     if due_at is not None and now >= due_at:
-                        new = start_worker(self.worker_ports[i], self._secret, self.dir / f"worker{k}.log", append=True)
+                        new = self._start_worker(k, append=True)
                         self.restarts.append((k, round(now - self._t0, 1), proc.returncode))
                         self.procs[i], started[i], due[i] = new, now, None
                         self._say(f"worker w{k} started again (pid {new.pid}, port {self.worker_ports[i]})")
@@ -263,6 +448,9 @@ class Class:
                 except subprocess.TimeoutExpired:
                     p.kill()
             self.procs = []
+            if self._spawner is not None:  # last: it reports its workers' exits until they are gone
+                self._spawner.stop()
+                self._spawner = None
 
     def worker_pids(self) -> list[int]:
         """The workers' current process ids, w1 first (a restarted worker has a new one)."""
@@ -272,6 +460,17 @@ class Class:
     def balancer_alive(self) -> bool:
         with self._lock:
             return len(self.procs) > self.n and self.procs[self.n].poll() is None
+
+    def marked_down(self) -> list[int]:
+        """The workers (1…n) HAProxy has marked down and not up again (its log: haproxy.log)."""
+        log = (self.dir / "haproxy.log").read_text(errors="replace") if (self.dir / "haproxy.log").exists() else ""
+        last = {int(k): state for k, state in re.findall(r"workers/w(\d+) is (UP|DOWN)", log)}
+        return sorted(k for k, state in last.items() if state == "DOWN")
+
+    def full_strength(self) -> bool:
+        """Every worker running, answering its health check, and in the balancer's rotation. (A worker
+        forked again within a second or two may never be marked down at all.)"""
+        return self.healthy_workers() == list(range(1, self.n + 1)) and not self.marked_down()
 
     def healthy_workers(self) -> list[int]:
         """The workers (1…n) that are running and answer their health check now."""
