@@ -179,6 +179,13 @@ class PositionalEncoding(nn.Module):
         """The named terms that carry position: term_names minus content_terms, in term order."""
         return tuple(t for t in cls.term_names if t not in cls.content_terms)
 
+    def relative_up_to(self) -> float:
+        """The last position up to which this encoder, as configured, sees positions only through
+        their differences: moving every position by one offset changes nothing while all stay at or
+        below it. inf for a shift_invariant method, −inf for one that sees absolute positions at
+        once; FIRE overrides it (its bias is relative for every query up to its threshold L)."""
+        return math.inf if self.shift_invariant else -math.inf
+
     @classmethod
     def config_covering(cls, n: int) -> object:
         """A config under which positions 0 … n−1 all have a representation; None when the

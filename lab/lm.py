@@ -45,8 +45,23 @@ from lab.model import ModelConfig, TinyTransformer
 LM_DIR = C.LM_DIR
 VOCAB = 256  # bytes
 TRAIN_LEN = 128
-# The encodings trained, in the order the page lists them (registry names).
-ENCODINGS = ("none", "sinusoidal", "learned", "t5", "alibi", "rope", "cope")
+# What `python -m lab.lm` trains unless told otherwise (registry names, the page's order). Any
+# registered encoding trains (`--encodings kerple fire`); what *was* trained is ENCODINGS below.
+DEFAULT_ENCODINGS = ("none", "sinusoidal", "learned", "t5", "alibi", "rope", "cope")
+
+
+def trained_encodings(directory: Path = LM_DIR) -> tuple[str, ...]:
+    """The encodings with a shipped model, in the order the page lists them: index.json's models
+    where it exists, else every registered encoding with a checkpoint in `directory` (registry order)."""
+    index_path = directory / "index.json"
+    if index_path.exists():
+        models = json.loads(index_path.read_text()).get("models")
+        if models:
+            return tuple(models)
+    return tuple(n for n in encoders.REGISTRY if (directory / f"{n}.safetensors").exists())
+
+
+ENCODINGS = trained_encodings()  # read once per process: the shipped files do not change under it
 # Context-extension schemes applied to the RoPE model at inference (registry names).
 STRETCHES = ("rope-pi", "rope-ntk", "rope-yarn")
 STRETCHED = "rope"  # the trained model they are applied to
@@ -390,7 +405,10 @@ def write_index(directory: Path = LM_DIR) -> dict:
     corpus = C.load(directory)
     t0 = time.perf_counter()
     models: dict[str, dict] = {}
-    for enc in ENCODINGS:
+    # every model trained into `directory`: its checkpoints are the list, not a copy of it
+    trained = [n for n in DEFAULT_ENCODINGS if (directory / f"{n}.safetensors").exists()]
+    trained += [n for n in encoders.REGISTRY if n not in trained and (directory / f"{n}.safetensors").exists()]
+    for enc in trained:
         meta = json.loads((directory / f"{enc}.json").read_text())
         model = load(enc, directory)
         models[enc] = {
@@ -409,7 +427,7 @@ def write_index(directory: Path = LM_DIR) -> dict:
         }
         for s in STRETCHES
     }
-    settings = json.loads((directory / f"{ENCODINGS[0]}.json").read_text())["settings"]
+    settings = json.loads((directory / f"{trained[0]}.json").read_text())["settings"]
     settings.pop("encoding")
     out = {
         "train_length": TRAIN_LEN,
@@ -428,7 +446,7 @@ def write_index(directory: Path = LM_DIR) -> dict:
 
 
 def regenerate(
-    encodings: tuple[str, ...] = ENCODINGS,
+    encodings: tuple[str, ...] = DEFAULT_ENCODINGS,
     steps: int | None = None,
     rebuild_corpus: bool = False,
     directory: Path = LM_DIR,
@@ -451,7 +469,7 @@ def regenerate(
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description="Train the byte-level language models (assets/lm/).")
-    ap.add_argument("--encodings", nargs="+", choices=ENCODINGS, default=list(ENCODINGS))
+    ap.add_argument("--encodings", nargs="+", choices=sorted(encoders.REGISTRY), default=list(DEFAULT_ENCODINGS))
     ap.add_argument("--steps", type=int, default=None, help="fewer steps for a quick try (default LMConfig)")
     ap.add_argument("--rebuild-corpus", action="store_true", help="rebuild assets/lm/corpus-* from this stdlib")
     ap.add_argument("--index-only", action="store_true", help="only evaluate what is shipped → index.json")
