@@ -23,8 +23,9 @@ from explain.i18n import t
 
 # The parts of the atlas, in the navigation's order; their names are in the catalogue
 # (chapters.parts.<part>). "Bias" holds every method that adds a function of the distance to the
-# logits (T5, ALiBi, Kerple, FIRE): where a learner looks for "a bias on distance".
-PARTS = ("Absolute", "Relative", "Bias", "Rotary", "Contextual", "Beyond", "Labs")
+# logits (T5, ALiBi, Kerple, FIRE): where a learner looks for "a bias on distance". "Start" holds the
+# first page: the learner's path through the atlas and the map of the field.
+PARTS = ("Start", "Absolute", "Relative", "Bias", "Rotary", "Contextual", "Beyond", "Labs")
 
 
 def _frozen(values: Mapping[str, Any] | None = None) -> Mapping[str, Any]:
@@ -38,7 +39,7 @@ class Chapter:
     page: str  # the page script, relative to the app's root (pages/<part>/<name>.py)
     icon: str  # a Material icon (":material/…:"), drawn from Streamlit's own font
     order: int  # its place within its part (smaller first)
-    paper: Paper | None = None  # the header's citation line
+    papers: tuple[Paper, ...] = ()  # the header's citation lines (more than two: a folded list)
     # What the "show the code" panel prints (inspect.getsource), as "module:qualified.name": named,
     # not imported, so a declaration imports nothing it shows (no import circle through a chapter's
     # own modules); tests/test_page_code.py resolves every one.

@@ -28,11 +28,16 @@ def header(chapter: Chapter) -> None:
     chapter's declaration; the words from the catalogue, in this run's language)."""
     st.title(t(f"chapters.{chapter.key}.title"))
     st.markdown(f"*{t(f'chapters.{chapter.key}.idea')}*")
-    paper, sources = chapter.paper, chapter.sources
-    if paper is not None:
-        # A Material icon (Streamlit ships the font), not the U+1F4C4 page emoji: a machine without
-        # a colour emoji font (a bare Linux, headless Chromium) drew that as an empty box.
-        st.caption(f":material/article: {paper.authors} ({paper.year}). [{paper.title}]({paper.url})")
+    papers, sources = chapter.papers, chapter.sources
+    # A Material icon (Streamlit ships the font), not the U+1F4C4 page emoji: a machine without a
+    # colour emoji font (a bare Linux, headless Chromium) drew that as an empty box.
+    lines = [f"{p.authors} ({p.year}). [{p.title}]({p.url})" for p in papers]
+    if len(lines) <= 2:
+        for line in lines:
+            st.caption(f":material/article: {line}")
+    else:  # a chapter about several papers (Stretching RoPE: five) lists them folded
+        with st.expander(t("common.page.papers", n=len(lines)), icon=":material/article:"):
+            st.markdown("\n".join(f"- {line}" for line in lines))
     if sources and not presenter():  # a secondary panel: not on the projector
         # Lazy, like the Numbers panels: its content runs and is sent only while it is open. An
         # st.code anywhere on a page makes the browser fetch and parse Streamlit's 1.5 MB syntax

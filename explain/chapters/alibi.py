@@ -457,7 +457,7 @@ CHAPTER = Chapter(
     page="pages/bias/alibi.py",
     icon=":material/trending_down:",
     order=100,
-    paper=enc.PAPER,
+    papers=(enc.PAPER,),
     sources=(
         "encoders.alibi:alibi_slopes",
         "encoders.alibi:alibi_bias",

@@ -468,7 +468,7 @@ CHAPTER = Chapter(
     page="pages/contextual/cope.py",
     icon=":material/format_list_numbered:",
     order=110,
-    paper=enc.PAPER,
+    papers=(enc.PAPER,),
     sources=(
         "encoders.cope:contextual_positions",
         "encoders.cope:gate_logits_from_counted",

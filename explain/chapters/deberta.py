@@ -195,7 +195,7 @@ CHAPTER = Chapter(
     page="pages/relative/deberta.py",
     icon=":material/call_split:",
     order=70,
-    paper=enc.PAPER,
+    papers=(enc.PAPER,),
     sources=(
         "encoders.deberta:log_bucket_position",
         "encoders.deberta:DeBERTa.relative_positions",
@@ -203,6 +203,7 @@ CHAPTER = Chapter(
         "encoders.deberta:DeBERTa.logit_terms",
     ),
     derivations=("deberta-three-terms",),
+    encodings=("deberta",),  # the trained panel shows none: no model of it was trained
     link={"deb_bucket_size": "32", "deb_max_position": "256", "deb_head": "1", "deb_on_c2p": "false"},
     link_shows={"deb_bucket_size": 32, "deb_max_position": 256, "deb_head": 1, "deb_on_c2p": False},
 )

@@ -240,7 +240,7 @@ CHAPTER = Chapter(
     page="pages/bias/kerple_fire.py",
     icon=":material/tune:",
     order=110,
-    paper=kerple_enc.PAPER,
+    papers=(kerple_enc.PAPER, fire_enc.PAPER),
     sources=(
         "encoders.kerple:kerple_log_bias",
         "encoders.kerple:kerple_power_bias",

@@ -429,7 +429,7 @@ CHAPTER = Chapter(
     page="pages/absolute/learned.py",
     icon=":material/table_rows:",
     order=20,
-    paper=enc.PAPER,
+    papers=(enc.PAPER,),
     sources=(
         "encoders.learned:LearnedAbsolute.encode_input",
         "models.minilm:minilm_position_table",

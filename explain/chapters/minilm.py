@@ -19,7 +19,8 @@ from explain.chapter import Chapter
 from explain.i18n import t
 from explain.question import Question
 from models import minilm as enc
-from models.minilm import MAX_POSITIONS, load
+from models.minilm import MAX_POSITIONS as MAX_POSITIONS  # the pages read the table's size here
+from models.minilm import load
 
 MAX_PIECES = 256  # word pieces the page runs (plus [CLS] and [SEP]); the help text says so
 # The five places a position head can look, in the order of HeadMasses.mass's last axis.
@@ -390,7 +391,7 @@ CHAPTER = Chapter(
     page="pages/labs/minilm.py",
     icon=":material/psychology:",
     order=150,
-    paper=enc.PAPER,
+    papers=(enc.PAPER,),
     sources=(
         "models.minilm:MiniLM.embed",
         "models.minilm:EncoderLayer.forward",

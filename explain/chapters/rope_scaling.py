@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from encoders import REGISTRY
 from encoders.rope import RoPE, RopeConfig, rope_frequencies
-from encoders.rope_scaling import YaRNRoPE, dynamic_ntk_scale, yarn_ramp
+from encoders.rope_scaling import PAPERS, YaRNRoPE, dynamic_ntk_scale, yarn_ramp
 from explain import methods
 from explain.bounds import bounded
 from explain.chapter import Chapter
@@ -387,6 +387,7 @@ CHAPTER = Chapter(
     page="pages/rotary/rope_scaling.py",
     icon=":material/expand:",
     order=90,
+    papers=tuple(PAPERS.values()),
     sources=(
         "encoders.rope_scaling:pi_frequencies",
         "encoders.rope_scaling:ntk_base",

@@ -215,7 +215,7 @@ CHAPTER = Chapter(
     page="pages/relative/shaw.py",
     icon=":material/straighten:",
     order=40,
-    paper=enc.PAPER,
+    papers=(enc.PAPER,),
     sources=(
         "encoders.shaw:clipped_relative_index",
         "encoders.shaw:relative_position_index",
@@ -223,6 +223,7 @@ CHAPTER = Chapter(
         "encoders.shaw:value_position_term",
         "encoders.shaw:ShawRelative.logit_terms",
     ),
+    encodings=("shaw",),  # the trained panel shows none: no model of it was trained
     link={"shaw_k": "9", "shaw_head": "2"},
     link_shows={"shaw_k": 9, "shaw_head": 2},
 )

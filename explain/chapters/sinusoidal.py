@@ -365,7 +365,7 @@ CHAPTER = Chapter(
     page="pages/absolute/sinusoidal.py",
     icon=":material/waves:",
     order=10,
-    paper=enc.PAPER,
+    papers=(enc.PAPER,),
     sources=(
         "encoders.sinusoidal:sinusoidal_frequencies",
         "encoders.sinusoidal:sinusoidal_rows",

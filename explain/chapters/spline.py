@@ -296,7 +296,7 @@ CHAPTER = Chapter(
     page="pages/beyond/spline.py",
     icon=":material/gesture:",
     order=120,
-    paper=S.PAPER,
+    papers=(S.PAPER,),
     sources=(
         "encoders.spline:bspline_basis",
         "encoders.spline:clamped_knots",

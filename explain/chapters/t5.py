@@ -279,7 +279,7 @@ CHAPTER = Chapter(
     page="pages/bias/t5.py",
     icon=":material/stairs:",
     order=60,
-    paper=enc.PAPER,
+    papers=(enc.PAPER,),
     sources=(
         "encoders.t5:relative_position_bucket",
         "encoders.t5:bucket_layout",

@@ -480,7 +480,7 @@ CHAPTER = Chapter(
     page="pages/labs/toy_tasks.py",
     icon=":material/model_training:",
     order=160,
-    paper=PAPER,
+    papers=(PAPER,),
     sources=("lab.tasks:flipflop_sample", "lab.model:TinyTransformer.forward", "lab.train:answer_loss"),
     link={
         "toy_task": "counting",

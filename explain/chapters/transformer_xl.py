@@ -293,7 +293,7 @@ CHAPTER = Chapter(
     page="pages/relative/transformer_xl.py",
     icon=":material/memory:",
     order=50,
-    paper=enc.PAPER,
+    papers=(enc.PAPER,),
     sources=(
         "encoders.transformer_xl:TransformerXL.logit_terms",
         "encoders.transformer_xl:TransformerXL.position_keys",
@@ -303,6 +303,7 @@ CHAPTER = Chapter(
         "encoders.transformer_xl:relative_encoding",
     ),
     derivations=("absolute-pe-attention",),
+    encodings=("transformer-xl",),  # the trained panel shows none: no model of it was trained
     link={"xl_head": "2", "xl_causal": "false", "xl_on_b": "false", "xl_qlen": "5", "xl_step": "sliced"},
     link_shows={"xl_head": 2, "xl_causal": False, "xl_on_b": False, "xl_qlen": 5, "xl_step": "sliced"},
 )

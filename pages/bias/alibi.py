@@ -7,7 +7,6 @@ computed there.
 
 import streamlit as st
 
-from encoders import alibi as enc
 from explain import figures as F
 from explain.chapters import alibi as ch
 from explain.chapters import alibi_figures
@@ -37,7 +36,7 @@ counting = cached(ch.counting)
 tokens = sentence_tokens()
 text = sentence()
 
-sign = sign_text(enc.Alibi.name)  # "i − j (query − key)" in the learner's language
+sign = sign_text(ch.CHAPTER.encodings[0])  # "i − j (query − key)" in the learner's language
 query_i, key_j = t("figures.query_i"), t("figures.key_j")  # the grids' axis titles
 
 

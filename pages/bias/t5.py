@@ -6,7 +6,6 @@ st.*. The numbers, the question and every sentence that states a fact about them
 
 import streamlit as st
 
-from encoders import t5 as enc
 from explain import figures as F
 from explain.chapters import t5 as ch
 from explain.chapters import t5_figures
@@ -21,7 +20,7 @@ from ui.section import open_chapter
 from ui.trained import trained_panel
 from ui.url_state import URL
 
-SIGN = sign_text(enc.T5Bias.name)
+SIGN = sign_text(ch.CHAPTER.encodings[0])
 BUCKETS_MIN, BUCKETS_MAX = 4, 128
 DIST_MIN, DIST_MAX = 2, 1024
 

@@ -11,7 +11,6 @@ splitting it would scatter one chapter's widgets over several files.
 
 import streamlit as st
 
-from encoders import cope as enc
 from explain import figures as F
 from explain.chapters import cope as ch
 from explain.chapters import cope_results, cope_seeds
@@ -393,7 +392,7 @@ def model_section(npos: int) -> None:
         ),
         "model_weights",
     )
-    st.caption(t("cope.model.caption", sign=sign_text(enc.CoPE.name)))
+    st.caption(t("cope.model.caption", sign=sign_text(ch.CHAPTER.encodings[0])))
     st.page_link("pages/labs/toy_tasks.py", label=t("cope.model.lab_link"), icon=":material/model_training:")
 
 

@@ -10,7 +10,6 @@ from explain import figures as F
 from explain import i18n
 from explain.chapters import minilm as ch
 from explain.chapters import minilm_figures
-from models import minilm as enc
 from ui.cache import cached, resource
 from ui.common import inline_tokens, plot, seed, sentence
 from ui.i18n import current, option_names, t
@@ -51,7 +50,7 @@ if pieces.kept == 0:
     st.info(t("minilm.no_text"))
     st.stop()
 if pieces.truncated:
-    st.warning(t("minilm.truncated", found=pieces.n_found, kept=pieces.kept, max_positions=enc.MAX_POSITIONS))
+    st.warning(t("minilm.truncated", found=pieces.n_found, kept=pieces.kept, max_positions=ch.MAX_POSITIONS))
 
 # -- tokens ------------------------------------------------------------------------------------
 st.header(t("minilm.tokens"))
@@ -199,7 +198,7 @@ def experiment_section() -> None:
         key="minilm_shift",
         **URL,
         disabled=mode != "shift",
-        help=t("minilm.shift_help", max_shift=max_shift, last=enc.MAX_POSITIONS - 1),
+        help=t("minilm.shift_help", max_shift=max_shift, last=ch.MAX_POSITIONS - 1),
     )
     shift = min(int(shift), max_shift)  # a value kept from a shorter sentence (or a URL) may exceed the new bound
     pc = ch.compare(base, run(text, mode, shift, seed()))

@@ -6,7 +6,6 @@ st.*. The numbers, the question and every sentence that states a fact about them
 
 import streamlit as st
 
-from encoders import deberta as enc
 from explain import figures as F
 from explain.chapters import deberta as ch
 from explain.chapters import deberta_figures
@@ -20,7 +19,7 @@ from ui.question import ask
 from ui.section import open_chapter
 from ui.url_state import URL, Param
 
-SIGN = sign_text(enc.DeBERTa.name)
+SIGN = sign_text(ch.CHAPTER.encodings[0])
 N_HEADS = ch.N_HEADS
 page = open_chapter(ch.CHAPTER)
 page.prose("intro")

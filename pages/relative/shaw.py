@@ -6,7 +6,6 @@ st.*. The numbers, the question and every sentence that states a fact about them
 
 import streamlit as st
 
-from encoders import shaw as enc
 from explain import figures as F
 from explain.chapters import shaw as ch
 from explain.chapters import shaw_figures
@@ -19,7 +18,7 @@ from ui.question import ask
 from ui.section import open_chapter
 from ui.url_state import URL
 
-CLIPPED = t("shaw.clipped", sign=sign_text(enc.ShawRelative.name))  # "clipped j − i (key − query)": the paper's sign
+CLIPPED = t("shaw.clipped", sign=sign_text(ch.CHAPTER.encodings[0]))  # "clipped j − i (key − query)": the paper's sign
 QUERY_I, KEY_J, CHANNEL = t("shaw.query_i"), t("shaw.key_j"), t("shaw.channel")
 
 page = open_chapter(ch.CHAPTER)

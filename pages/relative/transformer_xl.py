@@ -6,7 +6,6 @@ figures → st.*. The numbers and the question are computed there.
 
 import streamlit as st
 
-from encoders import transformer_xl as enc
 from explain import figures as F
 from explain.chapters import transformer_xl as ch
 from explain.chapters import transformer_xl_figures
@@ -21,7 +20,7 @@ from ui.section import open_chapter
 from ui.url_state import URL, Param
 
 N_HEADS = ch.N_HEADS
-SIGN = sign_text(enc.TransformerXL.name)
+SIGN = sign_text(ch.CHAPTER.encodings[0])
 page = open_chapter(ch.CHAPTER)
 page.prose("intro")
 page.prose("equation")

@@ -21,9 +21,6 @@ from ui.trained import trained_panel
 from ui.url_state import URL
 
 page = open_chapter(ch.CHAPTER)
-with st.expander(t("rope_scaling.sources"), icon=":material/article:"):
-    for paper in enc.PAPERS.values():
-        st.markdown(f"- {paper.authors} ({paper.year}). [{paper.title}]({paper.url})")
 page.prose("intro")
 
 # Shared by every learner, bounded where each function is defined (explain/bounds.py).
