@@ -19,6 +19,8 @@ How:
   answers again (two answers); a request pinned to a dead worker goes to a live one (option
   redispatch), so a learner whose worker died reconnects at once (and ui/presenter.py's frame script
   redraws their page from the address and their controls).
+- Workers forked from one spawner process that imported the app once (see Spawner below; in `ps` they
+  show the spawner's command line), so a worker starts in about a second.
 - Supervised workers: a worker that exits (crash, out of memory, kill) is started again on its same
   port with the same cookie secret, and the restart is logged (stderr and supervisor.log in the log
   directory). One that keeps dying within a minute of its start is restarted after 2, 4, 8, … up to
@@ -162,6 +164,9 @@ def start_worker(port: int, cookie_secret: str, log: Path, append: bool = False)
 
 def spawner_loop() -> None:
     """The spawner's main (run as `python -c "from tools.serve import spawner_loop; spawner_loop()"`)."""
+    # Ctrl+C in ./run-app's terminal reaches every process of it: the supervisor stops the spawner (by
+    # closing its stdin) after the workers, so that their exits are still reported.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     serve_app = importlib.import_module("serve_app")  # the workers' own start-up (type-checked on its own)
     serve_app.no_delay_for_every_tcp_socket()
     serve_app.preload()
@@ -203,6 +208,7 @@ def _fork_worker(port: int, log: Path, append: bool) -> int:
         return pid
     code = 1
     try:  # the worker: the log for its output, nothing to read, then Streamlit as serve_app.main runs it
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         out = os.open(log, os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC), 0o644)
         os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
         os.dup2(out, 1)
@@ -434,6 +440,10 @@ class Class:
                         self.procs[i], started[i], due[i] = new, now, None
                         self._say(f"worker w{k} started again (pid {new.pid}, port {self.worker_ports[i]})")
 
+    def stopping(self) -> None:
+        """No more restarts: the class is being stopped."""
+        self._stopping.set()
+
     def stop(self) -> None:
         self._stopping.set()
         if self._supervisor is not None and self._supervisor is not threading.current_thread():
@@ -510,6 +520,7 @@ def main(argv: list[str] | None = None) -> int:
 
         def handle(signum: int, frame: object) -> None:
             stop["now"] = True
+            c.stopping()  # Ctrl+C reaches the workers too: their exits now are no reason to restart them
 
         signal.signal(signal.SIGTERM, handle)
         signal.signal(signal.SIGINT, handle)
