@@ -35,3 +35,28 @@ def test_readme_lists_every_chapter_with_its_idea_in_order():
 def test_readme_starts_with_the_two_commands():
     block = README.split("```", 2)[1]
     assert "./run-app" in block and "./run-tests" in block
+
+
+def test_the_layer_graph_in_the_readme_is_the_codes():
+    """The Architecture section lists, per layer, the layers it imports: the same set the source has
+    (every `import` and `from … import` of pages/, ui/, explain/, lab/, models/ and encoders/)."""
+    import ast
+
+    root = Path(__file__).resolve().parents[1]
+    layers = ("pages", "ui", "explain", "lab", "models", "encoders")
+    actual: set[tuple[str, str]] = set()
+    for layer in layers:
+        for path in root.glob(f"{layer}/**/*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+                if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                    names = [node.module]
+                actual |= {(layer, n.split(".")[0]) for n in names if n.split(".")[0] in layers} - {(layer, layer)}
+    block = README[README.index("## Architecture") :]
+    block = block[block.index("```") + 3 :]
+    block = block[: block.index("```")]
+    listed: set[tuple[str, str]] = set()
+    for line in block.strip().splitlines():
+        source, _, targets = line.partition("→")
+        listed |= {(source.split("/")[0].strip(), t) for t in re.findall(r"\b(\w+)/", targets)}
+    assert listed == actual, (listed - actual, actual - listed)
