@@ -1,9 +1,12 @@
 """Lessons: guided walks through the chapters, as data (ui/lessons.py shows them).
 
-Each step names a chapter (a key of ui.chapters.CHAPTERS), an optional sentence and seed, and widget
-values (widget key → a value valid for that widget). A lesson's title and each step's instruction
-are words: they live in the catalogue as classroom.lessons.<key>.title and .step1, .step2, …
-(one sentence each: what to do and what to look at). In an instruction, “quotes” hold a word the
+Each step names a chapter (a key of ui.chapters.CHAPTERS) and the section of its page the step talks
+about (the name of the page's section function: ui/section.py marks its box, and the step's page
+scrolls to it and highlights it), an optional sentence and seed, widget values (widget key → a
+value valid for that widget) and, in a timed lesson, its minutes. A lesson's title, each step's
+instruction and what to do after its last step are words: they live in the catalogue as
+classroom.lessons.<key>.title, .step1, .step2, … (one sentence each: what to do and what to look
+at) and .next. In an instruction, “quotes” hold a word the
 page shows and *italics* name a control or button by its label; tests/test_lessons_ko.py renders each
 step in Korean and finds every one of them on the page.
 
@@ -52,6 +55,10 @@ class Step:
     sentence: str | ByLang | None = None  # None: keep the learner's sentence
     seed: int | None = None
     controls: Mapping[str, Any] = field(default_factory=dict)  # widget key → value (or a ByLang of values)
+    # The section the step talks about: a `page.section` function's name on the chapter's page
+    # (tests/test_lesson_sections.py finds it there).
+    section: str = ""
+    minutes: int | None = None  # a timed lesson's minutes for this step
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "controls", dict(self.controls))  # a copy: picklable, unlike a mappingproxy
@@ -77,6 +84,16 @@ class Lesson:
     def instruction(self, k: int, lang: str | None = None) -> str:
         return t(f"classroom.lessons.{self.key}.step{k + 1}", lang)
 
+    def what_next(self, lang: str | None = None) -> str:
+        """What to do after the last step."""
+        return t(f"classroom.lessons.{self.key}.next", lang)
+
+    @property
+    def minutes(self) -> int | None:
+        """A timed lesson's length (None for an untimed one)."""
+        timed = [step.minutes for step in self.steps if step.minutes is not None]
+        return sum(timed) if timed else None
+
 
 LESSONS: tuple[Lesson, ...] = (
     Lesson(
@@ -86,24 +103,30 @@ LESSONS: tuple[Lesson, ...] = (
                 "why-order",
                 sentence=ByLang({"en": "dog bites man", "ko": "집 앞 가게"}),
                 controls={"with_pe": False},
+                section="maps_section",
             ),
-            Step("why-order", controls={"with_pe": True}),
+            Step("why-order", controls={"with_pe": True}, section="maps_section"),
             Step(
                 "trouble",
                 controls={
                     "trouble_base": "classic",  # the chapter's own example, which the instruction quotes
                     "trouble_prefix": ByLang({lang: TROUBLE_EXAMPLES[lang].prefix for lang in LANGS}),
                 },
+                section="shift_views_section",
             ),
-            Step("shaw", sentence=_default_sentence(), controls={"shaw_k": 4}),
-            Step("t5", controls={"t5_buckets": 32, "t5_max_distance": 128, "t5_causal": False}),
-            Step("rope", controls={"rope_shift": 1000, "rope_size": 24}),
+            Step("shaw", sentence=_default_sentence(), controls={"shaw_k": 4}, section="index_map_section"),
+            Step(
+                "t5",
+                controls={"t5_buckets": 32, "t5_max_distance": 128, "t5_causal": False},
+                section="staircase_section",
+            ),
+            Step("rope", controls={"rope_shift": 1000, "rope_size": 24}, section="identity_part"),
         ),
     ),
     Lesson(
         "extrapolation",
         (
-            Step("trouble", controls={"trouble_l_train": 32, "trouble_l_test": 128}),
+            Step("trouble", controls={"trouble_l_train": 32, "trouble_l_test": 128}, section="length_section"),
             Step(
                 "learned",
                 sentence=ByLang(
@@ -115,19 +138,28 @@ LESSONS: tuple[Lesson, ...] = (
                     }
                 ),
                 controls={"max_len": 8},
+                section="toy_section",
             ),
-            Step("alibi", controls={"alibi_heads": 8, "alibi_train_len": 32, "alibi_test_len": 512}),
-            Step("rope-scaling", controls={"rs_d": 128, "rs_L": 4096, "rs_s": 4.0}),
+            Step(
+                "alibi",
+                controls={"alibi_heads": 8, "alibi_train_len": 32, "alibi_test_len": 512},
+                section="extrapolation_section",
+            ),
+            Step("rope-scaling", controls={"rs_d": 128, "rs_L": 4096, "rs_s": 4.0}, section="angles_section"),
         ),
     ),
     Lesson(
         "rope-from-scratch",
         (
-            Step("sinusoidal", controls={"base": 10_000, "p": 5, "delta": 3}),
-            Step("rope", controls={"rope_d": 8, "rope_m": 2, "rope_n": 6}),
-            Step("rope", controls={"rope_size": 32, "rope_shift": 1_000_000}),
-            Step("rope", controls={"rope_decay_d": 128, "rope_decay_dist": 4096}),
-            Step("derivations", controls={"derivation": "rope-matrix-2d", "derivations_all": False}),
+            Step("sinusoidal", controls={"base": 10_000, "p": 5, "delta": 3}, section="shift_section"),
+            Step("rope", controls={"rope_d": 8, "rope_m": 2, "rope_n": 6}, section="circles_part"),
+            Step("rope", controls={"rope_size": 32, "rope_shift": 1_000_000}, section="identity_part"),
+            Step("rope", controls={"rope_decay_d": 128, "rope_decay_dist": 4096}, section="decay_section"),
+            Step(
+                "derivations",
+                controls={"derivation": "rope-matrix-2d", "derivations_all": False},
+                section="identities_part",
+            ),
         ),
     ),
     Lesson(
@@ -144,6 +176,7 @@ LESSONS: tuple[Lesson, ...] = (
                     }
                 ),
                 controls={"cope_unit": "sentence ends", "cope_all_open": False, "cope_sharpness": 10.0},
+                section="positions_section",
             ),
             Step(
                 "cope",
@@ -152,9 +185,68 @@ LESSONS: tuple[Lesson, ...] = (
                     "cope_word": ByLang({"en": "alice", "ko": "민수가"}),
                     "cope_all_open": False,
                 },
+                section="gates_section",
             ),
-            Step("cope", controls={"cope_all_open": True}),
-            Step("cope", controls={"cope_all_open": False, "cope_unit": "sentence ends", "cope_sharpness": 0.0}),
+            Step("cope", controls={"cope_all_open": True}, section="positions_section"),
+            Step(
+                "cope",
+                controls={"cope_all_open": False, "cope_unit": "sentence ends", "cope_sharpness": 0.0},
+                section="gates_section",
+            ),
+        ),
+    ),
+    # The core path in one class of 50 minutes, ending on the strongest evidence: trained models
+    # reading real text at 8× their training length.
+    Lesson(
+        "lecture",
+        (
+            Step(
+                "why-order",
+                sentence=ByLang({"en": "dog bites man", "ko": "집 앞 가게"}),
+                controls={"with_pe": False},
+                section="maps_section",
+                minutes=4,
+            ),
+            Step("why-order", controls={"with_pe": True}, section="maps_section", minutes=3),
+            Step(
+                "sinusoidal",
+                sentence=_default_sentence(),
+                controls={"base": 10_000, "p": 5, "delta": 3},
+                section="shift_section",
+                minutes=5,
+            ),
+            Step(
+                "trouble",
+                controls={
+                    "trouble_base": "classic",
+                    "trouble_prefix": ByLang({lang: TROUBLE_EXAMPLES[lang].prefix for lang in LANGS}),
+                },
+                section="shift_views_section",
+                minutes=5,
+            ),
+            Step(
+                "t5",
+                controls={"t5_buckets": 32, "t5_max_distance": 128, "t5_causal": False},
+                section="staircase_section",
+                minutes=4,
+            ),
+            Step(
+                "rope",
+                controls={"rope_d": 16, "rope_m": 2, "rope_n": 6, "rope_move": "both"},
+                section="circles_part",
+                minutes=6,
+            ),
+            Step("rope", controls={"rope_size": 24, "rope_shift": 1000}, section="identity_part", minutes=4),
+            Step(
+                "alibi",
+                controls={"alibi_heads": 8, "alibi_train_len": 32, "alibi_test_len": 512},
+                section="extrapolation_section",
+                minutes=5,
+            ),
+            Step(
+                "rope-scaling", controls={"rs_d": 128, "rs_L": 4096, "rs_s": 4.0}, section="angles_section", minutes=4
+            ),
+            Step("real-text", controls={"real_text_stretches": True}, section="lengths_section", minutes=10),
         ),
     ),
 )

@@ -2,9 +2,15 @@
 sentence and controls set (the lessons themselves are data: explain/lessons.py).
 
 Kept in the address as ?lesson=<key>&step=<k> (1-based), so a link opens the same step.
+
+A step lands on the section it talks about: its page opens scrolled to that section's box (ui/section.py
+marks it st-key-section-<name>), which is outlined for a few seconds (LAND_JS, a fixed script whose
+only datum is the section's name, a Python identifier from explain/lessons.py, never user text).
 """
 
 from __future__ import annotations
+
+import json
 
 import streamlit as st
 
@@ -14,12 +20,56 @@ from ui.chapters import BY_KEY
 from ui.i18n import lang as learner_lang
 from ui.i18n import option_names, t
 from ui.presenter import PRESENTER, presenter
+from ui.section import anchor
 from ui.url_state import Param
 
 LESSON_KEY, STEP_KEY = "lesson", "lesson_step"  # session_state keys
 LESSON = Param.choice(LESSON_KEY, (None, *LESSON_BY_KEY), default=None, param="lesson")
 STEP_PARAM = "step"  # ?step=2 (1-based)
 _GO = "_lesson_go"  # set by a callback: switch to the current step's page on this run
+_LAND = "_lesson_land"  # set with a step: its page scrolls to the step's section once, on its next run
+
+# Lands on a section: scrolls its box to the top of the view (below Streamlit's header) and outlines
+# it for a few seconds. The page is still being drawn when this runs, and charts above the section
+# change the layout as they draw (a chart box holds a 450 px placeholder until it is first laid out),
+# so it keeps the box in place until the run has ended and the box has not moved for a while; it
+# gives way at once to a learner who scrolls, clicks or presses a key.
+LAND_JS = """<script>
+(() => {
+  const target = __TARGET__;
+  const app = document.querySelector('[data-testid="stApp"]');
+  const t0 = performance.now();
+  let stop = false, still = 0, idleSince = 0, marked = false;
+  const quit = () => { stop = true; };
+  for (const type of ['wheel', 'touchstart', 'mousedown', 'keydown'])
+    window.addEventListener(type, quit, {capture: true, once: true, passive: true});
+  const tick = () => {
+    if (stop || performance.now() - t0 > 20000) return;
+    const box = document.querySelector('.st-key-' + target);
+    const idle = app && app.getAttribute('data-test-script-state') === 'notRunning';
+    idleSince = idle ? (idleSince || performance.now()) : 0;
+    if (box) {
+      box.style.scrollMarginTop = '4.5rem';
+      const before = box.getBoundingClientRect().top;
+      box.scrollIntoView({block: 'start'});
+      const after = box.getBoundingClientRect().top;
+      still = Math.abs(after - before) < 2 ? still + 1 : 0;
+      if (!marked) {
+        marked = true;
+        box.dataset.peLanded = target;
+        setTimeout(() => { delete box.dataset.peLanded; }, 6000);
+      }
+      if (idleSince && performance.now() - idleSince > 1200 && still >= 4) return;
+    }
+    setTimeout(tick, 120);
+  };
+  tick();
+})();
+</script>
+<style>
+@keyframes pe-landed { from { box-shadow: 0 0 0 4px #1a5fb4; } to { box-shadow: 0 0 0 4px transparent; } }
+[data-pe-landed] { border-radius: 0.5rem; animation: pe-landed 5s ease-in forwards; }
+</style>"""
 
 
 def current_step() -> tuple[Lesson, int, Step] | None:
@@ -48,6 +98,7 @@ def apply_step(lesson_key: str, k: int) -> None:
     for key, value in step.controls_in(lang).items():
         st.session_state[key] = value
     st.session_state[_GO] = True
+    st.session_state[_LAND] = True
 
 
 def _start_lesson() -> None:
@@ -80,6 +131,7 @@ def restore_lesson() -> None:
         n = len(LESSON_BY_KEY[key].steps)
         step = Param.integer(STEP_KEY, 1, n, default=1, param=STEP_PARAM).from_url() or 1
         st.session_state[STEP_KEY] = step - 1
+        st.session_state[_LAND] = True  # a lesson's link opens on its step's section too
 
 
 def lesson_sidebar() -> None:
@@ -98,8 +150,13 @@ def lesson_sidebar() -> None:
     if now is None:
         return
     lesson, k, step = now
-    st.caption(t("classroom.step_of", k=k + 1, n=len(lesson.steps), chapter=BY_KEY[step.chapter].title))
-    b1, b2, b3 = st.columns(3)
+    where = t("classroom.step_of", k=k + 1, n=len(lesson.steps), chapter=BY_KEY[step.chapter].title)
+    if lesson.minutes is not None:
+        where += " · " + t("classroom.timed", minutes=lesson.minutes)
+    st.caption(where)
+    # Previous and Next side by side, Leave under them: three in a row were cut to "P…", "N…", "L…"
+    # (Korean "이.", "다..") in the sidebar's width.
+    b1, b2 = st.columns(2)
     b1.button(
         t("classroom.previous"),
         key="lesson_prev",
@@ -118,7 +175,7 @@ def lesson_sidebar() -> None:
         disabled=k == len(lesson.steps) - 1,
         width="stretch",
     )
-    b3.button(t("classroom.leave"), key="lesson_leave", icon=":material/close:", on_click=_leave, width="stretch")
+    st.button(t("classroom.leave"), key="lesson_leave", icon=":material/close:", on_click=_leave, width="stretch")
 
 
 def mirror_lesson() -> None:
@@ -155,15 +212,23 @@ def lesson_banner(chapter_key: str) -> None:
         return
     lesson, k, step = now
     if step.chapter == chapter_key:
-        st.info(
-            t(
-                "classroom.banner",
-                lesson=lesson.title(),
-                k=k + 1,
-                n=len(lesson.steps),
-                instruction=lesson.instruction(k),
-            ),
-            icon=":material/school:",
-        )
+        words = dict(lesson=lesson.title(), k=k + 1, n=len(lesson.steps), instruction=lesson.instruction(k))
+        if step.minutes is not None:
+            text = t("classroom.banner_timed", minutes=step.minutes, **words)
+        else:
+            text = t("classroom.banner", **words)
+        if k == len(lesson.steps) - 1:
+            text += "\n\n" + t("classroom.what_next", next=lesson.what_next())
+        st.info(text, icon=":material/school:")
+        if st.session_state.pop(_LAND, False) and step.section:
+            land(step.section)
     else:
         st.caption(t("classroom.elsewhere", lesson=lesson.title(), k=k + 1, chapter=BY_KEY[step.chapter].title))
+
+
+def land(section: str) -> None:
+    """Scroll this page to a section's box and outline it (LAND_JS), from the sidebar's foot, where
+    the script's empty element takes no room from the chapter."""
+    if not section.isidentifier():  # a function's name: nothing else ever reaches the script
+        raise ValueError(f"not a section's name: {section!r}")
+    st.sidebar.html(LAND_JS.replace("__TARGET__", json.dumps(anchor(section))), unsafe_allow_javascript=True)

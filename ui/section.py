@@ -12,7 +12,8 @@ What the decorator does, so no page does it by hand:
 - sets this run's language first (a fragment rerun does not pass through app.py, whose language
   lives in a ContextVar of the script thread; without it a Korean learner's section redrew in English);
 - draws the heading (a catalogue key; `level` 2 is st.header, 3 st.subheader) and the chapter's prose
-  section, in that order, before the body;
+  section, in that order, before the body; a chapter's section, all in one box keyed
+  section-<function name> (anchor()), which a lesson's step scrolls to;
 - keeps the declaration on the function (`fn.declared`): `owns` lists the widget keys, chart keys
   and proof key prefixes the section owns. tests/test_sections.py reads the declarations from the
   page's source and checks them against the body (every literal key there is declared, every declared
@@ -22,6 +23,7 @@ What the decorator does, so no page does it by hand:
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -68,11 +70,15 @@ def section(
         @functools.wraps(fn)  # the fragment's identity is the page function's module and name
         def run(*args: P.args, **kwargs: P.kwargs) -> None:
             activate()
-            if heading is not None:
-                (st.header if level == 2 else st.subheader)(t(heading))
-            if prose is not None and chapter is not None:
-                st.markdown(prose_section(chapter, prose))
-            fn(*args, **kwargs)
+            # A chapter's section: one box around heading, prose and body, findable in the page
+            # (class st-key-section-<name>), which a lesson's step lands on (ui/lessons.py). The
+            # frame's own sections (a proof, a lone question) are called several times a page: none.
+            with st.container(key=anchor(fn)) if chapter is not None else contextlib.nullcontext():
+                if heading is not None:
+                    (st.header if level == 2 else st.subheader)(t(heading))
+                if prose is not None and chapter is not None:
+                    st.markdown(prose_section(chapter, prose))
+                fn(*args, **kwargs)
 
         fragment = st.fragment(run, run_every=run_every)
         fragment.declared = declared  # type: ignore[attr-defined]
@@ -108,6 +114,12 @@ def open_chapter(chapter: Chapter) -> ChapterPage:
     """The chapter's header (title, the one-line idea, its paper, the code it runs) and its page."""
     header(chapter)
     return ChapterPage(chapter)
+
+
+def anchor(fn: Callable[..., Any] | str) -> str:
+    """The key of a section's box (a section function, or its name): Streamlit marks the box with the
+    class st-key-section-<name>."""
+    return f"section-{fn if isinstance(fn, str) else fn.__name__}"
 
 
 def declared(fn: Callable[..., Any]) -> Declared | None:
