@@ -235,7 +235,8 @@ class Spawner:
 
     def __init__(self, cookie_secret: str, log: Path):
         env = {**os.environ, "STREAMLIT_SERVER_COOKIE_SECRET": cookie_secret}  # every worker inherits it
-        cmd = [sys.executable, "-c", "from tools.serve import spawner_loop; spawner_loop()"]
+        main = spawner_loop.__name__
+        cmd = [sys.executable, "-c", f"from tools.serve import {main}; {main}()"]
         with open(log, "wb") as fh:
             self.proc = subprocess.Popen(
                 cmd, cwd=ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=fh
