@@ -13,6 +13,7 @@ import torch
 from ui.chapters import CHAPTERS, PARTS, part_title
 from ui.i18n import activate, language_switch, t
 from ui.lessons import follow_lesson, lesson_banner
+from ui.path import nav_title, next_links
 from ui.presenter import frame_scripts, presenter_style
 from ui.sidebar import shared_sidebar
 
@@ -33,7 +34,7 @@ language_switch()
 
 pages = {
     part_title(part): [
-        st.Page(c.path, title=c.title, icon=c.icon, url_path=c.key, default=(k == 0))
+        st.Page(c.path, title=nav_title(c), icon=c.icon, url_path=c.key, default=(k == 0))
         for k, c in enumerate(CHAPTERS)
         if c.part == part
     ]
@@ -48,3 +49,4 @@ presenter_style()
 frame_scripts()
 lesson_banner(navigation.url_path or CHAPTERS[0].key)
 navigation.run()
+next_links(navigation.url_path or CHAPTERS[0].key)  # after the page: where to go next
