@@ -14,13 +14,14 @@ The path is declared once, here: PATH is the core path in reading order, QUESTIO
 to the steps that answer it. Each step's minutes are computed from the prose it names (English words
 at READING_WPM, plus TRY_MINUTES for each section whose controls the learner should move). The core
 path's order also gives every chapter its "next" (`next_chapters`), which ui/path.py draws at the end
-of each page; ui/chapters.py marks the core path in the navigation.
+of each page, and marks the core path in the navigation.
 
 Functions take `lang` so that a cached caller keys on it.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Sequence
@@ -180,6 +181,7 @@ def relative(name: str) -> str:
     return "yes" if cls.shift_invariant else "partly"
 
 
+@functools.cache  # a fact of the registry: the same for every learner and every run
 def parameters(name: str) -> int:
     """Trainable numbers one layer of `name` adds, at PARAM_D_MODEL × PARAM_HEADS, configured for a
     trained length of PARAM_TRAINED (fixed buffers, such as ALiBi's slopes, are not parameters)."""
