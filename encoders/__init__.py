@@ -12,6 +12,8 @@ from .alibi import Alibi
 from .base import PositionalEncoding, derived_seed
 from .cope import CoPE
 from .deberta import DeBERTa
+from .fire import Fire
+from .kerple import Kerple
 from .learned import LearnedAbsolute
 from .nope import NoPositionalEncoding
 from .rope import RoPE
@@ -32,6 +34,8 @@ REGISTRY: dict[str, type[PositionalEncoding]] = {
         TransformerXL,
         DeBERTa,
         Alibi,
+        Kerple,
+        Fire,
         RoPE,
         PositionInterpolationRoPE,
         NTKAwareRoPE,

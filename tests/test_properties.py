@@ -70,10 +70,11 @@ def test_shift_invariance_is_what_the_class_says(name, n_heads, d_head, n, offse
         assert torch.allclose(before.weights, after.weights, rtol=1e-9, atol=1e-12)
     else:
         # A method whose positions are absolute, or whose frequencies follow the total length, must
-        # notice a shift far past any trained length (dynamic NTK's L is 32 by default) — given two
-        # tokens at least: a lone token's rotated score is its unrotated one at any frequency.
+        # notice a shift far past any trained length (dynamic NTK's L is 32 by default, FIRE's
+        # threshold L 512: below it FIRE's bias depends on i − j alone) — given two tokens at least:
+        # a lone token's rotated score is its unrotated one at any frequency.
         assume(n >= 2)
-        after = _run(name, n_heads, d_head, seed, base + offset + 64, causal)
+        after = _run(name, n_heads, d_head, seed, base + offset + 1024, causal)
         assert not _terms_close(before.terms, after.terms)
 
 
