@@ -4,6 +4,7 @@
     python -m lab.regenerate toy                   # only the toy-task lab (assets/toy/)
     python -m lab.regenerate spline                # only the Spline chapter (assets/spline/)
     python -m lab.regenerate lm                    # only the language models on real text (assets/lm/)
+    python -m lab.regenerate lm_eval               # only their evidence (same bytes, anchors; resumable)
     python -m lab.regenerate toy_large cope_table  # the toy lab's closer-to-paper Flip-Flop and CoPE's
                                                    # shared table (lab/toy_more.py)
     python -m lab.regenerate toy --tasks flipflop --encodings cope rope
@@ -244,6 +245,16 @@ def regenerate_lm(args: argparse.Namespace) -> None:
 
     lm.regenerate()
     lm.write_index()
+    regenerate_lm_eval(args, force=True)  # new models: the evidence of the old ones is void
+
+
+def regenerate_lm_eval(args: argparse.Namespace, force: bool = False) -> None:
+    """The real-text chapter's evidence for the shipped models (assets/lm/evidence.json,
+    lab/lm_eval.py): the same-bytes comparison, the n-gram and compressor anchors, T5's far bucket.
+    Resumable: what evidence.json already holds is skipped."""
+    from lab import lm_eval
+
+    lm_eval.run(force=force)
 
 
 def regenerate_toy_large(args) -> None:
@@ -264,6 +275,7 @@ REGENERATORS = [
     ("cope_table", regenerate_cope_table),
     ("spline", regenerate_spline),
     ("lm", regenerate_lm),
+    ("lm_eval", regenerate_lm_eval),
 ]
 
 

@@ -56,10 +56,9 @@ LAND_JS = """<script>
       still = Math.abs(after - before) < 2 ? still + 1 : 0;
       if (!marked) {
         marked = true;
-        box.dataset.peLanded = target;
-        setTimeout(() => { delete box.dataset.peLanded; }, 6000);
+        box.dataset.peLanded = target;  // outlined once: the animation fades it out
       }
-      if (idleSince && performance.now() - idleSince > 1200 && still >= 4) return;
+      if (idleSince && performance.now() - idleSince > 2500 && still >= 4) return;
     }
     setTimeout(tick, 120);
   };

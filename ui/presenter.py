@@ -8,6 +8,7 @@ sends a fixed script (plotly's animation buttons by keyboard).
 
 from __future__ import annotations
 
+import html
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,18 +23,38 @@ from ui.url_state import Param
 
 PRESENTER = Param.flag("presenter", param="present")  # session key "presenter", ?present=1
 FIGURE_SCALE = 1.3  # figures are this much taller in presenter mode …
-FONT_SCALE = 1.35  # … and their text this much larger
+FONT_SCALE = 1.35  # … and their text this much larger …
+# … but no taller than a 1280×720 projector's view can show with the controls above them: 720 px
+# less Streamlit's header (60), two rows of controls at projector size (RoPE's positions, and what
+# moves, whose options wrap) and the chart's Numbers line. The RoPE circles were 988 px, their Play
+# button a screen below them.
+PRESENTER_MAX_HEIGHT = 480
 
-# A fixed style sheet (no user text): larger type for a projector, full-width content.
+# A fixed style sheet (no user text): larger type for a projector, full-width content. Everything a
+# class reads or a lecturer clicks grows, not only the prose: the options of a question the class
+# votes on, buttons (Reveal, a lesson's), alerts (a lesson's banner, an answer), the sentence's token
+# spans, what a control holds (a slider's value, a select's choice, a number), expanders' and tabs'
+# titles, metrics. tests/e2e/test_presenter_browser.py measures them at 1280×720.
 PRESENTER_CSS = """<style>
 [data-testid="stMainBlockContainer"] { max-width: 100%; padding-left: 2.5rem; padding-right: 2.5rem; }
-[data-testid="stMain"] .stMarkdown p, [data-testid="stMain"] .stMarkdown li,
+[data-testid="stMain"] [data-testid="stMarkdownContainer"] p,
+[data-testid="stMain"] [data-testid="stMarkdownContainer"] li,
 [data-testid="stMain"] [data-testid="stCaptionContainer"] { font-size: 1.35rem; line-height: 1.5; }
+[data-testid="stMain"] [data-testid="stMarkdownContainer"] code { font-size: 0.95em; }
 [data-testid="stMain"] h1 { font-size: 3.2rem; }
 [data-testid="stMain"] h2 { font-size: 2.4rem; }
 [data-testid="stMain"] h3 { font-size: 2rem; }
 [data-testid="stMain"] .katex { font-size: 1.35em; }
-[data-testid="stMain"] [data-testid="stWidgetLabel"] p { font-size: 1.05rem; }
+[data-testid="stMain"] [data-testid="stWidgetLabel"] p { font-size: 1.3rem; }
+[data-testid="stMain"] button, [data-testid="stMain"] button p { font-size: 1.3rem; }
+[data-testid="stMain"] [data-testid="stExpander"] summary,
+[data-testid="stMain"] [data-testid="stExpander"] summary p { font-size: 1.3rem; }
+[data-testid="stMain"] input, [data-testid="stMain"] textarea,
+[data-testid="stMain"] [data-baseweb="select"] > div { font-size: 1.3rem; }
+[data-testid="stMain"] [data-testid="stSliderThumbValue"], [data-testid="stMain"] [data-testid="stSliderTickBarMin"],
+[data-testid="stMain"] [data-testid="stSliderTickBarMax"] { font-size: 1.2rem; }
+[data-testid="stMain"] [data-testid="stAlertContainer"] p { font-size: 1.35rem; }
+[data-testid="stMain"] [data-testid="stMetricLabel"] p { font-size: 1.2rem; }
 [data-testid="stMain"] [data-testid="stMetricValue"] { font-size: 2.6rem; }
 </style>"""
 
@@ -192,8 +213,60 @@ def restore_presenter() -> None:
     PRESENTER.restore()
 
 
+# In presenter mode, under the switch: the address to give the class, which is this page's own
+# without ?present=1 (a link copied from the projector put every student into presenter mode). Built
+# in the browser from the address as it is now, since each page's controls write their parameters
+# later in the run; a fixed script and the catalogue's words (escaped), never user text: the address
+# is set as the box's value, not as HTML.
+STUDENTS_LINK_HTML = """<div class="pe-students-link">
+<label for="pe-students-link">__LABEL__</label>
+<div><input id="pe-students-link" type="text" readonly>
+<button type="button" title="__COPY__" aria-label="__COPY__">⧉</button></div>
+<p>__HELP__</p></div>
+<style>
+.pe-students-link label { font-size: 0.875rem; }
+.pe-students-link div { display: flex; gap: 0.25rem; }
+.pe-students-link input { flex: 1; min-width: 0; font: 0.8rem monospace; padding: 0.3rem;
+  border: 1px solid #bbb; border-radius: 0.3rem; }
+.pe-students-link button { border: 1px solid #bbb; border-radius: 0.3rem; background: white; cursor: pointer; }
+.pe-students-link p { font-size: 0.8rem; color: #5e6069; margin: 0.25rem 0 0; }
+</style>
+<script>
+(() => {
+  const box = document.getElementById('pe-students-link');
+  if (!box || box.dataset.peLive) return;
+  box.dataset.peLive = '1';
+  const link = () => {
+    const url = new URL(location.href);
+    url.searchParams.delete('present');
+    return url.toString();
+  };
+  const timer = setInterval(() => {
+    if (!document.contains(box)) { clearInterval(timer); return; }
+    const now = link();
+    if (box.value !== now) box.value = now;
+  }, 400);
+  box.value = link();
+  box.nextElementSibling.addEventListener('click', () => {
+    box.value = link();
+    box.select();
+    (navigator.clipboard && window.isSecureContext ? navigator.clipboard.writeText(box.value)
+      : Promise.reject()).catch(() => document.execCommand('copy'));
+  });
+})();
+</script>"""
+
+
 def presenter_toggle() -> None:
     st.toggle(t("classroom.presenter"), key=PRESENTER.key, help=t("classroom.presenter_help"))
+    if presenter():
+        words = {k: html.escape(t(f"classroom.{k}")) for k in ("students_link", "students_link_help", "copy")}
+        st.html(
+            STUDENTS_LINK_HTML.replace("__LABEL__", words["students_link"])
+            .replace("__HELP__", words["students_link_help"])
+            .replace("__COPY__", words["copy"]),
+            unsafe_allow_javascript=True,
+        )
 
 
 def mirror_presenter() -> None:
@@ -219,7 +292,8 @@ def scale_figure(fig: go.Figure) -> None:
     height = layout_get(fig, "height") or 450
     size = (layout_get(fig, "font.size") or 13) * FONT_SCALE
     title_size = (layout_get(fig, "title.font.size") or 15) * FONT_SCALE
-    relayout(fig, height=round(height * FIGURE_SCALE), font=dict(size=size), title=dict(font=dict(size=title_size)))
+    height = min(round(height * FIGURE_SCALE), PRESENTER_MAX_HEIGHT)
+    relayout(fig, height=height, font=dict(size=size), title=dict(font=dict(size=title_size)))
 
 
 @contextmanager

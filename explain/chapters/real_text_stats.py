@@ -132,3 +132,22 @@ def paired_change_gap(idx: dict[str, Any], a: str, b: str, top: int, base: int) 
     da = wa - sa[: len(wa) * k].reshape(len(wa), k).mean(axis=1)  # (windows at top,)
     db = wb - sb[: len(wb) * k].reshape(len(wb), k).mean(axis=1)
     return estimate(da - db)
+
+
+BOOTSTRAP = 4000  # resamples behind a bootstrap interval
+BOOTSTRAP_SEED = 0  # fixed: the page's intervals are the same on every run
+
+
+def bootstrap(values: np.ndarray | list[float], resamples: int = BOOTSTRAP, seed: int = BOOTSTRAP_SEED) -> Estimate:
+    """The mean of n values and its 95% percentile-bootstrap interval: the n values (one per long
+    window, or per block of bytes) resampled with replacement `resamples` times, a fixed seed."""
+    v = np.asarray(values, dtype=float)
+    n = int(v.size)
+    if n == 0:
+        return Estimate(math.nan, math.nan, math.nan, 0)
+    if n < 2:
+        return Estimate(float(v.mean()), math.nan, math.nan, n)
+    rng = np.random.default_rng(seed)
+    means = v[rng.integers(0, n, size=(resamples, n))].mean(axis=1)
+    lo, hi = np.quantile(means, [0.025, 0.975])
+    return Estimate(float(v.mean()), float(lo), float(hi), n)

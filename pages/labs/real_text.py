@@ -9,6 +9,7 @@ shipped assets/lm/index.json.
 import streamlit as st
 
 from explain.chapters import real_text as ch
+from explain.chapters import real_text_evidence as rte
 from explain.chapters import real_text_figures
 from explain.chapters import trained_attention as ta
 from explain.chapters import trained_attention_figures as taf
@@ -113,6 +114,35 @@ if pp is not None:
     st.markdown(t("real_text.reproduces_header"))
     st.markdown("\n".join(f"- {s}" for s in pp.sentences))
     st.markdown(pp.scale)
+
+# ------------------------------------------------------------ the same bytes, and what anchors them
+same_bytes = cached(rte.same_bytes)
+anchors = cached(rte.anchors)
+t5_far_bucket = cached(rte.t5_far_bucket)
+st.header(t("real_text.same.header"))
+page.prose("same-bytes")
+sb = same_bytes(DIR, lang)
+if sb is None:
+    st.info(t("real_text.same.not_measured"))
+else:
+    st.markdown(sb.curve)
+    st.dataframe(sb.table, hide_index=True, key="real_text_same_bytes")
+    st.caption(sb.caption)
+    st.markdown("\n".join(f"- {s}" for s in sb.sentences))
+    if sb.missing:
+        st.caption(t("real_text.same.missing", names=", ".join(sb.missing)))
+    t5_sentence = t5_far_bucket(DIR, lang)
+    if t5_sentence:
+        st.markdown(t5_sentence)
+st.header(t("real_text.anchor.header"))
+page.prose("anchors")
+an = anchors(DIR, lang)
+if an is None:
+    st.info(t("real_text.same.not_measured"))
+else:
+    st.dataframe(an.table, hide_index=True, key="real_text_anchors")
+    st.caption(an.caption)
+    st.markdown("\n".join(f"- {s}" for s in an.sentences))
 
 # -------------------------------------------------------------------------------- training curves
 st.header(t("real_text.curves_header"))

@@ -70,15 +70,16 @@ def circles_part(qi: int, ki: int, d: int, base: int) -> None:
         help=t("rope.circles.key_pos_help", max_pos=ch.MAX_POS),
     )
     MOVE = Param.choice("rope_move", ("both", "query"), default="both")
+    # What moves stays in view in presenter mode: the prose asks the class to switch it.
+    move = MOVE.widget(
+        p3.radio,
+        t("rope.circles.move"),
+        MOVE.options,
+        horizontal=True,
+        format_func=option_names(MOVE.options, lambda v: t(f"rope.circles.move_{v}")),
+        help=t("rope.circles.move_help", frames=ch.FRAMES),
+    )
     with p3, secondary(t("rope.circles.animation")):
-        move = MOVE.widget(
-            st.radio,
-            t("rope.circles.move"),
-            MOVE.options,
-            horizontal=True,
-            format_func=option_names(MOVE.options, lambda v: t(f"rope.circles.move_{v}")),
-            help=t("rope.circles.move_help", frames=ch.FRAMES),
-        )
         # The keyboard's way through the animation: plotly's Play button and frame slider are SVG that
         # Tab never reaches; a slider's thumb takes the arrow keys. Shown paused on that frame.
         frame = st.slider(
