@@ -27,10 +27,13 @@ def taxonomy(
     its name and its formula, listing the methods there (`members`: kind → method names as shown).
     `hover`: method name → its tooltip (plain text; escaped here). A header may break its line with
     "<br>"; everything else in it is escaped. `flow` labels the arrow above the
-    columns. Colours follow the column, in the house's line colours."""
+    columns. Colours follow the column, in the house's line colours. Everything is a note or a shape,
+    not a trace: the diagram holds no numbers (its "Numbers" panel says so; the property table under
+    it lists the same methods with their facts)."""
     tallest = max((len(members[k]) for k in kinds), default=0)
     bottom = FIRST - ROW * max(tallest - 1, 0) - 0.55
-    data, shapes, notes = [], [], []
+    shapes: list[dict[str, object]] = []
+    notes: list[dict[str, object]] = []
     for col, kind in enumerate(kinds):
         color = LINES[col % len(LINES)]
         names = list(members[kind])
@@ -52,21 +55,17 @@ def taxonomy(
         notes.append(
             dict(x=col, y=-0.5, text=escape(formulas[kind]), showarrow=False, yanchor="middle", font=dict(size=12))
         )
-        data.append(
-            dict(
-                type="scatter",
-                name=headers[kind].replace("<br>", " "),
-                x=[col - COLUMN_HALF + 0.1] * len(names),
-                y=[FIRST - ROW * k for k in range(len(names))],
-                mode="markers+text",
-                marker=dict(size=11, color=color, line=dict(width=1, color="#ffffff")),
-                text=[escape(n) for n in names],
-                textposition="middle right",
-                customdata=[escape(hover[n]) for n in names],
-                hovertemplate="%{customdata}<extra></extra>",
-                cliponaxis=False,
+        for k, name in enumerate(names):  # a note, not a trace: the figure is a diagram, not data
+            notes.append(
+                dict(
+                    x=col - COLUMN_HALF + 0.08,
+                    y=FIRST - ROW * k,
+                    xanchor="left",
+                    text=f"<span style='color:{color}'>●</span> {escape(name)}",
+                    hovertext=escape(hover[name]),
+                    showarrow=False,
+                )
             )
-        )
     notes.append(
         dict(
             x=len(kinds) - 1 + COLUMN_HALF,
@@ -88,7 +87,7 @@ def taxonomy(
         dict(x=(len(kinds) - 1) / 2, y=0.85, text=escape(flow), showarrow=False, yanchor="bottom", bgcolor="#ffffff")
     )
     return make_figure(
-        data,
+        [],
         title,
         int(170 + 44 * max(tallest, 1)),
         showlegend=False,
