@@ -181,7 +181,6 @@ def relative(name: str) -> str:
     return "yes" if cls.shift_invariant else "partly"
 
 
-@functools.cache  # a fact of the registry: the same for every learner and every run
 def parameters(name: str) -> int:
     """Trainable numbers one layer of `name` adds, at PARAM_D_MODEL × PARAM_HEADS, configured for a
     trained length of PARAM_TRAINED (fixed buffers, such as ALiBi's slopes, are not parameters)."""
@@ -190,6 +189,11 @@ def parameters(name: str) -> int:
     with torch.no_grad():
         encoder = build(name, PARAM_D_MODEL, PARAM_HEADS, config=config)
     return sum(p.numel() for p in encoder.parameters() if p.requires_grad)
+
+
+# A fact of the registry, the same for every learner and every run: built once per process (the
+# table, the question and the sentence below it all ask; DeBERTa's table alone is 1.5 M numbers).
+_parameters = functools.cache(parameters)
 
 
 @dataclass(frozen=True)
@@ -237,7 +241,7 @@ def rows(chapters: Chapters, directory: str = LM_DIR) -> tuple[Row, ...]:
                     name,
                     kind,
                     relative(name),
-                    parameters(name),
+                    _parameters(name),
                     bool(REGISTRY[name].shared_across_layers),
                     chapter_of(name, chapters),
                     measured(name, directory),
@@ -467,7 +471,7 @@ QUIZ: tuple[str, ...] = ("learned", "t5", "rope", "deberta")
 def quiz(lang: str) -> Question:
     """Predict, then reveal, from the table's own facts: the one option relative ("yes") with no
     parameters at the table's size (ValueError if not exactly one is)."""
-    free = [name for name in QUIZ if relative(name) == "yes" and parameters(name) == 0]
+    free = [name for name in QUIZ if relative(name) == "yes" and _parameters(name) == 0]
     if len(free) != 1:
         raise ValueError(f"the question needs exactly one relative, parameter-free option, found {free}")
     answer = free[0]
@@ -476,7 +480,7 @@ def quiz(lang: str) -> Question:
             "start.quiz.other",
             lang,
             name=methods.short(n, lang),
-            params=f"{parameters(n):,}",
+            params=f"{_parameters(n):,}",
             relative=relative_text(n, lang),
         )
         for n in QUIZ
@@ -485,7 +489,7 @@ def quiz(lang: str) -> Question:
     facts: dict[str, object] = {
         "answer": methods.short(answer, lang),
         "sign": sign_text(answer, lang),
-        "params": parameters(answer),
+        "params": _parameters(answer),
         "others": others,
         "d": PARAM_D_MODEL,
         "h": PARAM_HEADS,
@@ -519,7 +523,7 @@ def rope_numbers(lang: str, directory: str = LM_DIR) -> str | None:
         alibi=alibi.change.mean,
         trained=rope.trained,
         long=rope.long,
-        params=parameters("rope"),
+        params=_parameters("rope"),
     )
 
 
