@@ -192,7 +192,8 @@ def extrapolation_section(H: int, sec: ch.SlopesSection, colors: list[str]) -> N
     log_x = row.checkbox(
         t("alibi.extrapolation.log_x"), value=True, key="alibi_log_x", **URL, help=t("alibi.extrapolation.log_x_help")
     )
-    scaled = row.checkbox(
+    # Not with the axis's settings: the prose asks the class to tick it (shown in presenter mode too).
+    scaled = st.checkbox(
         t("alibi.extrapolation.scaled"),
         value=False,
         key="alibi_scaled",
