@@ -8,6 +8,9 @@ Markdown filled with computed values (typed tokens inside them are code spans).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import streamlit as st
 
 from explain.question import Question
@@ -15,19 +18,65 @@ from ui.i18n import t
 from ui.section import section
 
 
-def ask(q: Question) -> bool:
-    """Show `q`; True once the learner has revealed the answer (a page may put the picture the
-    question is about behind it)."""
+def revealed(q: Question | None) -> bool:
+    """Whether `q`'s answer has been revealed (or skipped); True when there is no question (nothing
+    to wait for)."""
+    return q is None or bool(st.session_state.get(f"{q.key}__revealed", False))
+
+
+def answer_shown(q: Question | None, part: str) -> bool:
+    """True when what answers `q` (a sentence, a metric, an expander titled with the answer) may be
+    drawn: once the learner has revealed the answer, or chosen to skip the prediction. Otherwise it
+    draws one placeholder line in its place (keyed `<q.key>__waits_<part>`, so a test can find it)
+    and returns False.
+
+    Reveal inside a section reruns that section's fragment only: call this in the section that asks
+    `q` (or in a section nested in it), or the part would wait until the next full run."""
+    if revealed(q):
+        return True
+    assert q is not None  # revealed(None) is True
+    with st.container(key=f"{q.key}__waits_{part}"):
+        st.caption(f":material/visibility_off: {t('classroom.after_reveal')}")
+    return False
+
+
+@contextmanager
+def folded(q: Question | None, part: str) -> Iterator[None]:
+    """Where a chart is itself the answer (the bars that fall from head to head, the curve that
+    climbs from pair to pair): before Reveal it is drawn inside a closed expander (keyed
+    `<q.key>__folds_<part>`) that says it gives the answer away, after Reveal in the open. The chart
+    stays on the page, the same figure, so the tests that read it and the figure snapshots see it
+    either way. As for answer_shown(): use it in the section that asks `q`."""
+    if revealed(q):
+        yield
+        return
+    assert q is not None  # revealed(None) is True
+    with st.expander(t("classroom.folded"), icon=":material/visibility_off:", key=f"{q.key}__folds_{part}"):
+        yield
+
+
+def ask(q: Question, *, whole_page: bool = False) -> bool:
+    """Show `q`; True once the learner has revealed the answer (or skipped the prediction). What
+    answers the question waits for it: see answer_shown(). `whole_page`: Reveal reruns the whole
+    page, not only the section that asks (a fragment), for a page whose parts outside that section
+    wait for the answer too."""
     choice_key, shown_key, picked_key = f"{q.key}__choice", f"{q.key}__revealed", f"{q.key}__picked"
+    if whole_page and st.session_state.pop(f"{q.key}__page_waits", False):
+        st.rerun(scope="app")  # the callback below ran in a fragment's rerun: now the page's
 
     def reveal() -> None:
         st.session_state[shown_key] = True
+        if whole_page:
+            st.session_state[f"{q.key}__page_waits"] = True
 
     def again() -> None:
         st.session_state[shown_key] = False
         st.session_state[choice_key] = None
         st.session_state[picked_key] = None
+        if whole_page:  # what waits outside the section hides again
+            st.session_state[f"{q.key}__page_waits"] = True
 
+    st.session_state[f"{q.key}__asked"] = q  # what tests/test_questions_wait.py reads the answer from
     labels = list(q.labels)
     # The radio holds the shown labels (unique), so its state is plain text. A language switch renames
     # every option: carry the learner's pick over by its position, as long as the options themselves
@@ -49,13 +98,23 @@ def ask(q: Question) -> bool:
         choice = q.options[labels.index(label)] if label in labels else None
         st.session_state[picked_key] = (signature, labels.index(label)) if label in labels else None
         if not st.session_state.get(shown_key, False):
-            st.button(
+            left, right = st.columns([1, 3], vertical_alignment="center")
+            left.button(
                 t("classroom.reveal"),
                 key=f"{q.key}__reveal",
                 icon=":material/visibility:",
                 on_click=reveal,
                 disabled=choice is None,
                 help=t("classroom.reveal_help"),
+            )
+            # Skip: show the answer (and everything waiting for it) without predicting.
+            right.button(
+                t("classroom.skip"),
+                key=f"{q.key}__skip",
+                icon=":material/fast_forward:",
+                on_click=reveal,
+                type="tertiary",
+                help=t("classroom.skip_help"),
             )
             return False
         if choice is None:
@@ -72,9 +131,10 @@ def ask(q: Question) -> bool:
 
 
 @section()
-def ask_alone(q: Question) -> None:
+def ask_alone(q: Question, *, whole_page: bool = False) -> None:
     """Owns the question's radio and Reveal, for a question asked outside any section's fragment:
-    choosing an answer or pressing Reveal changes nothing outside this box, so it reruns this box
-    only, not the page (in the toy lab that was ~0.1 s of server time). A question inside a
-    section's fragment is asked with ask()."""
-    ask(q)
+    choosing an answer changes nothing outside this box, so it reruns this box only, not the page
+    (in the toy lab that was ~0.1 s of server time). Reveal too, unless parts of the page outside
+    the box wait for the answer (`whole_page`). A question inside a section's fragment is asked with
+    ask()."""
+    ask(q, whole_page=whole_page)

@@ -8,10 +8,11 @@ import streamlit as st
 
 from explain import figures as F
 from explain.chapters import why_order as ch
+from explain.question import Question
 from ui.cache import cached
 from ui.common import control_row, inline_tokens, plot, seed, sentence_tokens
 from ui.i18n import current, t
-from ui.question import ask_alone
+from ui.question import answer_shown, ask_alone, folded
 from ui.section import open_chapter
 from ui.trained import trained_panel
 from ui.url_state import URL
@@ -43,7 +44,9 @@ q = shuffle_question(toks, seed(), st.session_state.shuffles, lang)
 
 
 if q is not None:
-    ask_alone(q)
+    # The metric, the verdict and the recurrent section's numbers below answer it: Reveal reruns
+    # the whole page, so they can wait for it.
+    ask_alone(q, whole_page=True)
 page.prose("shuffle")
 row = control_row()
 # Callbacks run before the script, so the question, the maps and the recurrent network below all see
@@ -62,21 +65,27 @@ st.markdown(t("why_order.original") + inline_tokens(toks))
 st.markdown(t("why_order.shuffled") + inline_tokens(r.shuffled_tokens))
 
 m1, m2 = st.columns(2)
-m1.metric(t("why_order.metric_diff"), f"{r.max_abs_diff:.6f}")
+with m1:
+    # Without positions, the difference is the question's answer: it waits for Reveal.
+    shown = with_pe or answer_shown(q, "verdict")
+    if shown:
+        st.metric(t("why_order.metric_diff"), f"{r.max_abs_diff:.6f}")
 m2.metric(t("why_order.metric_pe"), t("why_order.pe.sinusoidal" if with_pe else "why_order.pe.none"))
-if not with_pe:
+if shown and not with_pe:
     exact = t("why_order.exactly_zero") if r.exact else t("why_order.rounding", diff=r.max_abs_diff)
     if ch.verdict(r.max_abs_diff) == ch.SAME:
         st.success(t("why_order.same_vectors", exact=exact))
     else:  # cannot happen unless the attention path is broken; say so rather than hide it
         st.error(t("why_order.broken", diff=r.max_abs_diff))
-else:
+elif with_pe:
     st.warning(t("why_order.order_matters"))
 
 
 @page.section(owns=("out_original", "out_back", "out_diff", "att_original", "att_shuffled"))
-def maps_section(toks: tuple[str, ...], r: ch.PermutationResult) -> None:
-    """The output and weight maps' Numbers panels: opening one reruns these five charts only."""
+def maps_section(toks: tuple[str, ...], r: ch.PermutationResult, q: Question | None) -> None:
+    """The output and weight maps' Numbers panels: opening one reruns these five charts only. The
+    difference map is the question's answer (blank without positions): folded until Reveal, which
+    reruns the whole page."""
     token_axis, channel_axis = t("why_order.fig.token"), t("why_order.fig.channel")
     o1, o2, o3 = st.columns(3)
     with o1:
@@ -107,7 +116,7 @@ def maps_section(toks: tuple[str, ...], r: ch.PermutationResult) -> None:
             ),
             "out_back",
         )
-    with o3:
+    with o3, folded(q, "difference"):
         plot(
             F.token_heatmap(
                 r.difference_shown,
@@ -150,7 +159,7 @@ def maps_section(toks: tuple[str, ...], r: ch.PermutationResult) -> None:
         )
 
 
-maps_section(toks, r)
+maps_section(toks, r, None if with_pe else q)  # with positions the map answers nothing
 
 rv = recurrence_view(toks, seed(), shuffles)
 trained_panel(page.chapter)  # the same (no) encoding, trained on real text
@@ -173,8 +182,10 @@ page.prose("with-pe")
 
 
 @page.section(owns=("rnn_change",))
-def rnn_section(toks: tuple[str, ...], shuffles: int, rv: ch.RecurrenceView) -> None:
-    """The recurrent contrast's Numbers panel: opening it reruns this section only."""
+def rnn_section(toks: tuple[str, ...], shuffles: int, rv: ch.RecurrenceView, q: Question | None) -> None:
+    """The recurrent contrast's Numbers panel: opening it reruns this section only. Its sentence
+    states the attention layer's largest change, the question's answer: it waits for Reveal (which
+    reruns the whole page, this section with it)."""
     n = len(toks)
     st.header(t("why_order.rnn.heading"))
     page.prose("rnn")
@@ -193,18 +204,19 @@ def rnn_section(toks: tuple[str, ...], shuffles: int, rv: ch.RecurrenceView) -> 
             ),
             "rnn_change",
         )
-        st.markdown(
-            t(
-                "why_order.rnn.measured",
-                attention=rv.attention_max,
-                rnn=rv.recurrent_max,
-                unchanged=rv.unchanged_words,
-                n=n,
+        if answer_shown(q, "rnn"):
+            st.markdown(
+                t(
+                    "why_order.rnn.measured",
+                    attention=rv.attention_max,
+                    rnn=rv.recurrent_max,
+                    unchanged=rv.unchanged_words,
+                    n=n,
+                )
             )
-        )
 
 
-rnn_section(toks, shuffles, rv)
+rnn_section(toks, shuffles, rv, q)
 
 with st.expander(t("why_order.causal_expander")):
     page.prose("causal")
