@@ -140,6 +140,7 @@ def same_bytes(directory: str = DIR, lang: str | None = None) -> SameBytes | Non
         train=train,
         lo=train - stride + 1,
         top=top,
+        n_top=int(ev.get("eval_bytes", 1) - 1) // top,
     )
     return SameBytes(table, sentences, curve, caption, missing)
 
