@@ -13,7 +13,7 @@ from ui.common import plot, seed, sentence, sentence_tokens
 from ui.derivation import proof
 from ui.i18n import current, t
 from ui.presenter import secondary
-from ui.question import ask
+from ui.question import answer_shown, ask, folded
 from ui.section import open_chapter
 from ui.trained import trained_panel
 from ui.url_state import URL, Param
@@ -82,25 +82,28 @@ def waves_section(n: int, d: int, base_f: float) -> None:
 
 @page.section(heading="sinusoidal.heading.wavelengths", owns=("wavelengths",))
 def wavelengths_section(n: int, d: int, base_f: float) -> None:
-    """Owns the question's radio and Reveal and the wavelengths chart's Numbers panel."""
+    """Owns the question's radio and Reveal and the wavelengths chart's Numbers panel. The prose and
+    the chart answer the question: they wait for Reveal (folded, for the chart)."""
     q = wavelength_question(d, base_f, lang)
     if q is not None:
         ask(q)
-    page.prose("wavelengths")
+    if answer_shown(q, "rule"):  # 'the wavelengths grow geometrically' answers it
+        page.prose("wavelengths")
     wl = wavelength_section(n, d, base_f)
     length = t("sinusoidal.wavelengths.length")
-    plot(
-        F.lines(
-            wl.pairs,
-            {t("sinusoidal.wavelengths.curve"): wl.wavelengths, length: wl.length_line},
-            t("sinusoidal.wavelengths.title"),
-            x_title=t("sinusoidal.wavelengths.x"),
-            y_title=t("sinusoidal.wavelengths.y"),
-            log_y=True,
-            dashed=(length,),
-        ),
-        "wavelengths",
-    )
+    with folded(q, "wavelengths"):  # the curve climbs from pair to pair: the answer itself
+        plot(
+            F.lines(
+                wl.pairs,
+                {t("sinusoidal.wavelengths.curve"): wl.wavelengths, length: wl.length_line},
+                t("sinusoidal.wavelengths.title"),
+                x_title=t("sinusoidal.wavelengths.x"),
+                y_title=t("sinusoidal.wavelengths.y"),
+                log_y=True,
+                dashed=(length,),
+            ),
+            "wavelengths",
+        )
 
 
 @page.section(heading="sinusoidal.heading.binary", prose="binary", owns=("binary", "binary_pe"))

@@ -15,7 +15,7 @@ from ui.cache import cached
 from ui.common import plot
 from ui.i18n import current, option_names, t
 from ui.presenter import secondary
-from ui.question import ask
+from ui.question import answer_shown, ask, folded
 from ui.section import open_chapter
 from ui.url_state import URL, Param
 
@@ -132,26 +132,29 @@ def part1_section() -> None:
             st.info(section.note)
         l1, l2 = st.columns(2)
         with l1:
-            plot(
-                spline_figures.curve_edit(
-                    E.bspline_before,
-                    E.bspline_after,
-                    E.bspline_changed,
-                    t("spline.bspline_title", degree=degree, kind=kind_word, point=point),
-                    ctrl_before=E.ctrl_before,
-                    ctrl_after=E.ctrl_after,
-                ),
-                "spline_local",
-            )
-            st.caption(
-                t(
-                    "spline.bspline_caption",
-                    point=point,
-                    lo=E.support[0],
-                    hi=E.support[1],
-                    pct=100 * E.bspline_changed_fraction,
+            # The stretch that moved, and its t-interval, answer the question: they wait for Reveal.
+            with folded(section.question, "local"):
+                plot(
+                    spline_figures.curve_edit(
+                        E.bspline_before,
+                        E.bspline_after,
+                        E.bspline_changed,
+                        t("spline.bspline_title", degree=degree, kind=kind_word, point=point),
+                        ctrl_before=E.ctrl_before,
+                        ctrl_after=E.ctrl_after,
+                    ),
+                    "spline_local",
                 )
-            )
+            if answer_shown(section.question, "support"):
+                st.caption(
+                    t(
+                        "spline.bspline_caption",
+                        point=point,
+                        lo=E.support[0],
+                        hi=E.support[1],
+                        pct=100 * E.bspline_changed_fraction,
+                    )
+                )
             st.caption(contact_line(n_ctrl, degree, knots_kind, lang))
         with l2:
             plot(

@@ -17,7 +17,7 @@ from ui.common import control_row, inline_tokens, plot, seed, sentence, sentence
 from ui.derivation import proof
 from ui.i18n import current, t
 from ui.presenter import secondary
-from ui.question import ask
+from ui.question import answer_shown, ask, folded
 from ui.section import open_chapter
 from ui.trained import trained_panel
 from ui.url_state import URL, Param
@@ -43,50 +43,56 @@ query_i, key_j = t("figures.query_i"), t("figures.key_j")  # the grids' axis tit
 # ------------------------------------------------------------------------------------- slopes
 @page.section(owns=("alibi_log_slopes", "slopes"))
 def slopes_part(H: int, sec: ch.SlopesSection, colors: list[str]) -> None:
-    """Owns the question and the log-axis checkbox: they change only the slopes chart."""
+    """Owns the question and the log-axis checkbox: they change only the slopes chart. The slope rule,
+    its note and the chart answer the question: they wait for Reveal (folded, for the chart)."""
     sv = sec.view
     st.header(t("alibi.slopes.subheader"))
     if sec.question is not None:
-        ask(sec.question)
-    page.prose("slopes")
+        ask(sec.question, whole_page=True)  # the bias grid below, another section, waits too
+    shown = answer_shown(sec.question, "rule")  # the rule m_h = 2^(−8h/H) answers it
+    if shown:
+        page.prose("slopes")
     with secondary(t("alibi.slopes.axis")):
         log_slopes = st.checkbox(
             t("alibi.slopes.log"), value=True, key="alibi_log_slopes", **URL, help=t("alibi.slopes.log_help")
         )
-    plot(
-        alibi_figures.head_bars(
-            sv.slopes,
-            t("alibi.slopes.title", H=H),
-            y_title=t("alibi.slopes.y_title"),
-            colors=colors,
-            text=list(sv.labels),
-            log_y=log_slopes,
-            hover=list(sec.hover),
-        ),
-        "slopes",
-    )
-    if sec.note:
+    with folded(sec.question, "slopes"):  # the bars fall from head to head: the answer itself
+        plot(
+            alibi_figures.head_bars(
+                sv.slopes,
+                t("alibi.slopes.title", H=H),
+                y_title=t("alibi.slopes.y_title"),
+                colors=colors,
+                text=list(sv.labels),
+                log_y=log_slopes,
+                hover=list(sec.hover),
+            ),
+            "slopes",
+        )
+    if sec.note and shown:
         st.info(sec.note)
 
 
 # --------------------------------------------------------------------------------------- bias
 @page.section(owns=("bias_grid",))
 def bias_part(causal: bool, sec: ch.SlopesSection, hv: ch.HeadsView, cut: str) -> None:
-    """Owns only its chart's Numbers panel: reads the heads and the mask above."""
+    """Owns only its chart's Numbers panel: reads the heads and the mask above. Its panels, darkest
+    for head 1, answer the slopes question: folded until Reveal (which reruns the whole page)."""
     bias_form = t("alibi.bias.form_causal" if causal else "alibi.bias.form_bidirectional")
-    plot(
-        F.token_heatmap_grid(
-            hv.grid(hv.bias),
-            hv.tokens[: ch.GRID],
-            t("alibi.bias.title", form=bias_form, cut=cut),
-            panel_titles=list(sec.head_names),
-            value_label=t("alibi.bias_value"),
-            cols=4,
-            row_title=query_i,
-            col_title=key_j,
-        ),
-        "bias_grid",
-    )
+    with folded(sec.question, "bias"):
+        plot(
+            F.token_heatmap_grid(
+                hv.grid(hv.bias),
+                hv.tokens[: ch.GRID],
+                t("alibi.bias.title", form=bias_form, cut=cut),
+                panel_titles=list(sec.head_names),
+                value_label=t("alibi.bias_value"),
+                cols=4,
+                row_title=query_i,
+                col_title=key_j,
+            ),
+            "bias_grid",
+        )
 
 
 # --------------------------------------------------------------------------------- attention

@@ -19,7 +19,7 @@ from ui.cache import cached
 from ui.common import control_row, inline_tokens, plot, seed, sentence, sentence_tokens
 from ui.derivation import proof
 from ui.i18n import current, option_names, t
-from ui.question import ask
+from ui.question import ask, revealed
 from ui.section import open_chapter
 from ui.trained import trained_panel
 from ui.url_state import URL, Param
@@ -79,7 +79,9 @@ def positions_section(cv: ch.CountView, what: str, npos: int, all_open: bool) ->
     question = positions_question(n, lang)
     if question is not None:
         ask(question)
-    proof(t("cope.positions.proof"), "cope-all-gates-open", "cope_proof")
+    # The proof's title states the answer (p_ij = i − j + 1): before Reveal it only names the claim.
+    title = "cope.positions.proof" if revealed(question) else "cope.positions.proof_waiting"
+    proof(t(title), "cope-all-gates-open", "cope_proof")
     plot(
         F.token_heatmap(
             cv.positions,

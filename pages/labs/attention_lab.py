@@ -16,7 +16,7 @@ from explain.chapters import trained_attention as trained
 from ui.cache import cached
 from ui.common import control_row, inline_tokens, plot, seed, sentence, sentence_tokens
 from ui.i18n import current, option_names, t
-from ui.question import ask
+from ui.question import answer_shown, ask, folded
 from ui.section import open_chapter
 from ui.trained import head_grid
 from ui.url_state import URL, Param
@@ -220,9 +220,10 @@ trained_part()
 
 
 # -- shift test ---------------------------------------------------------------------------------
-@page.section(heading="attention_lab.shift_header", prose="shift", owns=("lab_prefix", "lab_shift"))
+@page.section(heading="attention_lab.shift_header", owns=("lab_prefix", "lab_shift"))
 def shift_part() -> None:
-    """Owns the prefix and the question: they change only the shift test."""
+    """Owns the prefix and the question: they change only the shift test. Its bars and sentence
+    answer the question: they wait for Reveal (the bars folded)."""
     prefix = st.text_input(
         t("attention_lab.prefix"),
         t("attention_lab.prefix_default"),
@@ -234,27 +235,32 @@ def shift_part() -> None:
     sec = shift_section(text, seed(), methods, prefix, n_heads, causal, head, lang)
     if sec is None:
         st.info(t("attention_lab.no_prefix"))
+        page.prose("shift")  # no question to wait for
     else:
         ask(sec.question)
         sh = sec.test
-        plot(
-            attention_lab_figures.labelled_bars(
-                [short(m) for m in sh.methods],
-                sh.max_change,
-                t("attention_lab.shift_title", k=len(sh.prefix), who=who(head)),
-                y_title=t("attention_lab.shift_y"),
-                log_y=True,
-                floor=1e-17,
-                highlight=[k for k, c in enumerate(sh.changed) if c],
-            ),
-            "lab_shift",
-        )
+        # The bars and the sentence under them answer the question: they wait for Reveal (folded).
+        with folded(sec.question, "bars"):
+            plot(
+                attention_lab_figures.labelled_bars(
+                    [short(m) for m in sh.methods],
+                    sh.max_change,
+                    t("attention_lab.shift_title", k=len(sh.prefix), who=who(head)),
+                    y_title=t("attention_lab.shift_y"),
+                    log_y=True,
+                    floor=1e-17,
+                    highlight=[k for k, c in enumerate(sh.changed) if c],
+                ),
+                "lab_shift",
+            )
         moved = [short(m) for m, c in zip(sh.methods, sh.changed, strict=True) if c]
         still = [short(m) for m, c in zip(sh.methods, sh.changed, strict=True) if not c]
-        st.markdown(
-            (t("attention_lab.changed", names=", ".join(moved)) if moved else t("attention_lab.changed_none"))
-            + (t("attention_lab.unchanged", threshold=f"{lab.CHANGED:g}", names=", ".join(still)) if still else "")
-        )
+        if answer_shown(sec.question, "changed"):
+            page.prose("shift")  # what the bars measure, and which encodings move: the answer
+            st.markdown(
+                (t("attention_lab.changed", names=", ".join(moved)) if moved else t("attention_lab.changed_none"))
+                + (t("attention_lab.unchanged", threshold=f"{lab.CHANGED:g}", names=", ".join(still)) if still else "")
+            )
 
 
 shift_part()

@@ -13,7 +13,7 @@ from explain.chapters import minilm_figures
 from ui.cache import cached, resource
 from ui.common import inline_tokens, plot, seed, sentence
 from ui.i18n import current, option_names, t
-from ui.question import ask
+from ui.question import answer_shown, ask, folded
 from ui.section import open_chapter
 from ui.url_state import URL, Param
 
@@ -205,35 +205,39 @@ def experiment_section() -> None:
     ids, more = pc.ids_preview()
     st.caption(t("minilm.ids_caption", ids=", ".join(str(v) for v in ids) + (" …" if more else "")))
     panel = t("minilm.panel.shift", shift=shift) if mode == "shift" else t(f"minilm.panel.{mode}")
-    plot(
-        minilm_figures.layer_head_maps(
-            pc.panels,
-            t("minilm.change_title"),
-            panel_titles=[panel],
-            value_label=t("minilm.moved"),
-            cols=1,
-            panel_height=300,
-        ),
-        "minilm_change",
-    )
-    (l1, h1, v1), (l2, h2, v2) = pc.most, pc.least
-    st.markdown(t("minilm.most_least", l1=l1, h1=h1, v1=v1, l2=l2, h2=h2, v2=v2, hidden=pc.hidden_change))
-    if heads.labels:
-        st.markdown(
-            t("minilm.labelled_moves", panel=panel)
-            + "\n"
-            + "\n".join(
-                t(
-                    "minilm.labelled_move",
-                    layer=h.layer,
-                    head=h.head,
-                    target=ch.target_text(h.target),
-                    moved=pc.moved(h.layer, h.head),
-                )
-                for h in heads.labels
-            )
+    # How much each head moved is the question's answer: the map, the most/least line and the
+    # labelled heads' moves wait for Reveal (the map folded).
+    with folded(question, "change"):
+        plot(
+            minilm_figures.layer_head_maps(
+                pc.panels,
+                t("minilm.change_title"),
+                panel_titles=[panel],
+                value_label=t("minilm.moved"),
+                cols=1,
+                panel_height=300,
+            ),
+            "minilm_change",
         )
-    page.prose("experiment-read")
+    if answer_shown(question, "moves"):
+        (l1, h1, v1), (l2, h2, v2) = pc.most, pc.least
+        st.markdown(t("minilm.most_least", l1=l1, h1=h1, v1=v1, l2=l2, h2=h2, v2=v2, hidden=pc.hidden_change))
+        if heads.labels:
+            st.markdown(
+                t("minilm.labelled_moves", panel=panel)
+                + "\n"
+                + "\n".join(
+                    t(
+                        "minilm.labelled_move",
+                        layer=h.layer,
+                        head=h.head,
+                        target=ch.target_text(h.target),
+                        moved=pc.moved(h.layer, h.head),
+                    )
+                    for h in heads.labels
+                )
+            )
+        page.prose("experiment-read")  # it reads the answer off the list
 
 
 experiment_section()

@@ -13,10 +13,11 @@ from explain.chapters import real_text_evidence as rte
 from explain.chapters import real_text_figures
 from explain.chapters import trained_attention as ta
 from explain.chapters import trained_attention_figures as taf
+from explain.question import Question
 from ui.cache import cached
 from ui.common import plot, sentence
 from ui.i18n import current, option_names, t
-from ui.question import ask
+from ui.question import answer_shown, ask, folded
 from ui.section import open_chapter
 from ui.trained import head_grid
 from ui.trained import read_text as read_text_cached
@@ -57,11 +58,12 @@ st.caption(
 
 # ------------------------------------------------------------------------- train short, read long
 @page.section(heading="real_text.lengths_header", prose="lengths", owns=("real_text_lengths", "real_text_stretches"))
-def lengths_section() -> None:
-    """Owns the stretches toggle: it changes only this section's chart and sentences."""
-    q = rise_question(DIR, lang)
+def lengths_section(q: Question | None) -> None:
+    """Owns the stretches toggle: it changes only this section's chart and sentences. The chart and
+    the changes answer the question: they wait for Reveal (the chart folded), and so do the papers'
+    sentences below, outside this section: Reveal reruns the whole page."""
     if q is not None:
-        ask(q)
+        ask(q, whole_page=True)
     with_stretches = st.toggle(
         t("real_text.with_stretches"),
         value=True,
@@ -73,19 +75,20 @@ def lengths_section() -> None:
     if lc is None:
         return
     base, top = lc.lengths[0], lc.lengths[-1]
-    plot(
-        real_text_figures.length_lines(
-            lc.lengths,
-            lc.lines,
-            t("real_text.fig_lengths", train=ch.TRAIN_LEN),
-            x_title=t("real_text.length_x"),
-            y_title=t("real_text.bpb_y"),
-            train_length=ch.TRAIN_LEN,
-            train_mark=t("real_text.train_mark"),
-            note=t("real_text.missing_note", names=", ".join(lc.missing), train=ch.TRAIN_LEN) if lc.missing else "",
-        ),
-        "real_text_lengths",
-    )
+    with folded(q, "lengths"):
+        plot(
+            real_text_figures.length_lines(
+                lc.lengths,
+                lc.lines,
+                t("real_text.fig_lengths", train=ch.TRAIN_LEN),
+                x_title=t("real_text.length_x"),
+                y_title=t("real_text.bpb_y"),
+                train_length=ch.TRAIN_LEN,
+                train_mark=t("real_text.train_mark"),
+                note=t("real_text.missing_note", names=", ".join(lc.missing), train=ch.TRAIN_LEN) if lc.missing else "",
+            ),
+            "real_text_lengths",
+        )
     st.caption(
         t(
             "real_text.lengths_caption",
@@ -96,12 +99,14 @@ def lengths_section() -> None:
             base=base,
         )
     )
-    page.prose("lengths-read")
-    st.markdown(t("real_text.changes_header", base=base, top=top))
-    st.markdown("\n".join(f"- {s}" for s in lc.sentences))
+    if answer_shown(q, "changes"):
+        page.prose("lengths-read")
+        st.markdown(t("real_text.changes_header", base=base, top=top))
+        st.markdown("\n".join(f"- {s}" for s in lc.sentences))
 
 
-lengths_section()
+rise_q = rise_question(DIR, lang)
+lengths_section(rise_q)
 
 # ------------------------------------------------------------------------------- beside the papers
 st.header(t("real_text.papers_header"))
@@ -111,8 +116,9 @@ if pp is not None:
     st.markdown(t("real_text.alibi_quote"))
     st.dataframe(pp.cope_table, hide_index=True, key="real_text_cope_fig3")
     st.caption(t("real_text.cope_caption", train=ch.COPE_FIG3_TRAIN))
-    st.markdown(t("real_text.reproduces_header"))
-    st.markdown("\n".join(f"- {s}" for s in pp.sentences))
+    if answer_shown(rise_q, "papers"):  # each model's change from 128 to 1024 bytes: the answer
+        st.markdown(t("real_text.reproduces_header"))
+        st.markdown("\n".join(f"- {s}" for s in pp.sentences))
     st.markdown(pp.scale)
 
 # ------------------------------------------------------------ the same bytes, and what anchors them

@@ -25,7 +25,7 @@ from lab.service import SEED_RANGE, STEP_RANGE, BadSettings, QueueFull
 from ui.cache import cached, resource
 from ui.common import inline_tokens, plot
 from ui.i18n import current, option_names, t
-from ui.question import ask_alone
+from ui.question import answer_shown, ask_alone, folded
 from ui.section import open_chapter
 from ui.url_state import Param
 
@@ -212,8 +212,13 @@ else:
     cfg = shipped_config(task_name, encs[0])
     question = lowest_question(task_name, encs, DIR, lang)
     if question is not None:
-        ask_alone(question)
-    st.dataframe(ch.table_columns(results_table(task_name, encs, DIR, lang), lang), hide_index=True, key="toy_table")
+        # The table, the verdicts and CoPE's variant below answer it: Reveal reruns the whole page,
+        # so they can wait for it (the table folded).
+        ask_alone(question, whole_page=True)
+    with folded(question, "table"):
+        st.dataframe(
+            ch.table_columns(results_table(task_name, encs, DIR, lang), lang), hide_index=True, key="toy_table"
+        )
     st.caption(
         t(
             "toy_tasks.run_caption",
@@ -245,8 +250,9 @@ else:
         st.caption(t(kind, tables=len(tables.tables), layers=tables.layers, buckets=shape[0], heads=shape[-1]))
 
     st.markdown(t("toy_tasks.ordering_header"))
-    for line in verdict_lines(task_name, DIR, lang):
-        st.markdown(line)
+    if answer_shown(question, "verdicts"):
+        for line in verdict_lines(task_name, DIR, lang):
+            st.markdown(line)
     st.caption(
         t(
             "toy_tasks.scale_note",
@@ -260,7 +266,7 @@ else:
     if task_name == "counting":
         st.caption(t("toy_tasks.counting_mix_note"))
     table_lines = cope_table_section(task_name, encs, lang, DIR)
-    if table_lines:
+    if table_lines and answer_shown(question, "cope"):
         st.caption(t("toy_tasks.cope_note"))
         st.markdown(t("toy_tasks.cope_table.header"))
         st.markdown("\n".join(table_lines))

@@ -15,7 +15,7 @@ from ui.cache import cached
 from ui.common import control_row, plot, seed, sentence, sentence_tokens
 from ui.derivation import proof
 from ui.i18n import current, option_names, t
-from ui.question import ask
+from ui.question import answer_shown, ask, revealed
 from ui.section import open_chapter
 from ui.url_state import URL, Param
 
@@ -116,8 +116,12 @@ def terms_section(toks: list[str]) -> None:
             "xl_weights",
         )
 
-    st.header(t("transformer_xl.distance.subheader"))
-    page.prose("distance")
+    # The heading and the prose name term (d) as the one without words, the question's answer: before
+    # Reveal the heading is neutral and the prose waits.
+    shown = revealed(question)
+    st.header(t("transformer_xl.distance.subheader" if shown else "transformer_xl.distance.subheader_waiting"))
+    if answer_shown(question, "distance"):
+        page.prose("distance")
     reach = max(n - 1, 8)
     g = global_position_bias(seed(), reach, n_heads=N_HEADS)
     curves = {t("transformer_xl.distance.head", h=h + 1): g.d_term[h] for h in range(N_HEADS)}

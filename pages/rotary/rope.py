@@ -15,7 +15,7 @@ from ui.common import plot, seed, sentence_tokens
 from ui.derivation import proof, show_derivation
 from ui.i18n import current, option_names, t
 from ui.presenter import secondary
-from ui.question import ask
+from ui.question import answer_shown, ask
 from ui.section import open_chapter
 from ui.trained import trained_panel
 from ui.url_state import URL, Param
@@ -157,9 +157,10 @@ def identity_part(qi: int, ki: int, d: int, base: int) -> None:
             ),
             "rope_identity_rows",
         )
-    st.markdown(
-        t("rope.identity.summary", spread=ids.view.diagonal_spread, shift=int(shift), change=ids.view.max_change)
-    )
+    if answer_shown(ids.question, "summary"):  # it states the change after the shift: the answer
+        st.markdown(
+            t("rope.identity.summary", spread=ids.view.diagonal_spread, shift=int(shift), change=ids.view.max_change)
+        )
 
 
 # -- 3. long-term decay ---------------------------------------------------------------------------

@@ -9,13 +9,12 @@ import math
 
 import streamlit as st
 
-from encoders import rope_scaling as enc
 from explain import figures as F
 from explain.chapters import rope_scaling as ch
 from ui.cache import cached
 from ui.common import plot, seed, sentence_tokens
 from ui.i18n import current, t
-from ui.question import ask
+from ui.question import answer_shown, ask, folded
 from ui.section import open_chapter
 from ui.trained import trained_panel
 from ui.url_state import URL
@@ -96,44 +95,49 @@ names = {k: ch.label(k, lang) for k in ch.ALL_SCHEMES}
 
 
 # -- 1. frequencies ---------------------------------------------------------------------------------
-@page.section(heading="rope_scaling.frequencies.subheader", prose="frequencies", owns=("rs_ratio", "rs_wavelength"))
+@page.section(heading="rope_scaling.frequencies.subheader", owns=("rs_ratio", "rs_wavelength"))
 def frequencies_part() -> None:
-    """Owns the question and its charts' Numbers panels: reads the shared settings above."""
+    """Owns the question and its charts' Numbers panels: reads the shared settings above. The prose
+    (which scheme slows which pairs) and the two charts answer the question: they wait for Reveal
+    (the charts folded)."""
     ask(fs.question)
-    f1, f2 = st.columns(2)
-    with f1:
-        plot(
-            F.lines(
+    if answer_shown(fs.question, "rule"):
+        page.prose("frequencies")
+    with folded(fs.question, "charts"):
+        f1, f2 = st.columns(2)
+        with f1:
+            plot(
+                F.lines(
+                    fs.view.pairs,
+                    fs.ratios,
+                    t("rope_scaling.frequencies.ratio_title"),
+                    x_title=t("rope_scaling.frequencies.pair_axis"),
+                    y_title=t("rope_scaling.frequencies.ratio_axis"),
+                    dashed=(fs.ramp_name,),
+                    height=400,
+                ),
+                "rs_ratio",
+            )
+        with f2:
+            fig = F.lines(
                 fs.view.pairs,
-                fs.ratios,
-                t("rope_scaling.frequencies.ratio_title"),
+                fs.wavelengths,
+                t("rope_scaling.frequencies.wavelength_title"),
                 x_title=t("rope_scaling.frequencies.pair_axis"),
-                y_title=t("rope_scaling.frequencies.ratio_axis"),
-                dashed=(fs.ramp_name,),
+                y_title=t("rope_scaling.frequencies.wavelength_axis"),
+                log_y=True,
                 height=400,
-            ),
-            "rs_ratio",
-        )
-    with f2:
-        fig = F.lines(
-            fs.view.pairs,
-            fs.wavelengths,
-            t("rope_scaling.frequencies.wavelength_title"),
-            x_title=t("rope_scaling.frequencies.pair_axis"),
-            y_title=t("rope_scaling.frequencies.wavelength_axis"),
-            log_y=True,
-            height=400,
-        )
-        plot(
-            F.mark_lines(
-                fig,
-                y={
-                    t("rope_scaling.frequencies.trained_length", L=L): L,
-                    t("rope_scaling.frequencies.new_length", new_len=new_len): new_len,
-                },
-            ),
-            "rs_wavelength",
-        )
+            )
+            plot(
+                F.mark_lines(
+                    fig,
+                    y={
+                        t("rope_scaling.frequencies.trained_length", L=L): L,
+                        t("rope_scaling.frequencies.new_length", new_len=new_len): new_len,
+                    },
+                ),
+                "rs_wavelength",
+            )
     st.caption(fs.caption)
     page.prose("wavelengths")
 

@@ -13,7 +13,7 @@ from ui.cache import cached
 from ui.chapters import BY_KEY, CHAPTERS
 from ui.common import plot
 from ui.i18n import current, option_names, t
-from ui.question import ask_alone
+from ui.question import answer_shown, ask_alone, revealed
 from ui.section import open_chapter
 from ui.url_state import Param
 
@@ -63,14 +63,16 @@ st.header(t("start.heading.table"))
 page.prose("table")
 st.markdown(property_table(chapters, lang))
 st.caption(ch.size_note(lang))
-ask_alone(quiz(lang))
+quiz_q = quiz(lang)
+ask_alone(quiz_q, whole_page=True)  # "Why RoPE won" below answers it: Reveal reruns the page
 
 st.header(t("start.heading.models"))
 page.prose("models")
 st.markdown(models_table(chapters, lang))
 
-st.header(t("start.heading.why_rope"))
-page.prose("why-rope")
-measured = rope_numbers(lang)
-if measured is not None:
-    st.markdown(measured)
+st.header(t("start.heading.why_rope" if revealed(quiz_q) else "start.heading.why_rope_waiting"))
+if answer_shown(quiz_q, "why_rope"):
+    page.prose("why-rope")
+    measured = rope_numbers(lang)
+    if measured is not None:
+        st.markdown(measured)
