@@ -360,15 +360,22 @@ def hf_row(r: int, B: int, M: int) -> tuple[int, int]:
 @pytest.mark.parametrize("lang", ["en", "ko"])
 @pytest.mark.parametrize("B", Q_SIZES)
 def test_rows_question_over_the_control_space(B, lang):
-    """Do 60 and 61 read one row? At every bucket size and every max position of the sliders (an
-    invalid M falls back as the page does), both languages: the answer and the stated reason agree
-    with HF's log buckets and the clamp written out here."""
+    """Which pair of neighbouring distances reads one row, 2 and 3 or 60 and 61? At every bucket size
+    and every max position of the sliders (an invalid M falls back as the page does), both languages:
+    the answer, every row and the stated reason agree with HF's log buckets and the clamp written out
+    here."""
     for slider_m in Q_POSITIONS:
         M = slider_m if slider_m - 1 > B // 2 else ch.smallest_valid_max_position(B)  # the page's fallback
         q = ch.rows_question(B, M, lang)
+        (b2, row2), (b3, row3) = hf_row(2, B, M), hf_row(3, B, M)
         (b60, row60), (b61, row61) = hf_row(60, B, M), hf_row(61, B, M)
         f = q.facts
-        assert q.answer == ("same" if row60 == row61 else "different") and q.answer in q.options
+        truth = {(False, True): "far", (True, False): "near", (True, True): "both", (False, False): "neither"}[
+            (row2 == row3, row60 == row61)
+        ]
+        assert q.answer == truth and q.options == ("near", "far", "both", "neither")
+        assert row2 != row3  # near the query, distances never share a row: "near"/"both" are distractors
+        assert (f["b2"], f["b3"], f["row2"], f["row3"]) == (b2, b3, row2, row3)
         assert (f["b60"], f["b61"], f["row60"], f["row61"]) == (b60, b61, row60, row61)
         assert (f["half"], f["last"], f["top"], f["b"], f["m"]) == (B // 2, M - 1, B - 1, B, M)
         if row60 == row61:
@@ -380,7 +387,7 @@ def test_rows_question_over_the_control_space(B, lang):
             assert f["reason"] == "different_exact" and (b60, b61) == (60, 61)
         else:
             assert f["reason"] == "different_log" and b60 != b61
-        for name in ("row60", "row61"):
+        for name in ("row2", "row3", "row60", "row61"):
             assert str(f[name]) in q.explanation
 
 

@@ -297,33 +297,55 @@ def hf_bucket(r: int, causal: bool, n: int, d: int) -> int:
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("n", QUESTION_N)
 def test_bucket_question_over_the_control_space(n, causal, lang):
-    """The bucket question at every num_buckets, both rules and a dense sweep of max_distance, in
-    both languages: at least three options holding the answer, and every fact recomputed here —
-    the buckets by HF transformers' T5 function, the region and the offset from the rule."""
+    """The bucket question (which pair of neighbouring keys shares a bucket: 1 and 2 tokens away, or
+    PROBE and PROBE + 1?) at every num_buckets, both rules and a dense sweep of max_distance, in both
+    languages: the answer recomputed from HF transformers' T5 bucket function, every bucket the
+    explanation names, and the rule it gives for the far pair's region."""
     per_side = n if causal else n // 2
     exact = per_side // 2
-    r = -ch.PROBE if causal else ch.PROBE
+    sign = -1 if causal else 1
     for d in QUESTION_D:
         if d <= exact:
             continue  # the page never asks with an invalid max_distance: it falls back to exact + 1
         q = ch.bucket_question(n, d, causal, lang)
         f = q.facts
-        bucket = hf_bucket(r, causal, n, d)
-        assert q.answer == bucket and bucket in q.options and len(q.options) >= 3
-        assert all(0 <= o < n for o in q.options)
-        assert f["near"] == hf_bucket(r // 2, causal, n, d) and f["half"] == ch.PROBE // 2
-        assert (f["exact"], f["per_side"], f["r"], f["a"], f["d"], f["n"]) == (exact, per_side, r, ch.PROBE, d, n)
-        offset = 0 if causal else per_side
-        assert f["within"] == bucket - offset and 0 <= f["within"] < per_side
-        if exact > ch.PROBE:
-            assert f["region"] == "exact" and f["within"] == ch.PROBE  # a bucket of its own
-        elif d > ch.PROBE:
-            assert f["region"] == "log" and exact <= f["within"] < per_side
+        near = [hf_bucket(sign * a, causal, n, d) for a in (1, 2)]
+        far = [hf_bucket(sign * a, causal, n, d) for a in (ch.PROBE, ch.PROBE + 1)]
+        truth = {(False, True): "far", (True, False): "near", (True, True): "both", (False, False): "neither"}[
+            (near[0] == near[1], far[0] == far[1])
+        ]
+        assert q.answer == truth and q.options == ("near", "far", "both", "neither")
+        assert [f["b_near"], f["b_near2"], f["b_far"], f["b_far2"]] == near + far
+        assert (f["exact"], f["per_side"], f["d"], f["n"]) == (exact, per_side, d, n)
+        for b in {*near, *far}:
+            assert f"**{b}**" in q.explanation, (b, q.explanation)
+        for a in (1, 2, ch.PROBE, ch.PROBE + 1):
+            assert f"{sign * a:+d}" in q.explanation
+        if exact > ch.PROBE + 1:
+            assert f["region"] == "exact" and far[0] != far[1]  # buckets of their own
+        elif d > ch.PROBE + 1:
+            assert f["region"] == "log"
         else:
-            assert f["region"] == "beyond" and f["within"] == per_side - 1  # the last bucket
-        for name in ("bucket", "within", "near", "half", "a"):
-            assert str(f[name]) in q.explanation, (name, q.explanation)
-        assert f"{r:+d}" in q.explanation and q.answer_label.endswith(str(bucket))
+            assert f["region"] == "beyond" and far[0] == far[1] == (0 if causal else per_side) + per_side - 1
+        assert str(d) in q.prompt and str(n) in q.prompt  # the learner's own N and D
+
+
+def test_bucket_question_answers_vary():
+    """Over the control space the answer is not always the same word: far only (T5's defaults),
+    both (few buckets, a small D), neither (many exact buckets). "Only the near pair" is the
+    distractor of a reversed staircase: buckets never widen toward the query, so it is never right."""
+    answers = {
+        ch.bucket_question(n, d, causal, "en").answer
+        for n, d, causal in [(32, 128, False), (4, 2, False), (128, 1024, True), (128, 65, False), (8, 3, False)]
+    }
+    assert answers == {"far", "both", "neither"}, answers
+    assert all(
+        ch.bucket_question(n, d, causal, "en").answer != "near"
+        for n in QUESTION_N
+        for causal in (False, True)
+        for d in QUESTION_D[::5]
+        if d > (n if causal else n // 2) // 2
+    )
 
 
 @pytest.mark.parametrize("causal", [False, True])

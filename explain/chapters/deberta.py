@@ -25,7 +25,8 @@ from .common import TOY_HEADS, run_layer
 METHOD = "deberta"
 TERMS = DeBERTa.term_names  # ("c2c", "c2p", "p2c"); their titles: deberta.term.* in the catalogue
 N_HEADS = TOY_HEADS  # the toy layer every chapter draws: 4 heads of 16 dimensions (d_model 64)
-PROBES = (60, 61)  # the question's two neighbouring distances i − j
+NEAR = (2, 3)  # the question's near pair of neighbouring distances i − j
+PROBES = (60, 61)  # and its far pair
 
 
 def config(log_buckets: bool, bucket_size: int, max_position: int) -> DebertaConfig:
@@ -151,39 +152,51 @@ def smallest_valid_max_position(bucket_size: int) -> int:
 
 
 def rows_question(bucket_size: int, max_position: int, lang: str) -> Question:
-    """Do i − j = 60 and 61 read the same table row? Read off the encoder's own buckets and the
-    lookup's clamp; the explanation names the reason the numbers show (exact buckets, a shared log
-    bucket, the clamp past M − 1, or log buckets still one distance wide)."""
+    """Where does DeBERTa stop telling distances apart? Two pairs of neighbouring distances i − j:
+    NEAR (2 and 3, near the query) and PROBES (60 and 61, far from it). Which pair reads one row of
+    the position table? The concept (a bucket per distance up to B/2, log buckets past it, the clamp
+    past M − 1), asked at the learner's B and M: the rows are read off the encoder's own buckets and
+    the lookup's clamp, and the explanation names the reason the numbers show for the far pair
+    (exact buckets, a shared log bucket, the clamp past M − 1, or log buckets still one distance wide)."""
     enc = DeBERTa(1, 1, config(True, bucket_size, max_position), torch.Generator().manual_seed(0))
-    r = torch.tensor(PROBES)  # (2,) i − j, against a key at position 0
-    b60, b61 = (int(v) for v in enc.relative_positions(r, torch.zeros(1, dtype=torch.long))[:, 0])
-    row60, row61 = (int(v) for v in enc.table_index(r, torch.zeros(1, dtype=torch.long))[:, 0])
+    r = torch.tensor([*NEAR, *PROBES])  # (4,) i − j, against a key at position 0
+    key = torch.zeros(1, dtype=torch.long)
+    b2, b3, b60, b61 = (int(v) for v in enc.relative_positions(r, key)[:, 0])
+    row2, row3, row60, row61 = (int(v) for v in enc.table_index(r, key)[:, 0])
     half = bucket_size // 2
     if row60 == row61:
         reason = "same_bucket" if b60 == b61 else "same_clamp"
     else:
         reason = "different_exact" if PROBES[1] <= half else "different_log"
-    answer = "same" if row60 == row61 else "different"
+    answer = {(False, True): "far", (True, False): "near", (True, True): "both", (False, False): "neither"}[
+        (row2 == row3, row60 == row61)
+    ]
     facts: dict[str, object] = {
         "b": bucket_size,
         "m": max_position,
         "half": half,
         "last": max_position - 1,
+        "b2": b2,
+        "b3": b3,
+        "row2": row2,
+        "row3": row3,
         "b60": b60,
         "b61": b61,
         "row60": row60,
         "row61": row61,
         "top": bucket_size - 1,
         "reason": reason,
+        "answer": answer,
     }
-    options = ("same", "different")  # stable ids; the words are deberta.predict.<option>
+    near = t("deberta.predict.near_same" if row2 == row3 else "deberta.predict.near_apart", lang, **facts)
+    options = ("near", "far", "both", "neither")  # stable ids; the words are deberta.predict.option_<id>
     return Question(
         key="deb_q",
         prompt=t("deberta.predict.question", lang, b=bucket_size, m=max_position),
         options=options,
-        labels=tuple(t(f"deberta.predict.{o}", lang) for o in options),
+        labels=tuple(t(f"deberta.predict.option_{o}", lang) for o in options),
         answer=answer,
-        explanation=t(f"deberta.predict.explanation_{reason}", lang, **facts),
+        explanation=near + " " + t(f"deberta.predict.explanation_{reason}", lang, **facts),
         facts=facts,
     )
 

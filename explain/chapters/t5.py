@@ -228,46 +228,62 @@ def _bucket_of(r: int, causal: bool, num_buckets: int, max_distance: int) -> int
     return int(relative_position_bucket(torch.tensor([r]), not causal, num_buckets, max_distance)[0])
 
 
+NEAR = 1  # the question's near pair of keys: 1 and 2 tokens from the query
+
+
 def bucket_question(num_buckets: int, max_distance: int, causal: bool, lang: str) -> Question:
-    """Which bucket does the key PROBE tokens away fall in (after it, bidirectional; before it,
-    causal)? The answer and every fact of the explanation come from the encoder's bucket function."""
+    """Where does T5 lump distances together? Two pairs of keys, each one token apart: 1 and 2 tokens
+    from the query, and PROBE and PROBE + 1 (after it, bidirectional; before it, causal). Which pair
+    shares one bucket, so one learned number? The concept (exact buckets up close, ever wider ones far
+    away), asked at the learner's N and D: the answer and every bucket the explanation names come
+    from the encoder's bucket function."""
     per_side, exact = bucket_layout(not causal, num_buckets)
-    r = -PROBE if causal else PROBE
-    bucket = _bucket_of(r, causal, num_buckets, max_distance)
-    near = _bucket_of(r // 2, causal, num_buckets, max_distance)
-    offset = 0 if causal else per_side  # r > 0: the upper half of the bidirectional table
-    within = bucket - offset  # the bucket inside its half, before the right-side offset
-    region = "exact" if exact > PROBE else ("log" if max_distance > PROBE else "beyond")
-    # Options: the answer, the half-way distance's bucket, the last bucket, "bucket 40" (as if every
-    # distance had its own), and the answer's neighbours until there are at least three.
-    options = {bucket, near, num_buckets - 1, min(PROBE, num_buckets - 1)}
-    step = 1
-    while len(options) < 3:
-        options |= {b for b in (bucket - step, bucket + step) if 0 <= b < num_buckets}
-        step += 1
+    sign = -1 if causal else 1
+    near, far = (NEAR, NEAR + 1), (PROBE, PROBE + 1)
+    near_b = tuple(_bucket_of(sign * a, causal, num_buckets, max_distance) for a in near)
+    far_b = tuple(_bucket_of(sign * a, causal, num_buckets, max_distance) for a in far)
+    near_same, far_same = near_b[0] == near_b[1], far_b[0] == far_b[1]
+    answer = {(False, True): "far", (True, False): "near", (True, True): "both", (False, False): "neither"}[
+        (near_same, far_same)
+    ]
+    region = "exact" if exact > far[1] else ("log" if max_distance > far[1] else "beyond")
     facts: dict[str, object] = {
-        "bucket": bucket,
         "n": num_buckets,
         "d": max_distance,
-        "r": r,
-        "a": PROBE,
         "exact": exact,
         "per_side": per_side,
-        "within": within,
+        "near": near[0],
+        "near2": near[1],
+        "far": far[0],
+        "far2": far[1],
+        "b_near": near_b[0],
+        "b_near2": near_b[1],
+        "b_far": far_b[0],
+        "b_far2": far_b[1],
         "region": region,
-        "half": PROBE // 2,
-        "near": near,
+        "answer": answer,
     }
-    why = t(f"t5.predict.why_{region}", lang, **facts)
-    side = t("t5.predict.offset_causal" if causal else "t5.predict.offset_right", lang, **facts)
+
+    def pair(x: int, y: int, b: int, c: int) -> str:
+        if b == c:
+            return t("t5.predict.pair_same", lang, x=sign * x, y=sign * y, b=b)
+        return t("t5.predict.pair_apart", lang, x=sign * x, y=sign * y, b=b, c=c)
+
+    pairs = pair(*near, *near_b) + " " + pair(*far, *far_b)
+    # In the log region, log buckets are still narrower than one token at PROBE when N is large
+    # and D small: then the far pair is told apart too, and the rule says so.
+    rule = region if region != "log" else ("log" if far_same else "log_apart")
     mode = "causal" if causal else "bidirectional"
+    options = ("near", "far", "both", "neither")
     return Question(
         key="t5_q",
-        prompt=t(f"t5.predict.question_{mode}", lang, n=num_buckets, d=max_distance, probe=PROBE, r=r),
-        options=tuple(sorted(options)),
-        labels=tuple(t("t5.predict.option", lang, b=b) for b in sorted(options)),
-        answer=bucket,
-        explanation=t("t5.predict.explanation", lang, why=why, side=side, **facts),
+        prompt=t(f"t5.predict.question_{mode}", lang, **facts),
+        options=options,
+        labels=tuple(t(f"t5.predict.option_{o}", lang, **facts) for o in options),
+        answer=answer,
+        explanation=t(
+            "t5.predict.explanation", lang, pairs=pairs, rule=t(f"t5.predict.rule_{rule}", lang, **facts), **facts
+        ),
         facts=facts,
     )
 

@@ -15,7 +15,7 @@ from ui.cache import cached
 from ui.common import control_row, plot, seed, sentence_tokens
 from ui.derivation import proof
 from ui.i18n import current, t
-from ui.question import ask
+from ui.question import ask, folded
 from ui.section import open_chapter
 from ui.trained import trained_panel
 from ui.url_state import URL
@@ -85,43 +85,46 @@ def staircase_section(
     """Owns the question's radio and Reveal and the staircases' Numbers panels (the controls above are
     the page's: every later section reads them)."""
     mode = "causal" if causal else "bidirectional"  # a catalogue key, not a word: t5.mode.*
-    ask(bucket_question(num_buckets, max_distance, causal, lang))
+    q = bucket_question(num_buckets, max_distance, causal, lang)
+    ask(q)
     page.prose("staircase")
     regions = [t(f"t5.region.{name}") for name in ("exact", "log", "beyond", "future")]  # ch.EXACT … ch.FUTURE
     reach = n - 1
     band = (-reach - 0.5, 0.5 if causal else reach + 0.5)
     close, near_r, near_buckets, near_region = bm.close_up()
-    s1, s2 = st.columns(2)
-    with s1:
-        plot(
-            F.staircase(
-                near_r,
-                near_buckets,
-                near_region,
-                t(f"t5.staircase.close_{mode}", close=close, exact=bm.exact),
-                regions=regions,
-                x_title=x_title,
-                y_title=t("t5.staircase.y_title"),
-                band=band if reach <= close else None,
-                band_label=t("t5.staircase.band"),
-            ),
-            "t5_staircase_near",
-        )
-    with s2:
-        plot(
-            F.staircase(
-                bm.distances,
-                bm.buckets,
-                bm.region,
-                t("t5.staircase.full", n=num_buckets, d=max_distance, mode=t(f"t5.mode.{mode}")),
-                regions=regions,
-                x_title=x_title,
-                y_title=t("t5.staircase.y_title"),
-                band=band,
-                band_label=t("t5.staircase.band"),
-            ),
-            "t5_staircase",
-        )
+    # The staircases show which distances share a bucket, the question's answer: folded until Reveal.
+    with folded(q, "staircases"):
+        s1, s2 = st.columns(2)
+        with s1:
+            plot(
+                F.staircase(
+                    near_r,
+                    near_buckets,
+                    near_region,
+                    t(f"t5.staircase.close_{mode}", close=close, exact=bm.exact),
+                    regions=regions,
+                    x_title=x_title,
+                    y_title=t("t5.staircase.y_title"),
+                    band=band if reach <= close else None,
+                    band_label=t("t5.staircase.band"),
+                ),
+                "t5_staircase_near",
+            )
+        with s2:
+            plot(
+                F.staircase(
+                    bm.distances,
+                    bm.buckets,
+                    bm.region,
+                    t("t5.staircase.full", n=num_buckets, d=max_distance, mode=t(f"t5.mode.{mode}")),
+                    regions=regions,
+                    x_title=x_title,
+                    y_title=t("t5.staircase.y_title"),
+                    band=band,
+                    band_label=t("t5.staircase.band"),
+                ),
+                "t5_staircase",
+            )
 
 
 staircase_section(n, num_buckets, max_distance, causal, bm, x_title)

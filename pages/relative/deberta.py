@@ -15,7 +15,7 @@ from ui.cache import cached
 from ui.common import control_row, plot, seed, sentence, sentence_tokens
 from ui.derivation import proof
 from ui.i18n import current, option_names, t
-from ui.question import ask
+from ui.question import ask, folded
 from ui.section import open_chapter
 from ui.url_state import URL, Param
 
@@ -74,26 +74,28 @@ def bucket_map_section(log_buckets: bool, bucket_size: int, max_position: int) -
     """Owns the question's radio and Reveal and the bucket map's Numbers panel (the three controls above
     are the page's: the sentence and the terms read them too)."""
     if log_buckets:
-        ask(rows_question(bucket_size, max_position, lang))
+        q = rows_question(bucket_size, max_position, lang)
+        ask(q)
         bm = bucket_map(bucket_size, max_position)
-        plot(
-            deberta_figures.bucket_staircase(
-                bm.distances,
-                bm.bucket,
-                bm.region,
-                t("deberta.buckets.title"),
-                regions=[
-                    t("deberta.buckets.region_exact", half=bm.exact_until),
-                    t("deberta.buckets.region_log"),
-                    t("deberta.buckets.region_clamped", last=max_position - 1),
-                ],
-                x_title=t("deberta.buckets.x_title", sign=SIGN),
-                y_title=t("deberta.buckets.y_title"),
-                last_row=t("deberta.buckets.last_row", bucket=bucket_size - 1),
-                last_bucket=bucket_size - 1,
-            ),
-            "deb_bucket_map",
-        )
+        with folded(q, "staircase"):  # which distances share a row, read off the staircase: the answer
+            plot(
+                deberta_figures.bucket_staircase(
+                    bm.distances,
+                    bm.bucket,
+                    bm.region,
+                    t("deberta.buckets.title"),
+                    regions=[
+                        t("deberta.buckets.region_exact", half=bm.exact_until),
+                        t("deberta.buckets.region_log"),
+                        t("deberta.buckets.region_clamped", last=max_position - 1),
+                    ],
+                    x_title=t("deberta.buckets.x_title", sign=SIGN),
+                    y_title=t("deberta.buckets.y_title"),
+                    last_row=t("deberta.buckets.last_row", bucket=bucket_size - 1),
+                    last_bucket=bucket_size - 1,
+                ),
+                "deb_bucket_map",
+            )
         st.markdown(
             t("deberta.buckets.rows", n=bm.n_within, last=max_position - 1, rows=bm.rows_within, table=2 * bucket_size)
         )
