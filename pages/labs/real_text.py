@@ -130,7 +130,7 @@ page.prose("same-bytes")
 sb = same_bytes(DIR, lang)
 if sb is None:
     st.info(t("real_text.same.not_measured"))
-else:
+elif answer_shown(rise_q, "same_bytes"):  # the curves' changes (and T5's) answer the question
     st.markdown(sb.curve)
     st.dataframe(sb.table, hide_index=True, key="real_text_same_bytes")
     st.caption(sb.caption)
