@@ -41,9 +41,10 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from encoders.attention import TransformerBlock
 from lab import corpus as C
-from lab import lm
-from lab import ngram
+from lab import lm, ngram
+from lab.model import TinyTransformer
 
 EVIDENCE = "evidence.json"
 ORDERS = (1, 2, 3, 4, 5, 6)
@@ -82,7 +83,9 @@ def capped_bits(
     for s in range(0, len(ends), batch):
         e = torch.from_numpy(ends[s : s + batch])
         x = ids[(e[:, None] - cap + torch.arange(cap)[None, :]).clamp(max=n)]  # (c, cap): bytes e − cap … e − 1
-        y = ids[(e[:, None] - stride + 1 + torch.arange(stride)[None, :]).clamp(max=n)]  # (c, stride): e − stride + 1 … e
+        y = ids[
+            (e[:, None] - stride + 1 + torch.arange(stride)[None, :]).clamp(max=n)
+        ]  # (c, stride): e − stride + 1 … e
         logits = model(x)[:, -stride:]  # (c, stride, V)
         nll = F.cross_entropy(logits.transpose(1, 2), y, reduction="none") / lm.LN2  # (c, stride)
         out.append(nll.reshape(-1).numpy())
@@ -105,7 +108,9 @@ def same_bytes(long: np.ndarray, capped: np.ndarray, length: int, cap: int = lm.
 
 
 @torch.no_grad()
-def far_bucket_share(model: torch.nn.Module, data: bytes, far: int, length: int, last: int, max_windows: int = 16) -> list[list[float]]:
+def far_bucket_share(
+    model: torch.nn.Module, data: bytes, far: int, length: int, last: int, max_windows: int = 16
+) -> list[list[float]]:
     """Per layer, per head: the mean attention mass on keys at distance ≥ `far` over queries at
     in-window positions ≥ length − last, in the first max_windows windows of `length`."""
     w = torch.from_numpy(lm.windows(data, length, max_windows))[:, :-1]
@@ -119,10 +124,13 @@ def far_bucket_share(model: torch.nn.Module, data: bytes, far: int, length: int,
     return out
 
 
-def t5_far_bucket(model: torch.nn.Module, data: bytes) -> dict:
-    from encoders.t5 import relative_position_bucket
+def t5_far_bucket(model: TinyTransformer, data: bytes) -> dict:
+    from encoders.t5 import T5Bias, relative_position_bucket
 
-    enc = model.blocks[0].attn.encoder
+    block = model.blocks[0]
+    assert isinstance(block, TransformerBlock)
+    enc = block.attn.encoder
+    assert isinstance(enc, T5Bias)
     nb, md = enc.config.num_buckets, enc.config.max_distance
     b = relative_position_bucket(-torch.arange(0, 4096), bidirectional=False, num_buckets=nb, max_distance=md)
     far = int(torch.nonzero(b == b.max())[0])
@@ -140,7 +148,9 @@ def t5_far_bucket(model: torch.nn.Module, data: bytes) -> dict:
     }
 
 
-def model_entry(name: str, data: bytes, lengths: tuple[int, ...] = lm.EVAL_LENGTHS, capped: np.ndarray | None = None) -> tuple[dict, np.ndarray]:
+def model_entry(
+    name: str, data: bytes, lengths: tuple[int, ...] = lm.EVAL_LENGTHS, capped: np.ndarray | None = None
+) -> tuple[dict, np.ndarray]:
     """One trained model (or a RoPE stretch: its base model capped) → its same-bytes entry."""
     t0 = time.perf_counter()
     base = lm.load(lm.STRETCHED if name in lm.STRETCHES else name)
@@ -172,7 +182,10 @@ def anchors(corpus: C.Corpus, data: bytes) -> dict:
         cut = m.bits(data, lm.TRAIN_LEN)
         out["ngram"][str(k)] = {
             "bpb": round(float(cut.mean()), 5),
-            "blocks": [round(float(v), 5) for v in cut[: len(cut) // lm.TRAIN_LEN * lm.TRAIN_LEN].reshape(-1, lm.TRAIN_LEN).mean(axis=1)],
+            "blocks": [
+                round(float(v), 5)
+                for v in cut[: len(cut) // lm.TRAIN_LEN * lm.TRAIN_LEN].reshape(-1, lm.TRAIN_LEN).mean(axis=1)
+            ],
         }
         out["ngram_uncut"][str(k)] = round(float(m.bits(data, None).mean()), 5)
     out["compressors"] = {k: round(v, 5) for k, v in ngram.compressor_bpb(corpus.train, data).items()}
@@ -201,7 +214,12 @@ def run(
     if "anchors" not in ev:
         ev["anchors"] = anchors(corpus, data)
         save()
-        print("anchors", {k: v["bpb"] for k, v in ev["anchors"]["ngram"].items()}, ev["anchors"]["compressors"], flush=True)
+        print(
+            "anchors",
+            {k: v["bpb"] for k, v in ev["anchors"]["ngram"].items()},
+            ev["anchors"]["compressors"],
+            flush=True,
+        )
     names = tuple(names) if names else (*lm.trained_encodings(directory), *lm.STRETCHES)
     rope_capped = None
     for name in names:
@@ -213,7 +231,9 @@ def run(
             rope_capped = capped
         ev["models"][name] = entry
         save()
-        past = {n: (round(float(np.mean(v["past"])), 4) if v and v["past"] else None) for n, v in entry["lengths"].items()}
+        past = {
+            n: (round(float(np.mean(v["past"])), 4) if v and v["past"] else None) for n, v in entry["lengths"].items()
+        }
         print(name, "capped", entry["capped_bpb"], "past-128 differences", past, entry["seconds"], flush=True)
     if path == directory / EVIDENCE and (directory / "index.json").exists():
         from lab.lm_readme import write_readme

@@ -83,10 +83,12 @@ def evidence_section(directory: Path, lengths: list[int]) -> str:
         f"""
 ## evidence.json — `python -m lab.regenerate lm_eval` (lab/lm_eval.py, lab/ngram.py)
 
-The same {ev["eval_bytes"]:,} held-out bytes. Sliding: every byte with at most {ev["train_length"]} bytes of context
-(a window of {ev["train_length"]} ending every {ev.get("capped_stride", 1)} bytes). Same bytes: long window minus sliding, over the
-bytes at window positions ≥ {ev["train_length"]}, mean of the per-window means (negative: context past
-{ev["train_length"]} bytes helps). Seconds: wall time of each model's evaluation on a shared machine.
+The bytes predicted from the first {ev["eval_bytes"]:,} held-out bytes. Sliding: every byte with at most
+{ev["train_length"]} bytes of context (a window of {ev["train_length"]} ending every {ev.get("capped_stride", 1)}
+bytes).
+Same bytes: long window minus sliding, over the bytes at window positions ≥ {ev["train_length"]}, mean of the
+per-window means (negative: context past {ev["train_length"]} bytes helps). Seconds: wall time of each
+model's evaluation on a shared machine.
 
 | model | sliding bits/byte | """
         + " | ".join(f"same bytes {n} − {ev['train_length']}" for n in long)

@@ -125,7 +125,9 @@ class KneserNey:
         total = lv.lookup(h, lv.hist, lv.total)
         d1, d2, d3 = lv.d
         dc = np.where(c >= 3, d3, np.where(c == 2, d2, np.where(c == 1, d1, 0.0)))
-        gamma_num = d1 * lv.lookup(h, lv.hist, lv.n1) + d2 * lv.lookup(h, lv.hist, lv.n2) + d3 * lv.lookup(h, lv.hist, lv.n3)
+        gamma_num = (
+            d1 * lv.lookup(h, lv.hist, lv.n1) + d2 * lv.lookup(h, lv.hist, lv.n2) + d3 * lv.lookup(h, lv.hist, lv.n3)
+        )
         seen = total > 0
         safe = np.where(seen, total, 1.0)
         p = np.maximum(c - dc, 0.0) / safe + gamma_num / safe * lower
@@ -161,7 +163,11 @@ class KneserNey:
             if not len(sel):
                 continue
             gi = g[sel] + self.order  # index in pad
-            ctx = np.stack([pad[gi - (k - 1) + j] for j in range(k - 1)], axis=1) if k > 1 else np.zeros((len(sel), 0), np.uint8)
+            ctx = (
+                np.stack([pad[gi - (k - 1) + j] for j in range(k - 1)], axis=1)
+                if k > 1
+                else np.zeros((len(sel), 0), np.uint8)
+            )
             out[sel] = -np.log2(self.prob(ctx, ids[g[sel]], k))
         return out
 
@@ -187,7 +193,9 @@ def compressor_bpb(train: bytes, heldout: bytes) -> dict[str, float]:
     return {name: conditional_bits(c, given, text) / len(text) for name, c in COMPRESSORS.items()}
 
 
-def ngram_bpb(train: bytes, heldout: bytes, window: int | None, orders: tuple[int, ...] = (1, 2, 3, 4, 5)) -> dict[str, np.ndarray]:
+def ngram_bpb(
+    train: bytes, heldout: bytes, window: int | None, orders: tuple[int, ...] = (1, 2, 3, 4, 5)
+) -> dict[str, np.ndarray]:
     """Per order: the bits of every predicted byte of heldout[1:] (see KneserNey.bits)."""
     out = {}
     for k in orders:

@@ -41,7 +41,9 @@ def test_kneser_ney_by_hand() -> None:
 @pytest.mark.parametrize("order", [1, 2, 3, 5, 6])
 def test_kneser_ney_sums_to_one(order: int) -> None:
     rng = np.random.default_rng(order)
-    train = bytes(rng.choice(np.frombuffer(b"the cat sat on the mat. ", np.uint8), 4000)) + bytes(rng.integers(0, 256, 500, dtype=np.uint8))
+    train = bytes(rng.choice(np.frombuffer(b"the cat sat on the mat. ", np.uint8), 4000)) + bytes(
+        rng.integers(0, 256, 500, dtype=np.uint8)
+    )
     m = N.KneserNey(train, order)
     for _ in range(20):
         n = int(rng.integers(0, 8))
@@ -59,7 +61,11 @@ def test_ngram_bits_cut_at_window_starts() -> None:
     for g in range(1, len(text)):
         avail = g - ((g - 1) // 4) * 4
         top = min(avail + 1, 3)
-        want = -math.log2(m.distribution(text[g - top + 1 : g])[text[g]]) if top > 1 else -math.log2(m.distribution(b"")[text[g]])
+        want = (
+            -math.log2(m.distribution(text[g - top + 1 : g])[text[g]])
+            if top > 1
+            else -math.log2(m.distribution(b"")[text[g]])
+        )
         assert cut[g - 1] == pytest.approx(want)
     assert cut[1] == pytest.approx(whole[1]) and cut[4] != pytest.approx(whole[4])
 

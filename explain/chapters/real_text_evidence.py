@@ -113,20 +113,19 @@ def same_bytes(directory: str = DIR, lang: str | None = None) -> SameBytes | Non
         )
     # What the non-overlapping curve measures: the models it shows getting better from base to top,
     # against their same-bytes differences.
-    falls = [n for n in trained(idx) if (c := paired_change(idx, n, top, base)) is not None and c.sign < 0]
     parts = []
-    for n in falls:
-        c, d = paired_change(idx, n, top, base), past_difference(ev, n, top)
-        if c is None or d is None:
+    for enc in trained(idx):
+        ce, de = paired_change(idx, enc, top, base), past_difference(ev, enc, top)
+        if ce is None or de is None or ce.sign >= 0:
             continue
         parts.append(
             t(
                 "real_text.same.curve_part",
                 lang,
-                name=enc_label(n, lang),
-                c=c.signed_text(),
-                d=d.signed_text(),
-                v=t(f"real_text.same.short.{same_verdict(d)}", lang),
+                name=enc_label(enc, lang),
+                c=ce.signed_text(),
+                d=de.signed_text(),
+                v=t(f"real_text.same.short.{same_verdict(de)}", lang),
             )
         )
     curve = t("real_text.same.curve", lang, base=base, top=top, k=top // base, train=train)
@@ -209,9 +208,7 @@ def anchors(directory: str = DIR, lang: str | None = None) -> Anchors | None:
                 continue
             key = {1: "worse", -1: "better", 0: "same"}[d.sign]
             groups[key].append(f"{enc_label(n, lang)} {d.signed_text()}")
-        bits = [
-            t(f"real_text.anchor.{key}", lang, names="; ".join(v)) for key, v in groups.items() if v
-        ]
+        bits = [t(f"real_text.anchor.{key}", lang, names="; ".join(v)) for key, v in groups.items() if v]
         sentences.append(
             t("real_text.anchor.vs_ngram", lang, k=k, value=f"{float(ng['bpb']):.3f}", base=base, parts=" ".join(bits))
         )
@@ -252,18 +249,22 @@ def t5_far_bucket(directory: str = DIR, lang: str | None = None) -> str | None:
     c = paired_change(idx, "t5", top, base)
     d = past_difference(ev, "t5", top)
     grows = all(float(np.mean(b)) > float(np.mean(a)) for a, b in zip(s_base, s_top, strict=True))
-    return t(
-        "real_text.t5.sentence",
-        lang,
-        far=fb["far_from"],
-        buckets=fb["num_buckets"],
-        base=base,
-        top=top,
-        layers="; ".join(per_layer),
-        change=c.signed_text() if c else "–",
-        d=d.signed_text() if d else "–",
-        bias=", ".join(f"{float(v):+.2f}" for v in fb["far_bias"]),
-    ) + " " + t("real_text.t5." + ("grows" if grows else "not_grows"), lang, base=base, top=top, far=fb["far_from"])
+    return (
+        t(
+            "real_text.t5.sentence",
+            lang,
+            far=fb["far_from"],
+            buckets=fb["num_buckets"],
+            base=base,
+            top=top,
+            layers="; ".join(per_layer),
+            change=c.signed_text() if c else "–",
+            d=d.signed_text() if d else "–",
+            bias=", ".join(f"{float(v):+.2f}" for v in fb["far_bias"]),
+        )
+        + " "
+        + t("real_text.t5." + ("grows" if grows else "not_grows"), lang, base=base, top=top, far=fb["far_from"])
+    )
 
 
 def seeds(idx: dict[str, Any]) -> int:
