@@ -128,6 +128,8 @@ def test_measured_numbers_are_the_lab_evaluation():
         assert (m.trained, m.long) == (TRAIN_LEN, long)
     assert ch.measured("learned").change is None  # type: ignore[union-attr]  # no rows past the trained length
     assert ch.measured("shaw") is None  # not trained here
+    assert ch.measured("rope-pi").zero_shot and not ch.measured("rope").zero_shot  # type: ignore[union-attr]
+    assert t("start.measured.zero_shot", "en") in ch.property_table(CHAPTERS_ARG, "en")
     sentence = ch.rope_numbers("en")
     assert sentence is not None
     assert f"{ch.measured('rope').change.mean:+.2f}" in sentence  # type: ignore[union-attr]

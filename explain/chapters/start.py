@@ -206,6 +206,7 @@ class Measured:
     change: Estimate | None
     trained: int
     long: int
+    zero_shot: bool = False  # a context-extension scheme applied at inference to a trained model, no fine-tuning
 
 
 def measured(name: str, directory: str = LM_DIR) -> Measured | None:
@@ -217,7 +218,7 @@ def measured(name: str, directory: str = LM_DIR) -> Measured | None:
     base = point(idx, name, TRAIN_LEN)
     if base is None:
         return None
-    return Measured(base, paired_change(idx, name, long), TRAIN_LEN, long)
+    return Measured(base, paired_change(idx, name, long), TRAIN_LEN, long, zero_shot=name in stretches(idx))
 
 
 @dataclass(frozen=True)
@@ -273,7 +274,8 @@ def measured_text(m: Measured | None, lang: str) -> str:
     if m.change is None:
         return t("start.measured.no_rows", lang, trained=m.trained, long=m.long)
     verdict = t(f"real_text.verdict.{ {1: 'worse', -1: 'better', 0: 'same'}[m.change.sign] }", lang)
-    return t("start.measured.change", lang, base=m.base.mean, change=m.change.mean, verdict=verdict)
+    text = t("start.measured.change", lang, base=m.base.mean, change=m.change.mean, verdict=verdict)
+    return text + (t("start.measured.zero_shot", lang) if m.zero_shot else "")
 
 
 @bounded(4)  # one entry per language (and index file): a small Markdown string
