@@ -37,6 +37,7 @@ _LAND = "_lesson_land"  # set with a step: its page scrolls to the step's sectio
 LAND_JS = """<script>
 (() => {
   const target = __TARGET__;
+  const landing = __N__;  // each landing's script differs: the same one again would not run again
   const app = document.querySelector('[data-testid="stApp"]');
   const t0 = performance.now();
   let stop = false, still = 0, idleSince = 0, marked = false;
@@ -56,7 +57,10 @@ LAND_JS = """<script>
       still = Math.abs(after - before) < 2 ? still + 1 : 0;
       if (!marked) {
         marked = true;
-        box.dataset.peLanded = target;  // outlined once: the animation fades it out
+        // outlined once (the animation fades it out), again when the same section lands again
+        delete box.dataset.peLanded;
+        void box.offsetWidth;
+        box.dataset.peLanded = target;
       }
       if (idleSince && performance.now() - idleSince > 2500 && still >= 4) return;
     }
@@ -230,4 +234,6 @@ def land(section: str) -> None:
     the script's empty element takes no room from the chapter."""
     if not section.isidentifier():  # a function's name: nothing else ever reaches the script
         raise ValueError(f"not a section's name: {section!r}")
-    st.sidebar.html(LAND_JS.replace("__TARGET__", json.dumps(anchor(section))), unsafe_allow_javascript=True)
+    n = st.session_state["_lesson_landings"] = int(st.session_state.get("_lesson_landings", 0)) + 1
+    script = LAND_JS.replace("__TARGET__", json.dumps(anchor(section))).replace("__N__", str(n))
+    st.sidebar.html(script, unsafe_allow_javascript=True)
