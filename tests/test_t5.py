@@ -323,7 +323,7 @@ def test_bucket_question_over_the_control_space(n, causal, lang):
             assert f"{sign * a:+d}" in q.explanation
         if exact > ch.PROBE + 1:
             assert f["region"] == "exact" and far[0] != far[1]  # buckets of their own
-        elif d > ch.PROBE + 1:
+        elif d > ch.PROBE:
             assert f["region"] == "log"
         else:
             assert f["region"] == "beyond" and far[0] == far[1] == (0 if causal else per_side) + per_side - 1

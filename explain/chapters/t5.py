@@ -246,7 +246,8 @@ def bucket_question(num_buckets: int, max_distance: int, causal: bool, lang: str
     answer = {(False, True): "far", (True, False): "near", (True, True): "both", (False, False): "neither"}[
         (near_same, far_same)
     ]
-    region = "exact" if exact > far[1] else ("log" if max_distance > far[1] else "beyond")
+    # "beyond": both far keys at or past max_distance (at D = PROBE + 1 the nearer one is still inside).
+    region = "exact" if exact > far[1] else ("log" if max_distance > far[0] else "beyond")
     facts: dict[str, object] = {
         "n": num_buckets,
         "d": max_distance,
