@@ -39,6 +39,14 @@ def open_page(page_path: str | None = None, sentence: str | None = None, seed: i
     return at
 
 
+def skip_questions(at: AppTest) -> AppTest:
+    """Press every question's 'Skip the prediction' (ui/question.py): what waits for Reveal (a
+    measured sentence, a metric, a folded chart) is then drawn, as for a learner who answered."""
+    for button in [b for b in at.button if str(b.key or "").endswith("__skip")]:
+        button.click().run()
+    return at
+
+
 def chart_elements(at: AppTest) -> list:
     """The page's charts (ui.chart's element), in page order: each has the page's `key`, and its
     payload (what the browser receives) in `proto.bytes`."""

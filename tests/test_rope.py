@@ -536,7 +536,8 @@ def test_page_runs_and_its_figures_show_the_identity():
         diag = np.diagonal(z, offset=off)
         assert np.ptp(diag) < 1e-9
     md = " ".join(m.value for m in at.markdown)
-    assert "Largest spread along any diagonal" in md and "largest gap" in md
+    assert "largest gap" in md
+    assert "Largest spread along any diagonal" not in md  # it states the answer: it waits for Reveal
     w = chart(at, "rope_attention")
     panels = [fig_array(t["z"]) for t in w["data"]]
     assert len(panels) == 2 and np.allclose(panels[1].sum(1), 1, atol=1e-5)
@@ -546,6 +547,7 @@ def test_page_runs_and_its_figures_show_the_identity():
     radio.set_value(t("rope.identity.answer_no", "en")).run()
     at.button(key="rope_q__reveal").click().run()
     assert any(s.value.startswith("Right:") for s in at.success)
+    assert "Largest spread along any diagonal" in " ".join(m.value for m in at.markdown)
     # the goal's proof and the block-diagonal panel are closed until opened; opened, the proof is there
     goal = D.get("rope-from-the-goal").steps
     assert not any(DV.step_latex(s) in el.value for s in goal for el in at.latex)
