@@ -42,6 +42,7 @@ import torch
 import torch.nn.functional as F
 
 from encoders.attention import TransformerBlock
+from encoders.t5 import T5Bias, relative_position_bucket
 from lab import corpus as C
 from lab import lm, ngram
 from lab.model import TinyTransformer
@@ -128,8 +129,6 @@ def far_bucket_share(
 
 
 def t5_far_bucket(model: TinyTransformer, data: bytes) -> dict:
-    from encoders.t5 import T5Bias, relative_position_bucket
-
     block = model.blocks[0]
     assert isinstance(block, TransformerBlock)
     enc = block.attn.encoder
@@ -171,7 +170,8 @@ def model_entry(
             entry["lengths"][str(n)] = None
             continue
         entry["lengths"][str(n)] = same_bytes(long, capped, n)
-    if name.split("-seed")[0] == "t5":  # a later run may ship seeds as <encoding>-seed<k>
+    block = base.blocks[0]
+    if isinstance(block, TransformerBlock) and isinstance(block.attn.encoder, T5Bias):  # its shared far bucket
         entry["t5_far_bucket"] = t5_far_bucket(base, data)
     entry["seconds"] = {"capped": round(t_capped, 1), "total": round(time.perf_counter() - t0, 1)}
     return entry, capped

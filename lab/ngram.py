@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import bz2
 import lzma
-import math
 import zlib
 from dataclasses import dataclass
 
@@ -191,17 +190,3 @@ def compressor_bpb(train: bytes, heldout: bytes) -> dict[str, float]:
     predicted are heldout[1:] (the models' targets), so heldout[0] goes with the given text."""
     given, text = train + heldout[:1], heldout[1:]
     return {name: conditional_bits(c, given, text) / len(text) for name, c in COMPRESSORS.items()}
-
-
-def ngram_bpb(
-    train: bytes, heldout: bytes, window: int | None, orders: tuple[int, ...] = (1, 2, 3, 4, 5)
-) -> dict[str, np.ndarray]:
-    """Per order: the bits of every predicted byte of heldout[1:] (see KneserNey.bits)."""
-    out = {}
-    for k in orders:
-        out[str(k)] = KneserNey(train, k).bits(heldout, window)
-    return out
-
-
-def mean_bits(bits: np.ndarray) -> float:
-    return float(np.mean(bits)) if len(bits) else math.nan

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from explain.chapters import real_text as ch
+from explain.chapters import real_text_evidence as rte
 from explain.chapters import real_text_stats as rs
 from explain.i18n import t
 from lab.lm import ENCODINGS, STRETCHED, STRETCHES
@@ -189,7 +190,7 @@ def test_sentences_and_the_question_agree_with_a_hand_computation(seed, lang, tm
     ) == bool(ties)
 
     # The papers: ALiBi keeps the paper's direction when ALiBi does not get worse and sinusoidal does.
-    pp = ch.papers(d, lang)
+    pp = rte.papers(d, lang)
     assert pp is not None
     alibi_same = sign(changes["alibi"]) <= 0 and sign(changes["sinusoidal"]) > 0
     assert pp.sentences[0].startswith(
@@ -208,7 +209,6 @@ def test_sentences_and_the_question_agree_with_a_hand_computation(seed, lang, tm
         ).split("@")[0]
     )
     # CoPE past its training length: decided on the same bytes (evidence.json), only where measured.
-    from explain.chapters import real_text_evidence as rte
     from explain.chapters.real_text_stats import bootstrap
 
     ev = rte.load_evidence(d)

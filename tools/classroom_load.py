@@ -7,7 +7,8 @@ Starts its own server on 127.0.0.1 — or, with --workers N, N workers behind HA
 as `./run-app --workers N` serves a class — stopped by their PIDs at the end, then drives N concurrent
 sessions straight through Streamlit's websocket protocol — the same BackMsg/ForwardMsg protobufs the
 browser sends and receives — so 30 learners cost the client almost nothing and the figures measure
-the server, not 30 Chromiums fighting for 2 cores. Each session:
+the server, not 30 Chromiums fighting for 2 cores. (Longer than 500 lines: the protocol client, the
+learners' behaviour, the worker kill and its report are one measurement.) Each session:
 
   1. opens the app (the default chapter) and types its own sentence, which carries a marker only it
      knows ("zqv017x" for session 17);

@@ -7,6 +7,10 @@ Why: one Streamlit process runs every session's script under one Python interpre
 thirty learners wait for each other's reruns. N processes use N cores; the balancer spreads new
 sessions over them.
 
+Longer than 500 lines: the balancer's configuration, the workers, the spawner they fork from and the
+supervisor that restarts them are one command's parts, each needing the others' state (ports, the
+cookie secret, the log paths); split, they would pass it back and forth through module globals.
+
 How:
 - N `streamlit run app.py` workers, each on its own free port on 127.0.0.1 only (never reachable from
   outside), all with the same cookie secret, so Streamlit's XSRF protection (on) accepts a token

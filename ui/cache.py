@@ -52,8 +52,10 @@ def resource(fn: Callable[P, R], *, max_entries: int | None = None) -> Callable[
 
 
 def _make(fn: Callable, max_entries: int, kind: str) -> Callable:
-    maker = st.cache_data if kind == "data" else st.cache_resource
-    stored = maker(max_entries=max_entries, show_spinner=False)(fn)
+    if kind == "data":
+        stored = st.cache_data(max_entries=max_entries, show_spinner=False)(fn)
+    else:
+        stored = st.cache_resource(max_entries=max_entries, show_spinner=False)(fn)
     at = _lang_position(fn)
     if at is None:
         return stored

@@ -27,8 +27,22 @@ import numpy as np
 from explain.bounds import bounded
 from explain.i18n import t
 
-from .real_text import DIR, enc_label, lengths, load_index, stretches, trained
-from .real_text_stats import Estimate, bootstrap, paired_change, point, windows
+from .real_text import (
+    ALIBI_HEADLINE_PARAMS_B,
+    COPE_FIG3,
+    COPE_FIG3_LENGTHS,
+    COPE_FIG3_TRAIN,
+    COPE_TABLE4_PARAMS_M,
+    DIR,
+    STAND_IN,
+    enc_label,
+    lengths,
+    load_index,
+    stretches,
+    trained,
+    verdict,
+)
+from .real_text_stats import Estimate, bootstrap, lowest_at, paired_change, point, windows
 
 EVIDENCE = "evidence.json"
 COMPARED_ORDERS = (4, 5)  # the n-gram orders the page compares every model with, at 1×
@@ -279,3 +293,122 @@ def params_gap(idx: dict[str, Any], a: str, b: str) -> float:
     if a not in m or b not in m:
         return math.nan
     return 100.0 * (int(m[a]["parameters"]) / int(m[b]["parameters"]) - 1.0)
+
+
+# -- the papers' claims, stated at this scale (moved from real_text.py: they read the evidence) --------
+@dataclass(frozen=True)
+class Papers:
+    cope_table: dict[str, list[str]]  # CoPE Fig. 3 (approximate): one row per paper method
+    sentences: list[str]  # the papers' directions at this scale, computed
+    scale: str  # the plain sentence on scale, with our figures from index.json
+
+
+@bounded(4)
+def papers(directory: str = DIR, lang: str | None = None) -> Papers | None:
+    idx = load_index(directory)
+    if not idx:
+        return None
+    ls = lengths(idx)
+    base, top = ls[0], ls[-1]
+    table: dict[str, list[str]] = {t("real_text.paper.col_method", lang): []}
+    for n in COPE_FIG3_LENGTHS:
+        table[t("real_text.paper.col_length", lang, n=n, x=n / COPE_FIG3_TRAIN)] = []
+    for row, values in COPE_FIG3.items():
+        table[t("real_text.paper.col_method", lang)].append(t(f"real_text.paper.row.{row}", lang))
+        for n, v in zip(COPE_FIG3_LENGTHS, values, strict=True):
+            table[t("real_text.paper.col_length", lang, n=n, x=n / COPE_FIG3_TRAIN)].append(f"{v:g}")
+
+    ev = load_evidence(directory)
+    n_seeds = seeds(idx)
+    out: list[str] = []
+    names = trained(idx)
+    alibi, sinusoidal, cope = STAND_IN["ALiBi"], STAND_IN["Sinusoidal"], STAND_IN["CoPE"]
+    # ALiBi's claim (abstract; Fig. 1 reads non-overlapping windows): train short, test long without
+    # losing perplexity, where sinusoidal loses it. Stated at this scale, with its seeds.
+    if alibi in names and sinusoidal in names:
+        ca, cs = paired_change(idx, alibi, top, base), paired_change(idx, sinusoidal, top, base)
+        if ca is not None and cs is not None:
+            holds = ca.sign <= 0 and cs.sign > 0
+            out.append(
+                t(
+                    "real_text.paper.alibi_" + ("same" if holds else "differs"),
+                    lang,
+                    base=base,
+                    top=top,
+                    seeds=n_seeds,
+                    alibi=enc_label(alibi, lang),
+                    sinusoidal=enc_label(sinusoidal, lang),
+                    a=ca.signed_text(),
+                    s=cs.signed_text(),
+                    va=verdict(ca, lang),
+                    vs=verdict(cs, lang),
+                )
+            )
+    # CoPE's Fig. 3: its perplexity falls past the training length. Whether a model uses context past
+    # its training length is decided on the same bytes (lab/lm_eval.py), not by the curve.
+    if cope in names:
+        cc, dc = paired_change(idx, cope, top, base), past_difference(ev, cope, top)
+        if cc is not None and dc is not None:
+            out.append(
+                t(
+                    "real_text.paper.cope_" + ("falls" if dc.sign < 0 else "not_falls"),
+                    lang,
+                    base=base,
+                    top=top,
+                    seeds=n_seeds,
+                    cope=enc_label(cope, lang),
+                    c=cc.signed_text(),
+                    d=dc.signed_text(),
+                    v=t(f"real_text.same.short.{same_verdict(dc)}", lang),
+                )
+            )
+        low = lowest_at(idx, top, names)
+        if low is not None:
+            best, ties = low
+            if best == cope and not ties:
+                key, other = "real_text.paper.cope_lowest", ""
+            elif best == cope or cope in ties:
+                key, other = (
+                    "real_text.paper.cope_tied",
+                    ", ".join(enc_label(x, lang) for x in [best, *ties] if x != cope),
+                )
+            else:
+                key, other = "real_text.paper.cope_not_lowest", enc_label(best, lang)
+            low_base = lowest_at(idx, base, names)
+            leads = low_base is not None and low_base[0] == cope and not low_base[1]
+            smallest = min(names, key=lambda n: int(idx["models"][n]["parameters"]))
+            out.append(
+                t(key, lang, top=top, seeds=n_seeds, cope=enc_label(cope, lang), other=other)
+                + " "
+                + t(
+                    "real_text.paper.cope_caveat_" + ("leads" if leads else "not_leads"),
+                    lang,
+                    cope=enc_label(cope, lang),
+                    pct=params_gap(idx, cope, smallest),
+                    smallest=int(idx["models"][smallest]["parameters"]),
+                    base=base,
+                )
+            )
+    s, m = idx["settings"], idx["models"]
+    params = sorted(int(v["parameters"]) for v in m.values())
+    scale = t(
+        "real_text.paper.scale",
+        lang,
+        layers=s["n_layers"],
+        d=s["d_model"],
+        heads=s["n_heads"],
+        steps=s["steps"],
+        batch=s["batch_size"],
+        length=s["length"],
+        tokens=int(s["steps"]) * int(s["batch_size"]) * int(s["length"]),
+        lo=params[0],
+        hi=params[-1],
+        corpus=idx["corpus"]["train"]["bytes"],
+        cope_lo=COPE_TABLE4_PARAMS_M[0],
+        cope_hi=COPE_TABLE4_PARAMS_M[1],
+        alibi=ALIBI_HEADLINE_PARAMS_B,
+    )
+    return Papers(table, out, scale)
+
+
+# --- 4. training curves -------------------------------------------------------------------------

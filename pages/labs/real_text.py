@@ -29,7 +29,7 @@ page.prose("intro")
 # Shared by every learner, bounded where each function is defined (explain/bounds.py).
 setup = cached(ch.setup)
 length_curves = cached(ch.length_curves)
-papers = cached(ch.papers)
+papers = cached(rte.papers)
 training_curves = cached(ch.training_curves)
 rise_question = cached(ch.rise_question)
 lang = current()
