@@ -44,8 +44,8 @@ def _drawn_at_their_size(charts: dict[str, dict]) -> None:
         assert abs(c["drawn"] - c["room"]) <= 1 and c["height"] == c["asked"], c
 
 
-# Shaw's charts span the page; the first page has three in columns, whose widths are fractional.
-@pytest.mark.parametrize("path", ["shaw", ""])
+# Shaw's charts span the page; Why order matters has three in columns, whose widths are fractional.
+@pytest.mark.parametrize("path", ["shaw", "why-order"])
 def test_every_chart_is_drawn_once_at_its_size(browser, served, path):
     with fresh_tab(browser, served) as tab:
         page = tab.page
