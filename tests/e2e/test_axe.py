@@ -85,9 +85,10 @@ PLANT_JS = """() => {
 
 
 def test_the_checks_catch_planted_faults(tab):
-    page = tab.open(CHAPTERS[0].key, "en")
-    page.evaluate(PLANT_JS)
+    # A chapter with a chart's axis to spoil (Start here's diagram has none).
+    page = tab.open("why-order", "en")
     try:
+        page.evaluate(PLANT_JS)
         found = problems(tab.findings())
         assert any("color-contrast" in f and "faded caption" in f for f in found), found
         assert any("heading-order" in f and "skipped level" in f for f in found), found
