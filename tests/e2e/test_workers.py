@@ -144,7 +144,9 @@ def test_a_killed_worker_costs_its_learner_no_reload_and_the_class_is_whole_agai
     page.wait_for_function(CAME_BACK, timeout=PAGE_BACK_S * 1000)
     back_s = time.monotonic() - killed
     log = page.evaluate("window.__peLog")
-    assert any(e["note"] and e["connection"] != "CONNECTED" for e in log), log  # the learner was told
+    # The learner was told: the "connection lost" notice while it was down, or, when the balancer's
+    # redispatch brought the page back between two samples of the log, the "reconnected" notice.
+    assert any(e["note"] for e in log), log
     assert len(loads) == 1, loads  # no reload: the frame script's rerun did it, not its fallback
     assert _worker(context) != dead  # the balancer moved the learner to the other worker
     _rendered(page)
