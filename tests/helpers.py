@@ -84,3 +84,22 @@ def chart(at: AppTest, key: str) -> dict:
         if el.key == key:
             return figure_of(el)
     raise AssertionError(f"no chart with key {key!r}; have {[el.key for el in chart_elements(at)]}")
+
+
+def assert_bias_added_to_scaled_logits_and_causal(enc, d_model: int, n: int = 10) -> None:
+    """A learned distance bias (Kerple, FIRE) in the one attention path: the layer's position term is
+    the encoder's own bias(i, j), a causal mask zeroes every weight above the diagonal, and changing
+    the last token changes no earlier output."""
+    from encoders.attention import causal_mask, toy_layer
+
+    layer = toy_layer(enc, 0)
+    x = torch.randn(2, n, d_model, generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        r = layer(x, causal=True)
+        want = enc.bias(torch.arange(n), torch.arange(n)).float()
+    assert torch.allclose(r.terms["position"][0], want, atol=1e-6)
+    assert (r.weights[..., ~causal_mask(n, n)] == 0).all()
+    y = x.clone()
+    y[:, -1] = 0.0
+    with torch.no_grad():
+        assert torch.allclose(layer(y, causal=True).output[:, :-1], r.output[:, :-1], atol=1e-6)

@@ -11,9 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from encoders import REGISTRY, build
-from encoders.attention import causal_mask, toy_layer
+from encoders.attention import toy_layer
 from encoders.base import Difference
 from encoders.kerple import POWER_MAX, Kerple, KerpleConfig, kerple_log_bias, kerple_power_bias
+from tests.helpers import assert_bias_added_to_scaled_logits_and_causal
 
 D, H = 32, 4
 VARIANTS = ("log", "power")
@@ -150,17 +151,7 @@ def test_bad_configs_are_refused():
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_the_layer_adds_the_bias_to_the_scaled_logits_and_is_causal(variant):
     enc = _encoder(variant)
-    layer = toy_layer(enc, 0)
-    x = torch.randn(2, 10, D, generator=torch.Generator().manual_seed(1))
-    with torch.no_grad():
-        r = layer(x, causal=True)
-        want = enc.bias(torch.arange(10), torch.arange(10)).float()
-    assert torch.allclose(r.terms["position"][0], want, atol=1e-6)
-    assert (r.weights[..., ~causal_mask(10, 10)] == 0).all()
-    y = x.clone()
-    y[:, -1] = 0.0
-    with torch.no_grad():
-        assert torch.allclose(layer(y, causal=True).output[:, :-1], r.output[:, :-1], atol=1e-6)
+    assert_bias_added_to_scaled_logits_and_causal(enc, D)
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
