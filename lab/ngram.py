@@ -146,14 +146,17 @@ class KneserNey:
         ctx = np.tile(ctx, (VOCAB, 1)).reshape(VOCAB, top - 1)
         return self.prob(ctx, np.arange(VOCAB, dtype=np.uint8), top)
 
-    def bits(self, text: bytes, window: int | None = None) -> np.ndarray:
+    def bits(self, text: bytes, window: int | None = None, from_start: bool = False) -> np.ndarray:
         """−log2 p of each byte of text[1:], each given the bytes before it — only those since the
         last multiple of `window` (the models' non-overlapping windows: window w predicts text[w·L + 1 …
-        w·L + L] from text[w·L …]), or every earlier byte when window is None → (len(text) − 1,)."""
+        w·L + L] from text[w·L …]), or every earlier byte when window is None → (len(text) − 1,).
+        from_start: every byte of text is predicted, byte g from text[g − g mod window … g − 1] (the
+        models with a beginning-of-text byte: window w predicts text[w·L … w·L + L − 1]) → (len(text),)."""
         ids = np.frombuffer(text, dtype=np.uint8)
-        n = len(ids) - 1
-        g = np.arange(1, n + 1)  # index of each predicted byte
-        avail = g if window is None else g - ((g - 1) // window) * window  # bytes of context it may see
+        g = np.arange(0 if from_start else 1, len(ids))  # index of each predicted byte
+        n = len(g)
+        # bytes of context each may see
+        avail = g if window is None else g % window if from_start else g - ((g - 1) // window) * window
         top = np.minimum(avail + 1, self.order)
         out = np.zeros(n)
         pad = np.concatenate([np.zeros(self.order, np.uint8), ids])
@@ -185,8 +188,9 @@ def conditional_bits(compress, given: bytes, text: bytes) -> int:
     return 8 * (len(compress(given + text)) - len(compress(given)))
 
 
-def compressor_bpb(train: bytes, heldout: bytes) -> dict[str, float]:
+def compressor_bpb(train: bytes, heldout: bytes, from_start: bool = False) -> dict[str, float]:
     """Bits per held-out byte for each compressor, given the train text; the held-out bytes
-    predicted are heldout[1:] (the models' targets), so heldout[0] goes with the given text."""
-    given, text = train + heldout[:1], heldout[1:]
+    predicted are heldout[1:] (the models' targets), so heldout[0] goes with the given text —
+    or all of them (from_start: the models with a beginning-of-text byte predict every byte)."""
+    given, text = (train, heldout) if from_start else (train + heldout[:1], heldout[1:])
     return {name: conditional_bits(c, given, text) / len(text) for name, c in COMPRESSORS.items()}

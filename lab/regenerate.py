@@ -5,6 +5,7 @@
     python -m lab.regenerate spline                # only the Spline chapter (assets/spline/)
     python -m lab.regenerate lm                    # only the language models on real text (assets/lm/)
     python -m lab.regenerate lm_eval               # only their evidence (same bytes, anchors; resumable)
+    python -m lab.regenerate lm_study --jobs 2     # the next set: 3 seeds, BOS, PI fine-tune (resumable)
     python -m lab.regenerate toy_large cope_table  # the toy lab's closer-to-paper Flip-Flop and CoPE's
                                                    # shared table (lab/toy_more.py)
     python -m lab.regenerate toy --tasks flipflop --encodings cope rope
@@ -257,6 +258,14 @@ def regenerate_lm_eval(args: argparse.Namespace, force: bool = False) -> None:
     lm_eval.run(force=force)
 
 
+def regenerate_lm_study(args: argparse.Namespace) -> None:
+    """The real-text models' next set (lab/lm_study.py, assets/lm/study/): every encoding × 3 seeds
+    with a beginning-of-text byte, RoPE fine-tuned with and without PI. Resumable, on the workers."""
+    from lab import lm_study
+
+    lm_study.regenerate(parallel.of(args))
+
+
 def regenerate_toy_large(args) -> None:
     from lab.toy_more import regenerate_large
 
@@ -276,6 +285,7 @@ REGENERATORS = [
     ("spline", regenerate_spline),
     ("lm", regenerate_lm),
     ("lm_eval", regenerate_lm_eval),
+    ("lm_study", regenerate_lm_study),
 ]
 
 
