@@ -122,12 +122,25 @@ def prove_all() -> None:
         D.proven(d.id)
 
 
+def warm_models() -> None:
+    """Start loading SmolLM2 on a background thread (models.smollm2.start_warming): ~25 s of CPU and
+    ~1.2 GB once per process, so that its chapter is ready when a learner opens it; the chapter says
+    "warming up" until then and no other page waits. Called in the serving process only, after
+    settle_heap and after any fork (tools/serve.py's spawner must stay single-threaded). Off with
+    PE_ATLAS_WARM_SMOLLM2=0: the chapter's first visit starts it instead."""
+    from models import smollm2
+
+    if smollm2.warm_at_start():
+        smollm2.start_warming()
+
+
 def main() -> None:
     no_delay_for_every_tcp_socket()
     preload()
     prove_all()
     settle_heap()
     navigation_app()
+    warm_models()
     from streamlit.web.cli import main as streamlit_main
 
     streamlit_main(prog_name="streamlit")

@@ -218,6 +218,7 @@ def _fork_worker(port: int, log: Path, append: bool) -> int:
         os.dup2(out, 1)
         os.dup2(out, 2)
         sys.argv = ["streamlit", *streamlit_args("127.0.0.1", port)[2:]]  # run app.py --server.port … (no -m)
+        importlib.import_module("serve_app").warm_models()  # a thread: only after the fork
         from streamlit.web.cli import main as streamlit_main
 
         streamlit_main(prog_name="streamlit")
