@@ -40,9 +40,11 @@ pages = {
     ]
     for part in PARTS
 }
-# expanded=True: with more than a handful of pages Streamlit folds the list behind "View more";
-# a learner should see every chapter at a glance.
-navigation = st.navigation({part: ps for part, ps in pages.items() if ps}, expanded=True)
+# In the top bar, one menu per part: in the sidebar its ~20 links stood above the learner's own tools,
+# and at 1366×768 the sentence box and the lesson picker were below the first screen
+# (tests/e2e/test_first_screen_browser.py). A window too narrow for the bar (a phone) gets Streamlit's
+# sidebar navigation instead.
+navigation = st.navigation({part: ps for part, ps in pages.items() if ps}, position="top")
 shared_sidebar()
 follow_lesson()  # after Previous / Next: open the step's page (stops this run)
 presenter_style()

@@ -36,8 +36,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, RENDERED_JS, TRACK_RUNS_JS, start_server, stop_server  # noqa: E402
-from ui.chapters import CHAPTERS  # noqa: E402
+from tests.support.browser import (  # noqa: E402
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    RENDERED_JS,
+    TRACK_RUNS_JS,
+    nav_link,
+    start_server,
+    stop_server,
+)
+from ui.chapters import CHAPTERS, part_title  # noqa: E402
 
 TIMEOUT_MS = 180_000
 
@@ -64,9 +72,8 @@ def bench(base: str, chapters: list, repeats: int, browser) -> dict:
     for r in range(repeats):
         for c in chapters:
             # open: from whatever page is showing, by its link, as a learner does
-            link = page.locator(f'[data-testid="stSidebarNav"] a[href$="/{c.key}"]').first
-            if c.key == CHAPTERS[0].key:
-                link = page.locator('[data-testid="stSidebarNav"] a').first
+            first = c.key == CHAPTERS[0].key  # its link is the bare base URL
+            link = nav_link(page, part_title(c.part, "en"), c.key, c.title if first else None)
             done = page.evaluate("() => window.__peDone")
             t0 = now(page)
             link.click()

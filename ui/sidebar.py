@@ -98,8 +98,10 @@ def shared_sidebar() -> None:
         )
         st.caption(t("common.sidebar.url_note"))
         st.divider()
-        presenter_toggle()
+        # The lessons before presenter mode: a learner's picker, above the lecturer's switch and its
+        # link for students, so that it is on the first screen at 1280×720 in presenter mode too.
         lesson_sidebar()
+        presenter_toggle()
     _mirror_to_url()
     mirror_presenter()
     mirror_lesson()

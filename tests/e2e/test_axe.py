@@ -17,8 +17,8 @@ import pytest
 from playwright.sync_api import Page
 
 from tests.support.axe import SEVERE, STREAMLIT_ONLY, Finding, axe_script, chapter_url, page_violations
-from tests.support.browser import RENDERED_JS, TRACK_RUNS_JS
-from ui.chapters import CHAPTERS
+from tests.support.browser import RENDERED_JS, TRACK_RUNS_JS, nav_link
+from ui.chapters import BY_KEY, CHAPTERS, part_title
 
 pytestmark = pytest.mark.e2e
 
@@ -41,10 +41,10 @@ class Tab:
         page = self.page
         if self.where == (key, lang):
             return page
-        link = page.locator(f'[data-testid="stSidebarNav"] a[href$="/{key}"]')
-        if self.where[1] == lang and key != CHAPTERS[0].key and link.count():
+        if self.where[1] == lang and key != CHAPTERS[0].key:
+            link = nav_link(page, part_title(BY_KEY[key].part, lang), key)
             done = page.evaluate("() => window.__peDone")
-            link.first.click()
+            link.click()
             self.wait(done + 1)
         else:
             page.goto(chapter_url(self.base, key, lang))

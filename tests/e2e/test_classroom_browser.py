@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.support.browser import RENDERED_JS, TRACK_RUNS_JS
+from tests.support.browser import RENDERED_JS, TRACK_RUNS_JS, nav_link
+from ui.chapters import part_title
 
 pytestmark = pytest.mark.e2e
 
@@ -79,7 +80,7 @@ def test_link_restores_controls_and_keyboard_writes_them_back(fresh):
     assert "Full range: N = 66, D = 128, causal" in page.evaluate(PLOT_JS, "t5_staircase")["title"]
     page.wait_for_function("() => location.search.includes('t5_buckets=66')", timeout=10_000)
     # Another page: the T5 parameters leave the address, the shared ones stay.
-    link = page.locator('[data-testid="stSidebarNav"] a[href$="/alibi"]')
+    link = nav_link(page, part_title("Bias", "en"), "alibi")
     rerun(page, link.click)
     expect(page.locator("h1").first).to_contain_text("ALiBi")
     q = query(page)

@@ -7,12 +7,12 @@ For each chapter in ui.chapters.CHAPTERS (CHAPTERS[0] is served at "/", the othe
     request leaves the page (none to another host, no fetch of the payload's image);
   * typing a new sentence in the sidebar redraws the page's token heatmap (its tick labels and its
     data) and updates the URL (?s=…);
-  * sentence and seed survive a click on the next chapter in the sidebar navigation, and stay
+  * sentence and seed survive a click on the next chapter in the navigation (the top bar), and stay
     mirrored in the URL.
 And a link with ?s=hello%20world&seed=7 restores both, on "/" and on a chapter's own path.
 
 Fast on purpose: one browser and one tab walk through the chapters as a learner would, each
-chapter reached by clicking its link in the sidebar (the navigation test of the chapter before),
+chapter reached by clicking its link in the navigation (the navigation test of the chapter before),
 so no chapter pays for a second full page load. Every test first makes sure the tab is where it
 needs to be (it opens the chapter's URL if an earlier test failed or was deselected), so any test
 also runs alone with -k.
@@ -30,8 +30,8 @@ import pytest
 from playwright.sync_api import Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from tests.support.browser import RENDERED_JS, TRACK_RUNS_JS
-from ui.chapters import CHAPTERS
+from tests.support.browser import RENDERED_JS, TRACK_RUNS_JS, nav_link
+from ui.chapters import CHAPTERS, part_title
 from ui.sidebar import DEFAULT_SENTENCE
 
 pytestmark = pytest.mark.e2e
@@ -329,21 +329,12 @@ def test_typing_a_sentence_redraws_the_token_heatmap(here: Here):
 
 
 def _nav_link(page: Page, chapter):
-    nav = page.locator('[data-testid="stSidebarNav"]')
-    links = nav.locator('a[data-testid="stSidebarNavLink"]')
-    if chapter.key == CHAPTERS[0].key:  # its href is the bare base URL
-        link = links.filter(has_text=chapter.title)
-    else:
-        link = nav.locator(f'a[data-testid="stSidebarNavLink"][href$="{path_of(chapter)}"]')
-    if link.count() == 0 or not link.first.is_visible():
-        more = nav.locator('[data-testid="stSidebarNavViewButton"]')  # a long list is folded
-        if more.count() and more.first.is_visible():
-            more.first.click()
-    return link.first
+    first = chapter.key == CHAPTERS[0].key  # its href is the bare base URL
+    return nav_link(page, part_title(chapter.part, "en"), chapter.key, chapter.title if first else None)
 
 
 def test_sentence_and_seed_survive_navigation(here: Here):
-    """Type the seed, click the next chapter in the sidebar: both values and the URL follow.
+    """Type the seed, click the next chapter in the navigation: both values and the URL follow.
     This is also how the next chapter's tests reach their page."""
     page, chapter = here.ensure(), here.chapter
     type_seed(page, SEED)

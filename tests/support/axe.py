@@ -18,6 +18,8 @@ from pathlib import Path
 # Streamlit's frame: markup Streamlit draws around every app, whatever the app writes.
 STREAMLIT_FRAME = (
     '[data-testid="stSidebarNav"]',
+    '[data-testid="stTopNav"]',
+    '[data-testid="stTopNavPopover"]',
     '[data-testid="stSidebarHeader"]',
     '[data-testid="stHeader"]',
     '[data-testid="stToolbar"]',

@@ -161,3 +161,28 @@ RENDERED_JS = """done => {
   if (!window.__peStable || window.__peStable.sig !== sig) { window.__peStable = {sig, t: now}; return false; }
   return now - window.__peStable.t > 300;
 }"""
+
+
+# The navigation sits in the top bar (app.py: st.navigation(position="top")): one menu per part of
+# the atlas, each opening onto its chapters' links. A window too narrow for the bar (a phone) gets
+# Streamlit's sidebar navigation instead; a part that does not fit the bar goes under "N more".
+NAV_LINK = ('[data-testid="stTopNavDropdownLink"]', '[data-testid="stTopNavLink"]', '[data-testid="stSidebarNavLink"]')
+
+
+def nav_link(page, part_title: str, key: str, title: str | None = None):
+    """The navigation's link to the chapter `key`, its part's menu opened (`part_title`, in the page's
+    language) when the bar has one. The first chapter's link is the bare base URL: give its `title`."""
+    if title is not None:
+        link = page.locator(", ".join(NAV_LINK)).filter(has_text=title)
+    else:
+        link = page.locator(", ".join(f'{s}[href$="/{key}"]' for s in NAV_LINK))
+    if link.count() and link.first.is_visible():
+        return link.first
+    menus = page.locator('[data-testid="stTopNavSection"]')
+    menu = menus.filter(has_text=part_title)
+    if menu.count() == 0:  # the part did not fit the bar: it is under "N more"
+        menus.last.click()
+        menu = page.locator('[data-testid="stTopNavPopover"]').get_by_text(part_title, exact=True)
+    menu.first.click()
+    link.first.wait_for(state="visible")
+    return link.first
