@@ -53,6 +53,32 @@ def page_sections(path: str) -> tuple[dict[str, bool], list[str], set[str]]:
     return deeper, top, inner
 
 
+# What a page may still draw after its fold: the trained-model panel every chapter ends with.
+AFTER_THE_FOLD = {"trained_panel"}
+
+
+def after_the_fold(path: str, deeper: dict[str, bool]) -> list[str]:
+    """The page's top-level statements after its first deeper section's call, other than deeper
+    sections' calls and definitions and AFTER_THE_FOLD: each would be drawn below the fold."""
+    tree = ast.parse((ROOT / path).read_text(encoding="utf-8"))
+    out, folded = [], False
+
+    def called(stmt: ast.stmt) -> str | None:
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Name):
+            return stmt.value.func.id
+        return None
+
+    for stmt in tree.body:
+        name = called(stmt)
+        if name is not None and deeper.get(name):
+            folded = True
+        elif (
+            folded and not (isinstance(stmt, ast.FunctionDef) and deeper.get(stmt.name)) and name not in AFTER_THE_FOLD
+        ):
+            out.append(ast.unparse(stmt).splitlines()[0])
+    return out
+
+
 @pytest.mark.parametrize("path", [c.path for c in CHAPTERS])
 def test_deeper_sections_come_last_at_the_top_level(path):
     deeper, top, inner = page_sections(path)
@@ -63,6 +89,23 @@ def test_deeper_sections_come_last_at_the_top_level(path):
         first = top.index(folded[0])
         after = [name for name in top[first:] if not deeper[name]]
         assert not after, f"{path}: core sections after the Going-deeper fold: {after}"
+        assert not after_the_fold(path, deeper), f"{path}: drawn below the fold: {after_the_fold(path, deeper)}"
+
+
+# The chapters whose expert material is folded (issue 43, item 6), and what: a change here is a
+# decision about a chapter's core.
+FOLDED = {
+    "pages/absolute/trouble.py": ["untied_section"],  # TUPE and the Toeplitz test
+    "pages/relative/shaw.py": ["value_section", "cost_section"],  # the value side; cost and implementation
+    "pages/relative/transformer_xl.py": ["relshift_section", "layout_section"],  # the shift trick; layouts
+    "pages/labs/attention_lab.py": ["kv_section"],  # dynamic NTK meets a KV cache
+}
+
+
+@pytest.mark.parametrize(("path", "names"), FOLDED.items())
+def test_the_expert_sections_are_folded(path, names):
+    deeper, top, _ = page_sections(path)
+    assert [name for name in top if deeper[name]] == names
 
 
 def test_the_reader_finds_declarations():

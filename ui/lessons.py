@@ -4,7 +4,8 @@ sentence and controls set (the lessons themselves are data: explain/lessons.py).
 Kept in the address as ?lesson=<key>&step=<k> (1-based), so a link opens the same step.
 
 A step lands on the section it talks about: its page opens scrolled to that section's box (ui/section.py
-marks it st-key-section-<name>), which is outlined for a few seconds (LAND_JS, a fixed script whose
+marks it st-key-section-<name>; a section in the chapter's Going-deeper fold opens the fold first),
+which is outlined for a few seconds (LAND_JS, a fixed script whose
 only datum is the section's name, a Python identifier from explain/lessons.py, never user text).
 """
 
@@ -50,6 +51,12 @@ LAND_JS = """<script>
     const idle = app && app.getAttribute('data-test-script-state') === 'notRunning';
     idleSince = idle ? (idleSince || performance.now()) : 0;
     if (box) {
+      // A section in the chapter's Going-deeper fold (ui/section.py): open the fold first, as a
+      // learner's click on its title would (the page sets it open when it is first drawn, but an
+      // expander already on the page keeps the state it had). No other fold is ever opened.
+      const fold = box.closest('.st-key-going_deeper');
+      const details = fold && fold.querySelector('details');
+      if (details && !details.open) { const title = details.querySelector('summary'); if (title) title.click(); }
       box.style.scrollMarginTop = '4.5rem';
       const before = box.getBoundingClientRect().top;
       box.scrollIntoView({block: 'start'});

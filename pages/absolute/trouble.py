@@ -341,9 +341,9 @@ tokens = sentence_tokens()
 toks = tokens.tokens
 
 
-@page.section(owns=("four_terms", "tupe_terms", "toeplitz_spread"))
-def terms_section(toks: tuple[str, ...], k: int, r: ch.ShiftResult | None) -> None:
-    """The four-term, TUPE and Toeplitz charts' Numbers panels; k and r come from section 1's controls."""
+@page.section(owns=("four_terms",))
+def terms_section(toks: tuple[str, ...], k: int) -> None:
+    """The four-term chart's Numbers panel; k comes from section 1's controls."""
     shift = max(k, 1)
     T = four_terms(toks, seed(), shift=shift)
     ids = {**terms.TERM_IDS, **terms.MAP_IDS}  # English name (the dicts' keys) → catalogue id
@@ -371,6 +371,19 @@ def terms_section(toks: tuple[str, ...], k: int, r: ch.ShiftResult | None) -> No
     st.caption(t("trouble.terms.check", diff=T.sum_max_diff))
     page.prose("terms-which")
 
+
+terms_section(toks, k)
+
+
+# Going deeper: a published fix that unties the terms (TUPE) and the test of a relative score
+# (Toeplitz), on the same four terms.
+@page.section(owns=("tupe_terms", "toeplitz_spread"), deeper=True)
+def untied_section(toks: tuple[str, ...], k: int, r: ch.ShiftResult | None) -> None:
+    """The TUPE and Toeplitz charts' Numbers panels; k and r come from section 1's controls."""
+    shift = max(k, 1)
+    T = four_terms(toks, seed(), shift=shift)
+    ids = {**terms.TERM_IDS, **terms.MAP_IDS}  # English name (the dicts' keys) → catalogue id
+    label = {name: t(f"trouble.term.{ids[name]}") for name in ids}
     st.subheader(t("trouble.tupe.subheader"))
     page.prose("tupe")
     U = tupe_terms(toks, seed(), shift=shift)
@@ -447,4 +460,4 @@ def terms_section(toks: tuple[str, ...], k: int, r: ch.ShiftResult | None) -> No
         )
 
 
-terms_section(toks, k, r)
+untied_section(toks, k, r)

@@ -267,7 +267,8 @@ shift_part()
 
 
 # -- dynamic NTK and a KV cache -------------------------------------------------------------------
-@page.section(heading="attention_lab.kv.header", prose="kv-cache", owns=("lab_kv_cache",))
+# Going deeper: how a cache meets dynamic NTK is an implementation note, drawn after the length test.
+@page.section(heading="attention_lab.kv.header", prose="kv-cache", owns=("lab_kv_cache",), deeper=True)
 def kv_section() -> None:
     """Owns only its chart's Numbers panel: reads the shared encodings, heads and head above."""
     kv = kv_cache(text, seed(), n_heads, head)
@@ -287,9 +288,6 @@ def kv_section() -> None:
         "lab_kv_cache",
     )
     st.markdown(t(f"attention_lab.kv.caption_{kv.situation}", **kv.facts))
-
-
-kv_section()
 
 
 # -- length test --------------------------------------------------------------------------------
@@ -378,3 +376,4 @@ def length_section() -> None:
 
 
 length_section()
+kv_section()

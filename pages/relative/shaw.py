@@ -152,7 +152,8 @@ def attention_section(toks: list[str], head: int, v: ch.ShawView, panel_h: int) 
 attention_section(toks, head, v, panel_h)
 
 
-@page.section(owns=("shaw_mass", "shaw_value_norms", "shaw_value_term"))
+# Going deeper: the value side (aⱽ), a second lookup beside the key side the chapter is about.
+@page.section(owns=("shaw_mass", "shaw_value_norms", "shaw_value_term"), deeper=True)
 def value_section(toks: list[str], head: int, v: ch.ShawView, labels: list[str]) -> None:
     """The value-side charts' Numbers panels: opening one reruns this section only."""
     n = len(toks)
@@ -205,24 +206,29 @@ def value_section(toks: list[str], head: int, v: ch.ShawView, labels: list[str])
     )
 
 
-value_section(toks, head, v, labels)
-
 st.header(t("shaw.shift.subheader"))
 page.prose("shift")
 panels.shift_metrics(v.shift, "shaw.shift.position", "shaw.shift.output")
 
-st.header(t("shaw.cost.subheader"))
-page.prose("cost")
-st.markdown(
-    t(
-        "shaw.cost.sizes",
-        n=n,
-        d=v.a_k.shape[1],
-        heads=ch.N_HEADS,
-        rows=2 * k + 1,
-        per_pair=v.per_pair_numbers,
-        gathered=v.gathered_numbers,
-        diff=v.paper_form_difference,
+
+# Going deeper: what the lookup costs and how an implementation avoids the n × n × d tensor.
+@page.section(heading="shaw.cost.subheader", prose="cost", deeper=True)
+def cost_section(n: int, k: int, v: ch.ShawView) -> None:
+    """Owns no widget or chart: the sizes of the two forms, in the fold."""
+    st.markdown(
+        t(
+            "shaw.cost.sizes",
+            n=n,
+            d=v.a_k.shape[1],
+            heads=ch.N_HEADS,
+            rows=2 * k + 1,
+            per_pair=v.per_pair_numbers,
+            gathered=v.gathered_numbers,
+            diff=v.paper_form_difference,
+        )
     )
-)
-page.prose("cost-kernel")
+    page.prose("cost-kernel")
+
+
+value_section(toks, head, v, labels)
+cost_section(n, k, v)

@@ -145,6 +145,7 @@ terms_section(toks)
     heading="transformer_xl.shift.subheader",
     prose="relshift",
     owns=("xl_step_grid", "xl_gather", "xl_qlen", "xl_mlen", "xl_step"),
+    deeper=True,  # the relative-shift trick: how the layer computes term (b) fast, not what it means
 )
 def relshift_section() -> None:
     """Owns q_len, m_len and the step slider (nothing else reads them) and the grids' Numbers panels."""
@@ -230,9 +231,15 @@ def relshift_section() -> None:
 
 relshift_section()
 
-st.header(t("transformer_xl.layout.subheader"))
-page.prose("layout")
-lc = layout_check(seed())
-l1, l2 = st.columns(2)
-l1.metric(t("transformer_xl.layout.same"), f"{lc.same_weights:.3g}")
-l2.metric(t("transformer_xl.layout.permuted"), f"{lc.permuted_weights:.1e}")
+
+# Going deeper: which memory layout the relative vectors need, an implementation's concern.
+@page.section(heading="transformer_xl.layout.subheader", prose="layout", deeper=True)
+def layout_section() -> None:
+    """Owns no widget or chart: the layout check's two metrics, in the fold."""
+    lc = layout_check(seed())
+    l1, l2 = st.columns(2)
+    l1.metric(t("transformer_xl.layout.same"), f"{lc.same_weights:.3g}")
+    l2.metric(t("transformer_xl.layout.permuted"), f"{lc.permuted_weights:.1e}")
+
+
+layout_section()
