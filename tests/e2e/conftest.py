@@ -69,3 +69,18 @@ def served(browser, app_url) -> str:
     )
     context.close()
     return app_url
+
+
+@pytest.fixture(scope="session")
+def visits(browser, served, tmp_path_factory):
+    """Each chapter in each language opened once at 1400 px and measured for every test that only
+    looks (tests/e2e/visits.py: margins, axe, glyphs). Korean screenshots go to $PE_ATLAS_SCREENSHOTS
+    when set, else to the pytest temp directory."""
+    from tests.e2e.visits import Visits
+
+    where = os.environ.get("PE_ATLAS_SCREENSHOTS")
+    shots = Path(where) if where else tmp_path_factory.mktemp("korean-screenshots")
+    shots.mkdir(parents=True, exist_ok=True)
+    opened = Visits(browser, served, shots)
+    yield opened
+    opened.close()

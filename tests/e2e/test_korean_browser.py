@@ -1,10 +1,11 @@
 """Every chapter in Korean in a real browser: no missing glyphs, and the language switch works.
 
-For each chapter, opened at /<key>?lang=ko (a Korean link, so a Korean sentence too), the test
-waits for the page and its charts, saves a full-page screenshot (in the pytest temp directory,
-or in $PE_ATLAS_SCREENSHOTS when set), and then checks every character the page shows — HTML text
-and the SVG text of every plotly chart — for a glyph: each character is drawn on a canvas in the
-font of the element that shows it and compared with the drawing of characters no font has
+For each chapter, opened at /<key>?lang=ko (a Korean link, so a Korean sentence too) in a Korean
+browser at 1400 px (the visit the margins and axe tests read too: tests/e2e/visits.py), the page and
+its charts are waited for, a full-page screenshot is saved (in the pytest temp directory, or in
+$PE_ATLAS_SCREENSHOTS when set), and every character the page shows — HTML text and the SVG text of
+every plotly chart — is checked for a glyph (visits.GLYPHS_JS): each character is drawn on a canvas
+in the font of the element that shows it and compared with the drawing of characters no font has
 (U+0378, U+0379: unassigned). A character drawn exactly like those is a missing glyph, a "tofu"
 box. The detector is checked against those unassigned characters first, so it can fail.
 
@@ -14,67 +15,14 @@ puts lang=ko in the address; clicking English turns it back.
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 from playwright.sync_api import Page, expect
 
 from explain.i18n import t
-from tests.e2e.test_pages_browser import TIMEOUT_MS, leaving, new_tab, no_exception, path_of, rerun, wait_rendered
+from tests.e2e.test_pages_browser import TIMEOUT_MS, new_tab, no_exception, rerun, wait_rendered
 from ui.chapters import CHAPTERS
 
 pytestmark = pytest.mark.e2e
-
-# Characters worth checking: everything outside ASCII, except emoji (colour-font glyphs that a
-# canvas draws unlike text), joiners, variation selectors and combining marks (no glyph of their own).
-GLYPHS_JS = """() => {
-  const skip = c => c <= 0x7f || (c >= 0x1f000) || (c >= 0xfe00 && c <= 0xfe0f) || c === 0x200d
-    || (c >= 0x200b && c <= 0x200f) || (c >= 0x300 && c <= 0x36f) || (c >= 0x2600 && c <= 0x27bf && c !== 0x27a1);
-  const byFont = new Map();  // font family → Set of characters shown in it
-  const add = (text, el) => {
-    if (!text) return;
-    const family = getComputedStyle(el).fontFamily || 'sans-serif';
-    if (!byFont.has(family)) byFont.set(family, new Set());
-    const set = byFont.get(family);
-    for (const ch of text) { const c = ch.codePointAt(0); if (!skip(c)) set.add(ch); }
-  };
-  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-  let node;
-  while ((node = walker.nextNode())) {
-    const el = node.parentElement;
-    if (!el || el.closest('script,style,noscript,[aria-hidden="true"] .katex-mathml')) continue;
-    const style = getComputedStyle(el);
-    if (style.display === 'none' || style.visibility === 'hidden') continue;
-    add(node.nodeValue, el);
-  }
-  const canvas = document.createElement('canvas');
-  canvas.width = 64; canvas.height = 64;
-  const ctx = canvas.getContext('2d', {willReadFrequently: true});
-  const draw = (ch, family) => {
-    ctx.clearRect(0, 0, 64, 64);
-    ctx.font = `40px ${family}`;
-    ctx.textBaseline = 'middle';
-    ctx.fillText(ch, 8, 32);
-    const px = ctx.getImageData(0, 0, 64, 64).data;
-    let h = 0;
-    for (let i = 3; i < px.length; i += 4) h = (h * 31 + px[i]) | 0;
-    return h + ':' + ctx.measureText(ch).width.toFixed(2);
-  };
-  const missing = [];
-  let checked = 0, hangul = 0;
-  const probe = [];
-  for (const [family, chars] of byFont) {
-    const tofu = new Set([draw('\\u0378', family), draw('\\u0379', family)]);
-    probe.push(tofu.has(draw('\\u0378', family)));
-    for (const ch of chars) {
-      checked += 1;
-      if (/[\\uac00-\\ud7a3]/.test(ch)) hangul += 1;
-      if (tofu.has(draw(ch, family))) missing.push(ch + ' U+' + ch.codePointAt(0).toString(16) + ' in ' + family);
-    }
-  }
-  return {missing, checked, hangul, fonts: byFont.size, probe: probe.every(x => x)};
-}"""
 
 # The detector itself: a page-independent check that unassigned code points count as missing and
 # Hangul, Latin and the atlas's symbols do not.
@@ -90,29 +38,10 @@ PROBE_JS = """(family) => {
   return Object.fromEntries(probes.map(c => [c, tofu.has(draw(c))]));
 }"""
 
-WAIT_CHARTS_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).every(el => el._fullLayout)"""
 
-
-@pytest.fixture(scope="module")
-def korean_tab(browser, served):
-    context = browser.new_context(viewport={"width": 1280, "height": 1000}, locale="ko-KR")
-    tab = new_tab(context, served)
-    yield tab
-    context.close()
-
-
-@pytest.fixture(scope="module")
-def shots(tmp_path_factory) -> Path:
-    where = os.environ.get("PE_ATLAS_SCREENSHOTS")
-    path = Path(where) if where else tmp_path_factory.mktemp("korean-screenshots")
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
-def test_the_glyph_detector_can_fail(korean_tab):
-    page = korean_tab.page
-    page.goto(korean_tab.base + "/?lang=ko")
-    wait_rendered(page)
+def test_the_glyph_detector_can_fail(visits):
+    visits("start", "ko")  # the Korean tab, on a page of the atlas (its fonts loaded)
+    page = visits.tab("ko").page
     for family in ("sans-serif", "'Source Sans', sans-serif"):
         found = page.evaluate(PROBE_JS, family)
         assert found["\u037f"] is False  # Greek capital yot: a real letter, in DejaVu / Noto
@@ -121,20 +50,15 @@ def test_the_glyph_detector_can_fail(korean_tab):
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=[c.key for c in CHAPTERS])
-def test_korean_page_has_every_glyph(korean_tab, shots, chapter):
-    page: Page = korean_tab.page
-    start = len(korean_tab.requests)
-    page.goto(f"{korean_tab.base}{path_of(chapter)}?lang=ko")
-    wait_rendered(page)
-    page.wait_for_function(WAIT_CHARTS_JS, polling=100, timeout=TIMEOUT_MS)
-    expect(page.locator("h1").first).to_contain_text(t(f"chapters.{chapter.key}.title", "ko"))
-    no_exception(page)
-    page.screenshot(path=str(shots / f"ko-{chapter.key}.png"), full_page=True)
-    report = page.evaluate(GLYPHS_JS)
+def test_korean_page_has_every_glyph(visits, chapter):
+    visit = visits(chapter.key, "ko")
+    assert t(f"chapters.{chapter.key}.title", "ko") in visit.h1, visit.h1
+    assert visit.exceptions == [], visit.exceptions
+    report = visit.glyphs
     assert report["probe"], "the glyph detector did not recognise an unassigned character"
     assert report["hangul"] >= 20, report  # the page really is Korean
     assert not report["missing"], report["missing"][:20]
-    assert not leaving(korean_tab, korean_tab.requests[start:])  # a Korean font is never downloaded
+    assert visit.leaving == []  # a Korean font is never downloaded
 
 
 def switch_language(page: Page, button, title: str) -> None:

@@ -3,7 +3,8 @@
 Every chapter, in English and in Korean, at the width the browser benchmark uses (1400 px). For
 every chart the page draws, the test reads what was sent (layout.margin) and what plotly settled on
 (_fullLayout._size), and draws the same figure again, off screen, from the theme's 10 px margins,
-to get the margins plotly needs on its own. Then:
+to get the margins plotly needs on its own (tests/e2e/visits.py: MARGINS_JS; each page is opened once
+for this file, axe and the glyph check together). Then:
 
 - nothing is cut: plotly's margins are never smaller than what it needs on its own;
 - most charts are drawn once: plotly kept the margins sent (no second draw to grow them); the
@@ -17,53 +18,25 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.test_pages_browser import new_tab, no_exception, path_of, wait_rendered
+from tests.e2e.visits import LANGS
 from ui.chapters import CHAPTERS
 
 pytestmark = pytest.mark.e2e
-
-MARGINS_JS = """async () => {
-  const out = [];
-  for (const gd of document.querySelectorAll('.js-plotly-plot')) {
-    const sent = gd.layout.margin || {};
-    const size = gd._fullLayout._size;
-    const probe = document.createElement('div');
-    probe.style.cssText = 'position:absolute; left:-5000px; top:0; width:' + gd._fullLayout.width + 'px';
-    document.body.appendChild(probe);
-    const layout = JSON.parse(JSON.stringify(gd.layout));
-    layout.margin = Object.assign({}, layout.margin, {l: 10, r: 10, b: 10});
-    layout.width = gd._fullLayout.width;
-    await window.Plotly.newPlot(probe, JSON.parse(JSON.stringify(gd.data)), layout, {staticPlot: true});
-    const own = probe._fullLayout._size;
-    out.push({title: (gd._fullLayout.title && gd._fullLayout.title.text) || '',
-              subplots: gd._fullLayout._subplots.cartesian.length,
-              // labels the builder put in the margins (annotations at paper x < 0, y ≤ 0): plotly
-              // reserves no room for annotations, so such a builder sets a margin of its own
-              outside: (gd.layout.annotations || []).some(a => (a.xref === 'paper' && a.x < 0)
-                || (a.yref === 'paper' && a.y <= 0 && a.yanchor === 'top')),
-              sent: [sent.l, sent.r, sent.b], got: [size.l, size.r, size.b], own: [own.l, own.r, own.b]});
-    window.Plotly.purge(probe);
-    probe.remove();
-  }
-  return out;
-}"""
 
 THEME = [10, 10, 10]  # the theme's l, r, b (explain/figures/theme.py): what a figure has unestimated
 
 
 @pytest.fixture(scope="module")
-def charts(browser, served):
+def charts(visits):
     """Every chart of every chapter in both languages: (language, chapter, title, sent, got, own,
-    whether plotly's own margins are all it needs: one plot and no labels in the margins)."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    tab = new_tab(context, served)
+    whether plotly's own margins are all it needs: one plot and no labels in the margins). Read from
+    the shared visits (tests/e2e/visits.py: MARGINS_JS), which axe and the glyph check read too."""
     rows = []
-    for lang in ("en", "ko"):
+    for lang in LANGS:
         for chapter in CHAPTERS:
-            tab.page.goto(f"{served}{path_of(chapter)}?lang={lang}")
-            wait_rendered(tab.page)
-            no_exception(tab.page)
-            for c in tab.page.evaluate(MARGINS_JS):
+            visit = visits(chapter.key, lang)
+            assert visit.exceptions == [], (lang, chapter.key, visit.exceptions)
+            for c in visit.charts:
                 rows.append(
                     (
                         lang,
@@ -75,7 +48,6 @@ def charts(browser, served):
                         c["subplots"] == 1 and not c["outside"],
                     )
                 )
-    context.close()
     assert len(rows) > 200, len(rows)
     return rows
 
