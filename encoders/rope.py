@@ -149,6 +149,25 @@ def half_split_permutation(d: int) -> Tensor:
     return torch.cat([torch.arange(0, d, 2), torch.arange(1, d, 2)])  # (d,)
 
 
+def meta_to_hf_rows(w: Tensor, n_heads: int) -> Tensor:
+    """The rows of a Meta Llama W_q or W_k (out, in), reordered for Hugging Face's half-split RoPE.
+
+    Meta's reference code rotates interleaved pairs (2f, 2f+1) of each head; HF's `rotate_half`
+    pairs channel f with f + d/2. Hugging Face's conversion script (convert_llama_weights_to_hf.py,
+    `permute`) therefore reorders the rows of each head:
+
+        w.view(n_heads, d/2, 2, in).transpose(1, 2).reshape(out, in)
+
+    so HF row f of a head is Meta row 2f and HF row d/2 + f is Meta row 2f + 1: per head, exactly
+    `half_split_permutation(d)`. Then q_hf = q_meta[perm] and, by that permutation's identity, the
+    half-split rotation of q_hf gives the same logits as the interleaved rotation of q_meta.
+    """
+    rows, cols = w.shape
+    if n_heads < 1 or rows % n_heads or (rows // n_heads) % 2:
+        raise ValueError(f"{rows} rows do not split into {n_heads} heads of an even size")
+    return w.reshape(n_heads, rows // n_heads // 2, 2, cols).transpose(1, 2).reshape(rows, cols)  # (out, in)
+
+
 def long_term_decay(d: int, distances: Numbers, base: float = 10000.0, inv_freq: Tensor | None = None) -> Tensor:
     """The paper's long-term-decay bound, averaged over pairs (RoFormer §3.4.3, Eq. 37):
 
@@ -170,6 +189,10 @@ def long_term_decay(d: int, distances: Numbers, base: float = 10000.0, inv_freq:
 class RopeConfig:
     base: float = 10000.0  # the paper's base: the slowest pair turns once every ~2π·base positions
     layout: str = "interleaved"  # "interleaved" (paper) or "half" (GPT-NeoX / HF Llama)
+    # Partial rotary: only the first r channels of each head rotate, the rest pass unchanged; None
+    # rotates all d. GPT-J's `rotary_dim`, GPT-NeoX's and Phi's `partial_rotary_factor` (r = d·factor).
+    # As in both, θ_f = base^(−2f/r) over the r rotated channels, and the layout applies inside them.
+    rotary_dim: int | None = None
 
 
 class RoPE(PositionalEncoding):
@@ -210,6 +233,13 @@ class RoPE(PositionalEncoding):
         _check_layout(self.config.layout)
         if self.config.base <= 1:
             raise ValueError("base must be greater than 1")
+        r = self.d_head if self.config.rotary_dim is None else self.config.rotary_dim
+        if r < 2 or r % 2 or r > self.d_head:
+            raise ValueError(
+                f"rotary_dim must be even and between 2 and the head size {self.d_head} (got {r}): the "
+                "rotated channels turn in 2-D pairs, and a head has no more channels to rotate."
+            )
+        self.rotary_dim = r  # r: channels 0 … r−1 of each head rotate, r … d−1 pass unchanged
 
     # -- configuration -------------------------------------------------------------------------
     @classmethod
@@ -234,15 +264,16 @@ class RoPE(PositionalEncoding):
 
     # -- what subclasses change ----------------------------------------------------------------
     def frequencies(self, seq_len: int) -> Tensor:
-        """θ_f (d/2,) float64 used for a sequence whose largest position is seq_len − 1."""
-        return rope_frequencies(self.d_head, self.config.base)
+        """θ_f (r/2,) float64 used for a sequence whose largest position is seq_len − 1 (r = d unless
+        the config's rotary_dim rotates fewer channels)."""
+        return rope_frequencies(self.rotary_dim, self.config.base)
 
     def attention_factor(self, seq_len: int) -> float:
         """Multiplies both rotated q and k (so the logits by its square); 1 for plain RoPE."""
         return 1.0
 
     def pair_scales(self, positions: Tensor, role: str, centre: float) -> Tensor | None:
-        """Per-position, per-pair magnitude factors (n, d/2) (xPos), or None."""
+        """Per-position, per-pair magnitude factors (n, r/2) (xPos), or None."""
         return None
 
     def pair_decay(self) -> tuple[Tensor, float] | None:
@@ -255,14 +286,21 @@ class RoPE(PositionalEncoding):
         """x (b, h, n, d) at `positions` (n,) → rotated (and, for subclasses, scaled) (b, h, n, d).
 
         role is "query" or "key"; seq_len and centre are shared by queries and keys of one call.
+        With rotary_dim r < d, channels r … d−1 pass unchanged (GPT-NeoX's `q_pass`) and the
+        scaling below touches only the rotated ones.
         """
-        out = apply_rotary(x, positions, layout=self.config.layout, inv_freq=self.frequencies(seq_len))
-        scales = self.pair_scales(positions, role, centre)  # (n, d/2) or None
+        r = self.rotary_dim
+        x_rot = x[..., :r]  # (b, h, n, r); all of x when r = d
+        out = apply_rotary(x_rot, positions, layout=self.config.layout, inv_freq=self.frequencies(seq_len))
+        scales = self.pair_scales(positions, role, centre)  # (n, r/2) or None
         if scales is not None:
-            per_channel = _pairs_to_channels(scales, self.config.layout).to(x.dtype)  # (n, d)
-            out = out * per_channel  # (b, h, n, d)
+            per_channel = _pairs_to_channels(scales, self.config.layout).to(x.dtype)  # (n, r)
+            out = out * per_channel  # (b, h, n, r)
         factor = self.attention_factor(seq_len)
-        return out * factor if factor != 1.0 else out
+        out = out * factor if factor != 1.0 else out
+        if r == x.shape[-1]:
+            return out
+        return torch.cat((out, x[..., r:]), dim=-1)  # (b, h, n, d)
 
     def logit_terms(
         self, q: Tensor, k: Tensor, q_positions: Tensor, k_positions: Tensor, causal: bool

@@ -205,6 +205,44 @@ def yarn_attention_factor(scale: float, mscale: float = 1.0) -> float:
 
 
 # ---------------------------------------------------------------------------------------------
+# Llama 3.1 ("llama3" in HF's rope_type)
+# ---------------------------------------------------------------------------------------------
+
+
+def llama3_frequencies(
+    d: int,
+    base: float = 500000.0,
+    factor: float = 8.0,
+    low_freq_factor: float = 1.0,
+    high_freq_factor: float = 4.0,
+    original_length: int = 8192,
+) -> Tensor:
+    """θ'_f of Llama 3.1's scaling, (d/2,) float64 (Meta's reference `apply_scaling`; HF
+    `_compute_llama3_parameters`). With λ_f = 2π/θ_f and L the original length:
+
+        λ_f < L / high_freq_factor   →  θ_f                      (fast pairs: kept)
+        λ_f > L / low_freq_factor    →  θ_f / factor             (slow pairs: as PI)
+        otherwise                    →  (1 − σ)·θ_f/factor + σ·θ_f,   σ = (L/λ_f − low) / (high − low)
+
+    σ is linear in the pair's number of turns over L, L/λ_f (YaRN's paper ramp, not its code's).
+    Not a registry member: the labs and the Stretching RoPE chapter keep their schemes; the RoPE
+    chapter's "RoPE in practice" draws this beside them.
+    """
+    _check_scale(factor)
+    if not high_freq_factor > low_freq_factor > 0:
+        raise ValueError(f"need high_freq_factor > low_freq_factor > 0 (got {high_freq_factor}, {low_freq_factor})")
+    if original_length < 1:
+        raise ValueError("original_length must be at least 1")
+    theta = rope_frequencies(d, base)  # (d/2,)
+    wavelength = 2 * math.pi / theta  # (d/2,)
+    turns = original_length / wavelength  # L/λ_f
+    smooth = (turns - low_freq_factor) / (high_freq_factor - low_freq_factor)  # (d/2,)
+    between = (1 - smooth) * theta / float(factor) + smooth * theta
+    slow = torch.where(wavelength > original_length / low_freq_factor, theta / float(factor), between)
+    return torch.where(wavelength < original_length / high_freq_factor, theta, slow)
+
+
+# ---------------------------------------------------------------------------------------------
 # xPos
 # ---------------------------------------------------------------------------------------------
 
@@ -308,7 +346,7 @@ class PositionInterpolationRoPE(_Scaled):
     scheme = "pi"
 
     def frequencies(self, seq_len: int) -> Tensor:
-        return pi_frequencies(self.d_head, self.config.base, self.config.scale)
+        return pi_frequencies(self.rotary_dim, self.config.base, self.config.scale)
 
 
 class NTKAwareRoPE(_Scaled):
@@ -327,10 +365,10 @@ class NTKAwareRoPE(_Scaled):
         generator: torch.Generator | None = None,
     ) -> None:
         super().__init__(d_model, n_heads, config, generator)
-        ntk_base(self.d_head, self.config.base, self.config.scale)  # refuses d = 2 at construction
+        ntk_base(self.rotary_dim, self.config.base, self.config.scale)  # refuses d = 2 at construction
 
     def frequencies(self, seq_len: int) -> Tensor:
-        return ntk_frequencies(self.d_head, self.config.base, self.config.scale)
+        return ntk_frequencies(self.rotary_dim, self.config.base, self.config.scale)
 
 
 class DynamicNTKRoPE(_Scaled):
@@ -351,11 +389,11 @@ class DynamicNTKRoPE(_Scaled):
         generator: torch.Generator | None = None,
     ) -> None:
         super().__init__(d_model, n_heads, config, generator)
-        ntk_base(self.d_head, self.config.base, self.config.scale)
+        ntk_base(self.rotary_dim, self.config.base, self.config.scale)
 
     def frequencies(self, seq_len: int) -> Tensor:
         c = self.config
-        return dynamic_ntk_frequencies(self.d_head, c.base, c.scale, c.original_length, seq_len)
+        return dynamic_ntk_frequencies(self.rotary_dim, c.base, c.scale, c.original_length, seq_len)
 
 
 class YaRNRoPE(_Scaled):
@@ -380,7 +418,7 @@ class YaRNRoPE(_Scaled):
             config = YarnConfig(**config.__dict__)
         super().__init__(d_model, n_heads, config, generator)
         c = self.config
-        yarn_ramp(self.d_head, c.base, c.original_length, c.beta_fast, c.beta_slow, c.truncate)  # checks the β's
+        yarn_ramp(self.rotary_dim, c.base, c.original_length, c.beta_fast, c.beta_slow, c.truncate)  # checks the β's
 
     @staticmethod
     def default_config() -> YarnConfig:
@@ -402,7 +440,9 @@ class YaRNRoPE(_Scaled):
 
     def frequencies(self, seq_len: int) -> Tensor:
         c = self.config
-        return yarn_frequencies(self.d_head, c.base, c.scale, c.original_length, c.beta_fast, c.beta_slow, c.truncate)
+        return yarn_frequencies(
+            self.rotary_dim, c.base, c.scale, c.original_length, c.beta_fast, c.beta_slow, c.truncate
+        )
 
     def attention_factor(self, seq_len: int) -> float:
         return yarn_attention_factor(self.config.scale)
@@ -443,7 +483,7 @@ class XPos(RoPE):
         return XposConfig(base=base, scale_base=scale_base)
 
     def pair_scales(self, positions: Tensor, role: str, centre: float) -> Tensor | None:
-        return xpos_scales(positions, self.d_head, self.config.scale_base, centre, downscale=(role == "key"))
+        return xpos_scales(positions, self.rotary_dim, self.config.scale_base, centre, downscale=(role == "key"))
 
     def pair_decay(self) -> tuple[Tensor, float] | None:
-        return xpos_zeta(self.d_head), self.config.scale_base
+        return xpos_zeta(self.rotary_dim), self.config.scale_base

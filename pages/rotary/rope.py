@@ -10,6 +10,7 @@ from explain import figures as F
 from explain.chapters import rope as ch
 from explain.chapters import rope_figures
 from explain.chapters import rope_generator as gen
+from explain.chapters import rope_practice as practice
 from ui.cache import cached
 from ui.common import plot, seed, sentence_tokens
 from ui.derivation import proof, show_derivation
@@ -30,6 +31,10 @@ decay_curves = cached(ch.decay_curves)
 layouts = cached(ch.layouts)
 sentence_view = cached(ch.sentence_view)
 skew_view = cached(gen.skew_view)
+partial_section = cached(practice.partial_section)
+precision_section = cached(practice.precision_section)
+permute_section = cached(practice.permute_section)
+llama3_section = cached(practice.llama3_section)
 
 tokens = sentence_tokens()
 toks = tokens.tokens
@@ -430,5 +435,180 @@ def sentence_section() -> None:
 
 
 sentence_section()
+
+
+# -- 6. going deeper: RoPE in practice, what real checkpoints add (explain/chapters/rope_practice.py) ----
+@page.section(heading="rope.practice.subheader", prose="practice", deeper=True)
+def practice_intro() -> None:
+    """The part's heading and its opening prose, first in the chapter's Going-deeper fold."""
+
+
+practice_intro()
+
+
+@page.section(
+    heading="rope.practice.partial.subheader",
+    level=3,
+    deeper=True,
+    prose="practice-partial",
+    owns=("rope_partial", "rope_partial_r"),
+)
+def partial_part() -> None:
+    """Owns the rotated size r: it changes only this chart and its sentence. The words are the
+    word pickers' defaults (the first two of the sentence's words they start on)."""
+    r = st.select_slider(
+        t("rope.practice.partial.r"),
+        list(practice.ROTARY_DIMS),
+        value=16,
+        key="rope_partial_r",
+        **URL,
+        help=t("rope.practice.partial.r_help"),
+    )
+    qi, ki = min(1, n_tok - 1), min(5, n_tok - 1)
+    ps = partial_section(toks, seed(), int(r), qi, ki, lang)
+    plot(
+        F.lines(
+            ps.offsets,
+            ps.curves,
+            t("rope.practice.partial.title", query=toks[qi], key=toks[ki], r=ps.r, d=ps.d),
+            x_title=t("rope.practice.partial.x_axis"),
+            y_title=t("rope.practice.partial.y_axis"),
+            height=400,
+        ),
+        "rope_partial",
+    )
+    st.markdown(ps.sentence)
+
+
+partial_part()
+
+
+@page.section(
+    heading="rope.practice.precision.subheader",
+    level=3,
+    deeper=True,
+    prose="practice-precision",
+    owns=("rope_precision", "rope_precision_base", "rope_precision_length"),
+)
+def precision_part() -> None:
+    """Owns the base and the largest position: they change only this chart and its sentences."""
+    c1, c2 = st.columns(2)
+    base = c1.select_slider(
+        t("rope.practice.precision.base"),
+        list(practice.PRECISION_BASES),
+        value=500_000,
+        key="rope_precision_base",
+        format_func="{:,}".format,
+        **URL,
+        help=t("rope.practice.precision.base_help"),
+    )
+    length = c2.select_slider(
+        t("rope.practice.precision.length"),
+        list(practice.PRECISION_LENGTHS),
+        value=131_072,
+        key="rope_precision_length",
+        format_func="{:,}".format,
+        **URL,
+        help=t("rope.practice.precision.length_help"),
+    )
+    pr = precision_section(int(base), int(length), lang)
+    plot(
+        F.lines(
+            pr.positions,
+            pr.curves,
+            t("rope.practice.precision.title", base=int(base)),
+            x_title=t("rope.practice.precision.x_axis"),
+            y_title=t("rope.practice.precision.y_axis"),
+            log_x=True,
+            log_y=True,
+            height=420,
+        ),
+        "rope_precision",
+    )
+    for sentence in pr.sentences:
+        st.markdown(sentence)
+
+
+precision_part()
+
+
+@page.section(
+    heading="rope.practice.permute.subheader",
+    level=3,
+    deeper=True,
+    prose="practice-permute",
+    owns=("rope_permute", "rope_permute_d", "rope_permute_heads"),
+)
+def permute_part() -> None:
+    """Owns the head size and the number of heads: they change only this map and its sentence."""
+    c1, c2 = st.columns(2)
+    d = c1.select_slider(
+        t("rope.practice.permute.d"),
+        list(practice.PERMUTE_HEAD_SIZES),
+        value=8,
+        key="rope_permute_d",
+        **URL,
+        help=t("rope.practice.permute.d_help"),
+    )
+    heads = c2.select_slider(
+        t("rope.practice.permute.heads"),
+        list(practice.PERMUTE_HEADS),
+        value=2,
+        key="rope_permute_heads",
+        **URL,
+        help=t("rope.practice.permute.heads_help"),
+    )
+    pm = permute_section(toks, seed(), int(d), int(heads), lang)
+    plot(
+        F.matrix_heatmap(
+            pm.matrix,
+            t("rope.practice.permute.title", heads=int(heads), d=int(d)),
+            x_title=t("rope.practice.permute.x_axis"),
+            y_title=t("rope.practice.permute.y_axis"),
+            value_label=t("rope.practice.permute.value"),
+            kind="weights",
+            height=420,
+        ),
+        "rope_permute",
+    )
+    st.markdown(pm.sentence)
+
+
+permute_part()
+
+
+@page.section(
+    heading="rope.practice.llama3.subheader",
+    level=3,
+    deeper=True,
+    prose="practice-llama3",
+    owns=("rope_llama3", "rope_llama3_factor"),
+)
+def llama3_part() -> None:
+    """Owns the factor: it changes only this chart and its sentence."""
+    factor = st.select_slider(
+        t("rope.practice.llama3.factor"),
+        list(practice.LLAMA3_FACTORS),
+        value=8,
+        key="rope_llama3_factor",
+        **URL,
+        help=t("rope.practice.llama3.factor_help"),
+    )
+    ls = llama3_section(int(factor), lang)
+    fig = F.lines(
+        ls.wavelengths,
+        ls.slowdown,
+        t("rope.practice.llama3.title", factor=int(factor)),
+        x_title=t("rope.practice.llama3.x_axis"),
+        y_title=t("rope.practice.llama3.y_axis"),
+        log_x=True,
+        height=420,
+    )
+    plot(F.mark_lines(fig, x=ls.marks), "rope_llama3")
+    st.markdown(ls.sentence)
+    st.page_link("pages/rotary/rope_scaling.py", label=t("rope.practice.llama3.link"), icon=":material/open_in_full:")
+
+
+llama3_part()
 
 trained_panel(page.chapter)

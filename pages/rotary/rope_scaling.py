@@ -140,6 +140,8 @@ def frequencies_part() -> None:
             )
     st.caption(fs.caption)
     page.prose("wavelengths")
+    # Llama 3.1's own rule, beside these three, lives in the RoPE chapter's "RoPE in practice".
+    st.page_link("pages/rotary/rope.py", label=t("rope_scaling.frequencies.llama3_link"), icon=":material/tune:")
 
 
 frequencies_part()
