@@ -214,16 +214,62 @@ def piece_bytes(token: str) -> bytes:
     return bytes(table[c] for c in token)
 
 
+def _visible(text: str) -> str:
+    return text.replace(" ", "␣").replace("\n", "↵").replace("\t", "⇥").replace("\r", "␍")
+
+
 def piece_text(token: str) -> str:
-    """How a learner reads a token: its text, a leading space as '␣' and a newline as '↵'; a piece that
-    holds only part of a character (a Korean syllable or an emoji spans several byte-level tokens) as its
-    bytes in hex, e.g. '⟨ec 95⟩'."""
+    """How a learner reads one token alone: its text, a leading space as '␣' and a newline as '↵'; a
+    piece that holds only part of a character as its bytes in decimal, e.g. '⟨236 149⟩' (see
+    piece_texts for a token among its neighbours)."""
     raw = piece_bytes(token)
     try:
-        text = raw.decode("utf-8")
+        return _visible(raw.decode("utf-8"))
     except UnicodeDecodeError:
-        return "⟨" + " ".join(f"{b:02x}" for b in raw) + "⟩"
-    return text.replace(" ", "␣").replace("\n", "↵").replace("\t", "⇥").replace("\r", "␍")
+        return "⟨" + " ".join(str(b) for b in raw) + "⟩"
+
+
+def piece_texts(tokens: list[str]) -> list[str]:
+    """How a learner reads a sequence of tokens: as piece_text, except that a token holding only part of
+    a character (most Korean syllables and many emoji are split into pieces of one to three bytes) shows
+    that character with the bytes it holds, e.g. "고" (3 bytes) split into three tokens reads
+    '고(1/3)', '고(2/3)', '고(3/3)', and a token ending in the first byte of "강" reads '␣강(1/3)'.
+    A cut text may end inside a character: those last bytes are shown in decimal."""
+    raws = [piece_bytes(tok) for tok in tokens]
+    whole = b"".join(raws)
+    # The character each byte belongs to: (its text, its first byte, its length in bytes).
+    owner: list[tuple[str, int, int]] = []
+    i = 0
+    while i < len(whole):
+        for size in (1, 2, 3, 4):
+            try:
+                ch = whole[i : i + size].decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+            break
+        else:  # an incomplete character at the end of a cut text
+            owner += [("", i, 0)] * (len(whole) - i)
+            break
+        owner += [(ch, i, size)] * size
+        i += size
+    out, at = [], 0
+    for raw in raws:
+        parts, j = [], at
+        while j < at + len(raw):
+            ch, start, size = owner[j]
+            end = min(at + len(raw), start + size) if size else at + len(raw)
+            if not size:
+                parts.append("⟨" + " ".join(str(b) for b in whole[j:end]) + "⟩")
+            elif j == start and end == start + size:
+                parts.append(_visible(ch))
+            else:
+                first, last = j - start + 1, end - start
+                held = f"{first}" if first == last else f"{first}–{last}"
+                parts.append(f"{_visible(ch)}({held}/{size})")
+            j = end
+        out.append("".join(parts))
+        at += len(raw)
+    return out
 
 
 def encode(text: str, max_tokens: int) -> tuple[list[int], int]:

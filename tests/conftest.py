@@ -13,6 +13,10 @@ from explain.figures import spec as figure_spec
 # Servers the browser tests start inherit it.
 os.environ["PE_ATLAS_CHECK_FIGURES"] = "1"
 
+# The SmolLM2 chapter waits for its model instead of polling with a "warming up" note (AppTest runs a
+# page to its end): the first run of that page in a test process loads the model (~25 s, once).
+os.environ["PE_ATLAS_SMOLLM2_WAIT"] = "1"
+
 # ... but each distinct figure once per test process. The check builds the figure with plotly's
 # validation, which cost a third of every page run, and most of the suite's page runs send figures
 # already checked: the default page that every AppTest opens first, the charts a moved control does

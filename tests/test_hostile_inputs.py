@@ -391,6 +391,7 @@ def readers(at: AppTest, monkeypatch, box_keys=()) -> dict[str, set[tuple[str, s
 OWN_READERS = {
     "minilm": "MiniLM's own WordPiece tokenizer (models/minilm.py)",
     "real-text": "the byte-level models read its UTF-8 bytes (lab/lm.py)",
+    "smollm2": "SmolLM2's own byte-level BPE tokenizer (models/smollm2.py)",
 }
 
 

@@ -1,0 +1,188 @@
+"""SmolLM2-135M-Instruct (models/smollm2.py) and its chapter (explain/chapters/smollm2.py,
+pages/labs/smollm2.py).
+
+The model takes ~25 s to load: every test here shares one load per test process (the xdist group keeps
+them on one worker), and there are few of them. What they pin:
+- it loads offline (every socket connection refused during the load) from the pinned wheel, with the
+  shape the chapter's prose states, and answers a plain factual prompt;
+- the relative property on a short sentence: shifting every position id changes no attention weight by
+  more than 1e-4 and no logit by more than 1e-3 (float32 rotation angles; measured 3e-6 and 7e-5),
+  while reversing the ids changes the logits by more than 1 — the shift is really applied;
+- the frequency table equals the model's own rotary frequencies, from its config's base and head size;
+- the page in both languages, and hostile input.
+"""
+
+from __future__ import annotations
+
+import re
+import socket
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from streamlit.testing.v1 import AppTest
+
+from explain.chapters import smollm2 as ch
+from models import smollm2 as smol
+from tests.helpers import APP, TIMEOUT, errors
+
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.xdist_group("smollm2")
+
+SHORT = "The cat sat on the mat because it was warm."
+ATOL_WEIGHT = 1e-4  # attention weights, 0 … 1
+ATOL_LOGIT = 1e-3  # logits, as large as ~40
+
+
+@pytest.fixture(scope="module")
+def loaded():
+    """The one load of this process, with every network connection refused while it runs."""
+    if smol._loaded.cache_info().currsize == 0:  # not loaded by an earlier test of this process
+
+        def refuse(*args, **kwargs):
+            raise OSError("network disabled while loading the model")
+
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(socket.socket, "connect", refuse)
+            mp.setattr(socket.socket, "connect_ex", refuse)
+            mp.setattr(socket, "create_connection", refuse)
+            out = smol.load()
+    else:
+        out = smol.load()
+    assert smol.warm_status().ready
+    return out
+
+
+def test_loads_offline_with_the_shape_the_chapter_states(loaded):
+    f = ch.facts()
+    assert (f.layers, f.heads, f.kv_heads, f.head_dim, f.width, f.context, f.vocab) == (
+        30,
+        9,
+        3,
+        64,
+        576,
+        8192,
+        49152,
+    )
+    assert f.base == 100_000.0
+    # The prose states these numbers (English and Korean): pinned here against the config.
+    for lang in ("en", "ko"):
+        prose = (ROOT / f"explain/text/{lang}/smollm2.md").read_text(encoding="utf-8")
+        for number in ("30", "9", "3", "8,192", "49,152"):
+            assert re.search(rf"(?<![\d,]){re.escape(number)}(?![\d,])", prose), (lang, number)
+    # A quantised model still knows a plain fact: greedy next token.
+    ids, _ = smol.encode("The capital of Germany is", 16)
+    out = smol.forward(ids)
+    assert loaded.tokenizer.decode([int(out.logits[-1].argmax())]).strip() == "Berlin"
+    assert len(out.attentions) == 30 and out.attentions[0].shape == (9, len(ids), len(ids))
+    rows = torch.stack(out.attentions).sum(-1)
+    assert torch.allclose(rows, torch.ones_like(rows), atol=1e-5)  # softmax rows
+    assert float(torch.stack(out.attentions).triu(1).abs().max()) == 0.0  # causal
+
+
+def test_shifting_every_position_id_changes_nothing_but_reversing_does(loaded):
+    ids, _ = smol.encode(SHORT, 64)
+    n = len(ids)
+    base = smol.forward(ids)
+    for k in (1, 10, 250):
+        moved = smol.forward(ids, torch.arange(n) + k)
+        dw = max(float((a - b).abs().max()) for a, b in zip(base.attentions, moved.attentions, strict=True))
+        dl = float((base.logits - moved.logits).abs().max())
+        assert dw < ATOL_WEIGHT and dl < ATOL_LOGIT, (k, dw, dl)
+    reversed_ids = smol.forward(ids, torch.arange(n - 1, -1, -1))
+    assert float((base.logits - reversed_ids.logits).abs().max()) > 1.0
+    # The chapter's own test: the same verdict, and MiniLM really moves under its shift.
+    test = ch.shift_test(SHORT, 10)
+    assert test.unchanged and test.largest < ATOL_WEIGHT and test.logits < ATOL_LOGIT
+    assert test.minilm_shift == 10 and test.minilm_largest > 0.05
+    assert ch.shift_question(test, "en").answer == "same"
+
+
+def test_frequency_table_is_the_models_own(loaded):
+    cfg = loaded.config
+    fr = ch.frequencies()
+    assert fr.base == cfg.rope_parameters["rope_theta"] and fr.head_dim == cfg.head_dim
+    assert fr.context == cfg.max_position_embeddings
+    np.testing.assert_allclose(fr.inv_freq, smol.inverse_frequencies().double().numpy(), rtol=1e-6)
+    # Wavelength 2π·base^(2p/d) > 8192 ⇔ p > (d/2)·log(8192/2π)/log(base): pairs 20…31 here.
+    first = int(np.floor(cfg.head_dim / 2 * np.log(8192 / (2 * np.pi)) / np.log(100_000.0))) + 1
+    assert fr.first_slow == first == 20 and fr.never_turn == 32 - first
+
+
+def test_sinks_and_pair_sizes_are_computed_from_the_attention(loaded):
+    ov = ch.overview(SHORT)
+    n = len(ov.tokens)
+    fw = smol.forward(list(ch.pieces(SHORT).ids))
+    layer, head = 3, 4  # any one, recomputed by hand
+    assert ov.sinks[layer - 1, head - 1] == pytest.approx(float(fw.attentions[layer - 1][head - 1, 1:, 0].mean()))
+    assert ov.uniform == pytest.approx(np.mean([1 / (i + 1) for i in range(1, n)]))
+    assert np.isclose(ov.readout.probs.sum(), ov.readout.probs.sum()) and 0 < ov.readout.probs[0] <= 1
+    assert list(ov.readout.probs) == sorted(ov.readout.probs, reverse=True)
+    usage = ch.pair_usage(SHORT)
+    assert usage.q.shape == usage.k.shape == (30, 32)
+    # Pair p of layer 1's keys by hand: the first layer's input is the embeddings.
+    m = loaded.model
+    h = m.model.layers[0].input_layernorm(fw.hidden[0])
+    k = m.model.layers[0].self_attn.k_proj(h).reshape(n, 3, 64)
+    p = 5
+    by_hand = torch.sqrt(k[..., p] ** 2 + k[..., p + 32] ** 2).mean()
+    assert usage.k[0, p] == pytest.approx(float(by_hand), rel=1e-5)
+
+
+def test_token_pieces_read_as_text_or_bytes():
+    assert smol.piece_text("Ġcapital") == "␣capital"
+    assert smol.piece_text("Ċ") == "↵"
+    # "서" is ec 84 9c in UTF-8: a piece holding part of it is shown as its bytes (decimal).
+    assert smol.piece_text("ìĦ") == "⟨236 132⟩"
+    assert smol.piece_text("ìĦľ") == "서"
+    # Among its neighbours, a piece of a character reads as that character and the bytes it holds.
+    assert smol.piece_texts(["ìĦ", "ľ", "Ġì", "Ħľ"]) == ["서(1–2/3)", "서(3/3)", "␣서(1/3)", "서(2–3/3)"]
+
+
+def _open(lang: str, text: str | None = None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["lang"] = lang
+    if text is not None:
+        at.query_params["s"] = text
+    at.run()
+    at.switch_page(ch.CHAPTER.path).run()
+    return at
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+def test_page_runs_in_both_languages(loaded, lang):
+    at = _open(lang)
+    assert not errors(at), errors(at)
+    assert len(at.header) >= 5  # tokens, heads, shift, frequencies, sinks
+    assert at.selectbox(key="smollm2_layer").value == 1
+    at.selectbox(key="smollm2_layer").set_value(30).run()
+    at.slider(key="smollm2_shift").set_value(ch.MAX_SHIFT).run()
+    assert not errors(at), errors(at)
+    words = " ".join(m.value for m in at.markdown)
+    assert "Q4_1" in " ".join(c.value for c in at.caption)
+    assert "%" in words  # the readout's probabilities
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "   ",
+        "x" * 10_000,
+        "🙂" * 300,
+        "한국어 문장입니다. " * 40,
+        "<script>alert(1)</script> **$x$** `",
+        "\x00\x1b[31m",
+    ],
+    ids=["empty", "blank", "10k-chars", "emoji", "korean", "markup", "control"],
+)
+def test_hostile_input_gives_a_message_not_a_traceback(loaded, text):
+    at = _open("en", text)
+    assert not errors(at), errors(at)
+    p = ch.pieces(at.session_state["sentence"])
+    notes = " ".join(x.value for x in [*at.info, *at.warning])
+    if p.kept == 0:
+        assert "no text" in notes
+    elif p.truncated:
+        assert f"first {ch.MAX_TOKENS}" in notes
