@@ -8,6 +8,7 @@ import streamlit as st
 
 from explain import figures as F
 from explain.chapters import sinusoidal as ch
+from explain.takeaway import takeaway_sentence
 from ui.cache import cached
 from ui.common import plot, seed, sentence, sentence_tokens
 from ui.derivation import proof
@@ -374,6 +375,7 @@ def sentence_section() -> None:
             ),
             "att_sin",
         )
+    st.markdown(takeaway_sentence(sv.weights_sinusoidal, sv.tokens, without=sv.weights_nope))
 
 
 sentence_section()

@@ -11,6 +11,7 @@ from explain import figures as F
 from explain.chapters import alibi as ch
 from explain.chapters import alibi_figures
 from explain.chapters.common import sign_text
+from explain.takeaway import takeaway_sentence
 from ui import panels
 from ui.cache import cached
 from ui.common import control_row, inline_tokens, plot, seed, sentence, sentence_tokens
@@ -121,6 +122,8 @@ def attention_section(H: int, sec: ch.SlopesSection, hv: ch.HeadsView, cut: str)
         "att_pair",
         weights=True,
     )
+    pair = hv.pair(head)  # (with ALiBi, without)
+    st.markdown(takeaway_sentence(pair[0], hv.tokens, without=pair[1]))
     plot(
         F.token_heatmap_grid(
             hv.grid(hv.weights),

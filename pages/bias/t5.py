@@ -10,6 +10,7 @@ from explain import figures as F
 from explain.chapters import t5 as ch
 from explain.chapters import t5_figures
 from explain.chapters.common import sign_text
+from explain.takeaway import takeaway_sentence
 from ui import panels
 from ui.cache import cached
 from ui.common import control_row, plot, seed, sentence_tokens
@@ -279,6 +280,8 @@ def logits_section(toks: list[str], causal: bool, v: ch.T5View, panel_h: int) ->
     )
     if causal:
         st.caption(t("t5.logits.causal_note"))
+    pair = v.attention_pair(head)  # (bias off, bias on)
+    st.markdown(takeaway_sentence(pair[1], toks, without=pair[0]))
 
 
 logits_section(toks, causal, v, panel_h)

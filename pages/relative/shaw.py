@@ -10,6 +10,7 @@ from explain import figures as F
 from explain.chapters import shaw as ch
 from explain.chapters import shaw_figures
 from explain.chapters.common import sign_text
+from explain.takeaway import takeaway_sentence
 from ui import panels
 from ui.cache import cached
 from ui.common import plot, seed, sentence_tokens
@@ -147,6 +148,8 @@ def attention_section(toks: list[str], head: int, v: ch.ShawView, panel_h: int) 
     )
     if n > 24:
         st.caption(t("shaw.attention.scale", top=top, n=n))
+    pair = v.attention_pair(head)  # (off, on)
+    st.markdown(takeaway_sentence(pair[1], toks, without=pair[0]))
 
 
 attention_section(toks, head, v, panel_h)
