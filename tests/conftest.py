@@ -3,6 +3,7 @@
 import hashlib
 import os
 
+import pytest
 from plotly.io.json import to_json_plotly
 
 from explain.figures import spec as figure_spec
@@ -50,3 +51,28 @@ def check_once(fig, sent) -> None:
 
 
 figure_spec._check_against_plotly = check_once
+
+
+# pytest-xdist's --dist loadgroup sends the tests of one xdist_group (tests/e2e/conftest.py marks every
+# browser test "e2e") to one worker by adding "@e2e" to their ids on the worker. Under pytest 9 that
+# no longer happens (xdist 3.8 writes Item._nodeid, which pytest 9 no longer reads: the id is
+# Item._id), so every browser test went to either worker: two Streamlit servers and two Chromiums on
+# 2 cores, each file's module fixtures built once per worker (the margins walk over every page took
+# 110 s and 105 s in one run), and test_pages_browser's walk from chapter to chapter broken into
+# page loads. The scheduler below groups them by path instead, as loadgroup meant to: every test
+# under tests/e2e/ in one work unit; any other test on its own (or by its @group, should xdist's
+# suffix work again).
+E2E_DIR = "tests/e2e/"
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist's: ignored when it is not loaded
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class BrowserTestsOnOneWorker(LoadGroupScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return "e2e" if nodeid.startswith(E2E_DIR) else super()._split_scope(nodeid)
+
+    return BrowserTestsOnOneWorker(config, log)

@@ -26,7 +26,8 @@ def pytest_collection_modifyitems(items):
         if Path(item.path).is_relative_to(Path(__file__).parent):
             item.add_marker(pytest.mark.e2e)
             # Under pytest-xdist (--dist loadgroup) every browser test runs in one worker: one server,
-            # one Chromium, and the chapter walk of test_pages_browser.py stays in order.
+            # one Chromium, and the chapter walk of test_pages_browser.py stays in order. (xdist's own
+            # grouping by this mark is broken under pytest 9: tests/conftest.py's scheduler does it.)
             item.add_marker(pytest.mark.xdist_group("e2e"))
 
 
