@@ -15,6 +15,7 @@ from explain import figures as F
 from explain.chapters import cope as ch
 from explain.chapters import cope_results, cope_seeds
 from explain.chapters.common import sign_text
+from explain.takeaway import takeaway_sentence
 from ui.cache import cached
 from ui.common import control_row, inline_tokens, plot, seed, sentence, sentence_tokens
 from ui.derivation import proof
@@ -244,6 +245,7 @@ def attention_section(what: str, unit: str, word: str, sharpness: float, all_ope
         ),
         "attention",
     )
+    st.markdown(takeaway_sentence(av.weights, av.tokens))
 
 
 # ----------------------------------------------------------------------------------- alice

@@ -10,6 +10,7 @@ from explain import figures as F
 from explain.chapters import deberta as ch
 from explain.chapters import deberta_figures
 from explain.chapters.common import sign_text
+from explain.takeaway import takeaway_sentence
 from ui import panels
 from ui.cache import cached
 from ui.common import control_row, plot, seed, sentence, sentence_tokens
@@ -187,6 +188,7 @@ def terms_section(toks: list[str], log_buckets: bool, bucket_size: int, max_posi
         panels.token_map(
             m.weights, toks, t("deberta.terms.weights_title"), "weights", t("deberta.terms.weight"), "deb_weights"
         )
+    st.markdown(takeaway_sentence(m.weights, toks))
 
     page.prose("p2c")
     page.prose("projections")
