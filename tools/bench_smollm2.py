@@ -1,7 +1,7 @@
 """Server time of the SmolLM2 chapter per new sentence, after warm-up (issue 40: ≤ 1 s for every head of
 a layer and the readout at up to 256 tokens). A benchmark, not a test: it prints, it asserts nothing.
 
-    .venv/bin/python tools/bench_smollm2.py [--repeats 3] [--tokens 16 64 256]
+    .venv/bin/python tools/bench_smollm2.py [--repeats 3] [--tokens 16 64 256] [--threads 1]
 
 Loads the model once (and says how long that took), then for each length runs, on sentences it has not
 seen, what the page computes for a new sentence, in the page's order, with nothing cached:
@@ -22,6 +22,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import torch
 
 from explain.chapters import smollm2 as ch
 from models import smollm2 as smol
@@ -69,7 +71,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--tokens", type=int, nargs="+", default=[16, 64, 256])
+    ap.add_argument("--threads", type=int, default=0, help="torch threads (default: torch's own choice)")
     args = ap.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    print(f"torch threads: {torch.get_num_threads()}")
     t0 = time.perf_counter()
     smol.load()
     print(f"load: {time.perf_counter() - t0:.1f} s (load average {os.getloadavg()[0]:.1f})")

@@ -109,7 +109,9 @@ def _is_text(raw: bytes) -> bool:
     return True
 
 
-@lru_cache(maxsize=2)  # a few hundred MB at 256 tokens (30 × 9 × 256 × 256 float32 + hidden states)
+# One entry at 256 tokens: ~140 MB (attention 30 × 9 × 256² float32 = 71 MB, logits 256 × 49,152 = 50 MB,
+# hidden states 31 × 256 × 576 = 18 MB); two entries keep a process's memory bounded.
+@lru_cache(maxsize=2)
 def _forward(ids: tuple[int, ...]) -> smol.Forward:
     """The plain forward pass (positions 0 … n−1), kept for the last two texts: the layer picker and
     the shift test reuse it instead of running the model again. Read-only."""
