@@ -41,7 +41,7 @@ LAND_JS = """<script>
   const landing = __N__;  // each landing's script differs: the same one again would not run again
   const app = document.querySelector('[data-testid="stApp"]');
   const t0 = performance.now();
-  let stop = false, still = 0, idleSince = 0, marked = false;
+  let stop = false, still = 0, idleSince = 0, marked = null;
   const quit = () => { stop = true; };
   for (const type of ['wheel', 'touchstart', 'mousedown', 'keydown'])
     window.addEventListener(type, quit, {capture: true, once: true, passive: true});
@@ -62,9 +62,10 @@ LAND_JS = """<script>
       box.scrollIntoView({block: 'start'});
       const after = box.getBoundingClientRect().top;
       still = Math.abs(after - before) < 2 ? still + 1 : 0;
-      if (!marked) {
-        marked = true;
-        // outlined once (the animation fades it out), again when the same section lands again
+      if (marked !== box) {
+        marked = box;
+        // outlined once (the animation fades it out), again when the same section lands again, and
+        // again if a rerun replaced the box while the page settled
         delete box.dataset.peLanded;
         void box.offsetWidth;
         box.dataset.peLanded = target;
@@ -243,4 +244,7 @@ def land(section: str) -> None:
         raise ValueError(f"not a section's name: {section!r}")
     n = st.session_state["_lesson_landings"] = int(st.session_state.get("_lesson_landings", 0)) + 1
     script = LAND_JS.replace("__TARGET__", json.dumps(anchor(section))).replace("__N__", str(n))
-    st.sidebar.html(script, unsafe_allow_javascript=True)
+    # In a box keyed by the landing's count: a new element each time, so its script runs again even
+    # where Streamlit would keep the same element (a second landing on the same page, with the
+    # navigation in the top bar, left the old script in place and did not land).
+    st.sidebar.container(key=f"lesson_land_{n}").html(script, unsafe_allow_javascript=True)
