@@ -7,13 +7,20 @@ st.columns a toggle's label showed 15 of its 98 px ("Causal (decoder)" on T5) at
 ui.common.control_row lets a row wrap instead. A formula wider than its column scrolls sideways
 inside its own box (ui.presenter.ATLAS_CSS shows its scrollbar), never the page; so does a markdown
 table (the Derivations catalogue made a phone's whole page scroll sideways by 133 px).
+
+Each window walks the chapters in one tab: a page load for the first, then the browser's history
+(tests/e2e/visits.Walker: a rerun in the same session, as back and forward; about half the time of a
+page load), each page checked to be the chapter asked for by its title.
 """
 
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
-from tests.e2e.test_pages_browser import TIMEOUT_MS, new_tab, no_exception, path_of, wait_rendered
+from explain.i18n import t
+from tests.e2e.test_pages_browser import new_tab, no_exception, path_of
+from tests.e2e.visits import Walker
 from ui.chapters import CHAPTERS
 
 pytestmark = pytest.mark.e2e
@@ -43,15 +50,17 @@ CUT_JS = """() => {
 
 @pytest.fixture(scope="module")
 def tabs(browser, served):
-    """One tab per window width, opened when first asked for, closed with the module."""
-    contexts: dict[int, object] = {}
-    opened = {}
+    """One tab per window (width and language), opened when first asked for, closed with the
+    module. Its first chapter is a page load; the others are reached as the browser's back and
+    forward buttons reach them (tests/e2e/visits.Walker: a rerun, not a page load)."""
+    contexts = {}
+    opened: dict[tuple[int, str], Walker] = {}
 
-    def tab(width: int):
-        if width not in opened:
-            contexts[width] = browser.new_context(viewport={"width": width, "height": 1000})
-            opened[width] = new_tab(contexts[width], served)
-        return opened[width]
+    def tab(width: int, lang: str) -> Walker:
+        if (width, lang) not in opened:
+            contexts[width, lang] = browser.new_context(viewport={"width": width, "height": 1000})
+            opened[width, lang] = Walker(new_tab(contexts[width, lang], served))
+        return opened[width, lang]
 
     yield tab
     for context in contexts.values():
@@ -60,10 +69,11 @@ def tabs(browser, served):
 
 @pytest.mark.parametrize(("width", "lang"), WINDOWS, ids=[f"{w}px-{lang}" for w, lang in WINDOWS])
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=[c.key for c in CHAPTERS])
-def test_no_label_is_cut_and_nothing_is_wider_than_the_page(tabs, served, chapter, width, lang):
-    page = tabs(width).page
-    page.goto(f"{served}{path_of(chapter)}?lang={lang}", timeout=TIMEOUT_MS)
-    wait_rendered(page)
+def test_no_label_is_cut_and_nothing_is_wider_than_the_page(tabs, chapter, width, lang):
+    walker = tabs(width, lang)
+    walker.go(f"{path_of(chapter)}?lang={lang}")
+    page = walker.tab.page
+    expect(page.locator("h1").first).to_contain_text(t(f"chapters.{chapter.key}.title", lang))
     no_exception(page)
     found = page.evaluate(CUT_JS)
     assert found["cut"] == [], f"labels cut at {width} px: {found['cut']}"
