@@ -108,7 +108,13 @@ export default function ({ parentElement, data }) {
     let width = 0;
     const observer = new ResizeObserver(([entry]) => {
       const w = entry.contentRect.width;
-      if (w && width && Math.abs(w - width) > 0.5 && gd._fullLayout && document.fullscreenElement !== gd) {
+      // A closed box (a fold that waits for Reveal, a closed expander) measures 0 and reports nothing
+      // until it opens: then its width is compared with the width the chart was drawn at, so that a
+      // fold opened after the window changed draws its chart at the new width.
+      if (!w) return;
+      const drawnAt = width || (gd._fullLayout ? gd._fullLayout.width : 0);
+      const moved = Math.abs(w - drawnAt) > (width ? 0.5 : 1.5);  // plotly rounds its own width
+      if (drawnAt && moved && gd._fullLayout && document.fullscreenElement !== gd) {
         window.Plotly.relayout(gd, {width: w});
       }
       width = w;
