@@ -219,14 +219,10 @@ def _visible(text: str) -> str:
 
 
 def piece_text(token: str) -> str:
-    """How a learner reads one token alone: its text, a leading space as '␣' and a newline as '↵'; a
-    piece that holds only part of a character as its bytes in decimal, e.g. '⟨236 149⟩' (see
-    piece_texts for a token among its neighbours)."""
-    raw = piece_bytes(token)
-    try:
-        return _visible(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        return "⟨" + " ".join(str(b) for b in raw) + "⟩"
+    """How a learner reads one token alone: its text, a leading space as '␣' and a newline as '↵'; the
+    bytes of a character it holds only part of in decimal, e.g. '␣⟨236⟩' (see piece_texts for a token
+    among its neighbours)."""
+    return piece_texts([token])[0]
 
 
 def piece_texts(tokens: list[str]) -> list[str]:
@@ -247,7 +243,7 @@ def piece_texts(tokens: list[str]) -> list[str]:
             except UnicodeDecodeError:
                 continue
             break
-        else:  # an incomplete character at the end of a cut text
+        else:  # part of a character: at the end of a cut text, or a token read alone
             owner += [("", i, 0)] * (len(whole) - i)
             break
         owner += [(ch, i, size)] * size

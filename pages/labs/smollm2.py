@@ -77,6 +77,8 @@ st.markdown(
         for tok, pr in zip(ov.readout.tokens, ov.readout.probs, strict=True)
     )
 )
+if any("⟨" in tok for tok in ov.readout.tokens):
+    st.caption(t("smollm2.readout_bytes"))
 
 
 # -- every head of a layer ----------------------------------------------------------------------------
