@@ -16,15 +16,15 @@ import json
 import streamlit as st
 
 from explain.lessons import BY_KEY as LESSON_BY_KEY
-from explain.lessons import LESSONS, Lesson, Step
+from explain.lessons import LESSONS
 from ui.chapters import BY_KEY
 from ui.i18n import lang as learner_lang
 from ui.i18n import option_names, t
+from ui.lesson_step import LESSON_KEY, STEP_KEY, current_step
 from ui.presenter import PRESENTER, presenter
 from ui.section import anchor
 from ui.url_state import Param
 
-LESSON_KEY, STEP_KEY = "lesson", "lesson_step"  # session_state keys
 LESSON = Param.choice(LESSON_KEY, (None, *LESSON_BY_KEY), default=None, param="lesson")
 STEP_PARAM = "step"  # ?step=2 (1-based)
 _GO = "_lesson_go"  # set by a callback: switch to the current step's page on this run
@@ -81,14 +81,6 @@ LAND_JS = """<script>
 @keyframes pe-landed { from { box-shadow: 0 0 0 4px #1a5fb4; } to { box-shadow: 0 0 0 4px transparent; } }
 [data-pe-landed] { border-radius: 0.5rem; animation: pe-landed 5s ease-in forwards; }
 </style>"""
-
-
-def current_step() -> tuple[Lesson, int, Step] | None:
-    lesson = LESSON_BY_KEY.get(st.session_state.get(LESSON_KEY) or "")
-    if lesson is None:
-        return None
-    k = min(max(int(st.session_state.get(STEP_KEY, 0)), 0), len(lesson.steps) - 1)
-    return lesson, k, lesson.steps[k]
 
 
 def apply_step(lesson_key: str, k: int) -> None:

@@ -39,6 +39,7 @@ from explain.chapter import Chapter
 from explain.prose import section as prose_section
 from ui.common import header
 from ui.i18n import activate, t
+from ui.lesson_step import current_step
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -172,8 +173,6 @@ DEEPER_KEY = "going_deeper"  # the fold's key: Streamlit marks its box st-key-go
 
 def lands_in(chapter_key: str, sections: list[str]) -> bool:
     """Whether the current lesson step is on this chapter and lands on one of `sections`."""
-    from ui.lessons import current_step  # ui.lessons imports this module (anchor)
-
     now = current_step()
     return now is not None and now[2].chapter == chapter_key and now[2].section in sections
 
