@@ -281,7 +281,7 @@ def encode(text: str, max_tokens: int) -> tuple[list[int], int]:
 
 @dataclass
 class Forward:
-    logits: Tensor  # (n, V) next-token logits at every position
+    logits: Tensor  # (1, V) the next-token logits after the last token (the only ones computed)
     attentions: tuple[Tensor, ...]  # L × (H, i, j): softmax weights, causal, rows sum to 1
     hidden: tuple[Tensor, ...]  # L + 1 × (n, D): the embeddings, then each layer's output
 
@@ -302,6 +302,9 @@ def forward(ids: list[int] | Tensor, position_ids: list[int] | Tensor | None = N
             output_attentions=True,
             output_hidden_states=True,
             use_cache=False,
+            # The next token's logits only: the output layer over every position (n × 576 × 49,152) was
+            # the largest single cost of a pass, for logits the chapter never reads.
+            logits_to_keep=1,
         )
     return Forward(out.logits[0], tuple(a[0] for a in out.attentions), tuple(h[0] for h in out.hidden_states))
 

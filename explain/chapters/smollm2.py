@@ -109,8 +109,8 @@ def _is_text(raw: bytes) -> bool:
     return True
 
 
-# One entry at 256 tokens: ~140 MB (attention 30 × 9 × 256² float32 = 71 MB, logits 256 × 49,152 = 50 MB,
-# hidden states 31 × 256 × 576 = 18 MB); two entries keep a process's memory bounded.
+# One entry at 256 tokens: ~90 MB (attention 30 × 9 × 256² float32 = 71 MB, hidden states 31 × 256 × 576 =
+# 18 MB, the next token's logits 49,152); two entries keep a process's memory bounded.
 @lru_cache(maxsize=2)
 def _forward(ids: tuple[int, ...]) -> smol.Forward:
     """The plain forward pass (positions 0 … n−1), kept for the last two texts: the layer picker and
@@ -252,7 +252,7 @@ class ShiftTest:
     shift: int
     n: int  # SmolLM2 tokens
     attention: np.ndarray  # (L,) largest |Δ weight| of each layer (all heads, queries, keys)
-    logits: float  # largest |Δ logit| over every position and the whole vocabulary
+    logits: float  # largest |Δ logit| of the next token, over the whole vocabulary
     logit_scale: float  # largest |logit| of the plain run, for scale
     minilm_shift: int  # the shift MiniLM got (≤ shift: its table has 512 rows)
     minilm_n: int  # MiniLM word pieces incl. [CLS] and [SEP]
