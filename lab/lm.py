@@ -17,6 +17,10 @@ gives later bytes more context, so a model that extrapolates gets *lower* bits p
 does not gets higher. RoPE is also evaluated with each context-extension scheme of the registry that
 stretches its frequencies (PI, NTK-aware, YaRN) applied at inference to the same weights — stretched
 by s = L′ / L, no retraining.
+
+Longer than 500 lines: it holds the first shipped set's evaluation (index.json, which the page reads)
+beside the training and windows that lab/lm_study.py's next set reuses; the first set's evaluation
+leaves this file when the next set is promoted to the page.
 """
 
 from __future__ import annotations

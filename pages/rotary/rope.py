@@ -2,6 +2,10 @@
 
 A page only shows: widgets → one cached call into explain/chapters/rope.py per section → figures →
 st.*. The numbers, the question and every sentence that states a fact about them are computed there.
+
+Longer than 500 lines: the chapter's core and its Going-deeper part (RoPE in practice: partial
+rotary, angles in bfloat16, the Meta → Hugging Face permutation, Llama 3.1's scaling) are one page,
+and each section is declared where it is drawn, so the file reads top to bottom as the learner sees it.
 """
 
 import streamlit as st
