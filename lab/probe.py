@@ -38,7 +38,7 @@ from lab import tasks as T
 from lab.train import DISTANCE_EDGES, load, predict
 
 N_PROBE = 500  # strings per probe (a test split's size)
-PROBE_SEED = 4048  # the probes' own fixed test sets: none is a training or test string of regenerate
+PROBE_SEED = 4048  # the probes' own fixed strings (none a training or validation string: lab/disjoint.py)
 LENGTH_FACTORS = (1.0, 1.5, 2.0, 3.0, 4.0)  # test length ÷ training length
 DISTRACTOR_BINS = (0, 1, 2, 3)  # 3 stands for "3 or more"
 ANSWER_QUANTILE = 95  # Counting's K: this percentile of the in-distribution answers
@@ -114,24 +114,28 @@ def length_config(task: str, factor: float, scale: int = 1) -> Any:
 
 
 def sample(task: str, config: Any, answers: str, k: int, purpose: str, n: int = N_PROBE) -> T.Batch:
-    """n strings of `config` whose scored answers are those `answers` keeps. For "small"/"large"
-    the strings are drawn until n have a kept answer (each Counting string has one answer)."""
+    """n strings of `config` whose scored answers are those `answers` keeps, none of them a training
+    or validation string of a shipped run (lab/disjoint.py: drawn until n are kept). For
+    "small"/"large" only strings whose answer is kept count (each Counting string has one answer)."""
+    from lab import disjoint
+
     t = T.get(task)
+    avoid = disjoint.seen_any(task)
     rng = np.random.default_rng(derived_seed(PROBE_SEED, f"{task}/{purpose}"))
-    if answers in ("small", "large"):
-        rows: list[T.Batch] = []
-        have = 0
-        for _ in range(200):
-            b = t.sample_fn(config, rng, n)
+    rows: list[T.Batch] = []
+    have = 0
+    for _ in range(200):
+        b = t.sample_fn(config, rng, n)
+        keep = np.array([key not in avoid for key in disjoint.keys(t, b)])
+        if answers in ("small", "large"):
             v = answer_values(b).max(axis=1)  # (b,) the one answer per program
-            keep = (v <= k) if answers == "small" else (v > k)
-            if keep.any():
-                rows.append(_rows(b, np.flatnonzero(keep)))
-                have += int(keep.sum())
-            if have >= n:
-                break
-        return _take(_concat(rows), n)
-    b = t.sample_fn(config, rng, n)
+            keep &= (v <= k) if answers == "small" else (v > k)
+        if keep.any():
+            rows.append(_rows(b, np.flatnonzero(keep)))
+            have += int(keep.sum())
+        if have >= n:
+            break
+    b = _take(_concat(rows), n)
     if answers == "hard":
         b = hard(task, b)
     return b
@@ -182,6 +186,7 @@ def score(task: str, wrong: np.ndarray, batch: T.Batch) -> dict:
     return {
         "errors": int(bad.sum()),
         "answers": int(ans.sum()),
+        "strings": int(ans.any(1).sum()),  # strings with an answer (a zero error's bound counts them)
         "by_distance": by_distance,
         "by_distractors": by_distractors,
     }

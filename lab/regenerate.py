@@ -13,15 +13,21 @@
 
 Each entry of REGENERATORS is (name, function(args) → None) and owns one folder of assets/;
 another shipped result is added by appending its function. The toy-task lab, per (task, encoding):
-a learning-rate sweep on seed 0 (LEARNING_RATES; the rate with the lowest in-distribution
-*validation* error wins, validation strings being none of the test strings), then every seed of
-SEEDS at that rate. Per shipped seed it writes <task>-<encoding>[-seed<k>].safetensors (float16
-weights) and .json (settings, seeds, torch version, wall time, learning curve, error per split, error
-against distance); index.json (the summary the page reads, the sweep included); and, after training,
-probes.json: every shipped checkpoint evaluated on one-factor test sets and a length ladder
-(lab/probe.py). Apart from the learning rate every encoding of a task gets the same settings and seeds.
+a learning-rate sweep on SWEEP_SEED, a seed that is never reported (LEARNING_RATES; the rate with the
+lowest in-distribution *validation* error wins), then every seed of SEEDS at that rate. Resumable:
+a sweep run's numbers are kept in assets/toy/sweep/, and a checkpoint already trained with the same
+settings is not trained again, only re-evaluated on the test sets (lab/disjoint.py: no test string
+is a training string of any shipped run or a validation string). Per shipped seed it writes
+<task>-<encoding>[-seed<k>].safetensors (float16 weights) and .json (settings, seeds, torch version,
+wall time, learning curve, error per split, error against distance); index.json (the summary the
+page reads, the sweep included); and, after training, probes.json: every shipped checkpoint
+evaluated on one-factor test sets and a length ladder (lab/probe.py), and bucket_probe.json
+(lab/bucket_probe.py: why a bucketed bias fails Flip-Flop). Apart from the learning rate every
+encoding of a task gets the same settings and seeds.
 
     python -m lab.regenerate toy --probe-only [--tasks …]   # re-evaluate the shipped checkpoints only
+    python -m lab.regenerate toy --retest-only   # train nothing: the finished sweep runs, every
+                                                 # checkpoint re-evaluated on the test sets
 """
 
 from __future__ import annotations
@@ -37,24 +43,30 @@ from typing import Any
 import torch
 
 import encoders
-from encoders.base import derived_seed
 from lab import parallel
 from lab import tasks as T
-from lab.shipped import DEFAULT_ENCODINGS, LEARNING_RATES, SEEDS, SHIPPED, TOY_DIR, run_stem, shipped_config
+from lab.shipped import (
+    DEFAULT_ENCODINGS,
+    LEARNING_RATES,
+    SEEDS,
+    SHIPPED,
+    SWEEP_DIR,
+    SWEEP_SEED,
+    TOY_DIR,
+    run_stem,
+    shipped_config,
+)
 from lab.shipped import ENCODINGS as ENCODINGS  # re-exported: pages/labs/toy_tasks.py reads it here
-from lab.train import TrainResult, answer_loss, evaluate, fixed_test_set, save, task_of, train
+from lab.train import TrainResult, answer_loss, evaluate, save, train, validation_sets
 
 # The list of shipped runs (tasks, encodings, seeds, learning rates) lives in lab/shipped.py, which
 # everything that reads the runs imports; this module trains and writes them.
-N_VALIDATION = 500  # validation strings (the same count as a test split)
 
 
 @torch.no_grad()
 def validation(result: TrainResult) -> dict:
     """In-distribution validation error % and loss of a trained model (the sweep's criterion)."""
-    cfg = result.config
-    task = task_of(cfg)
-    batch = fixed_test_set(task, "id", N_VALIDATION, derived_seed(cfg.test_seed, "validation"))
+    batch = validation_sets(result.config)[1]
     res = evaluate(result.model, batch)
     loss = float(answer_loss(result.model.eval(), batch))
     return {"error": round(res["error"], 3), "loss": round(loss, 5)}
@@ -69,6 +81,7 @@ def _summary(r: TrainResult) -> dict:
         "train_cpu_seconds": r.metrics["train_cpu_seconds"],
         "errors": {split: round(v["error"], 3) for split, v in res.items()},
         "answers": {split: v["answers"] for split, v in res.items()},
+        "strings": {split: v["strings"] for split, v in res.items()},
     }
 
 
@@ -83,54 +96,132 @@ def _log(r: TrainResult, extra: str = "") -> None:
     )
 
 
-def _sweep_run(item: tuple[str, str, float]) -> tuple[TrainResult, dict]:
-    """One run of the sweep (seed SEEDS[0] at one rate) and its validation error (a worker's job)."""
+def _sweep_done(item: tuple[str, str, float]) -> dict | None:
+    """A sweep run's numbers if it has been run with the current settings, else None."""
     task, enc, lr = item
-    r = train(shipped_config(task, enc, SEEDS[0], lr))
+    path = SWEEP_DIR / f"{task}-{enc}-lr{lr:g}.json"
+    if not path.exists():
+        return None
+    done = json.loads(path.read_text())
+    cfg = shipped_config(task, enc, SWEEP_SEED, lr)
+    return done["entry"] if done.get("settings") == json.loads(json.dumps(asdict(cfg))) else None
+
+
+def _sweep_run(item: tuple[str, str, float]) -> dict:
+    """One run of the sweep (SWEEP_SEED, never a reported seed, at one rate) and its validation error
+    (a worker's job). Resumable: its numbers go to assets/toy/sweep/<task>-<encoding>-lr<rate>.json,
+    and a run whose file holds the same settings is read back instead of trained again."""
+    task, enc, lr = item
+    done = _sweep_done(item)
+    if done is not None:
+        return done
+    cfg = shipped_config(task, enc, SWEEP_SEED, lr)
+    path = SWEEP_DIR / f"{task}-{enc}-lr{lr:g}.json"
+    r = train(cfg, test=False)  # the sweep's runs are never tested: only validation chooses
     val = validation(r)
     _log(r, f"{task} × {enc} validation {val}")
-    return r, val
+    entry = {
+        "lr": lr,
+        "seed": SWEEP_SEED,
+        "val_error": val["error"],
+        "val_loss": val["loss"],
+        "train_seconds": r.metrics["train_seconds"],
+        "train_cpu_seconds": r.metrics["train_cpu_seconds"],
+    }
+    SWEEP_DIR.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"settings": asdict(cfg), "entry": entry}, indent=1) + "\n")
+    return entry
+
+
+def _matches(stem: str, cfg) -> bool:
+    """Whether the shipped checkpoint `stem` was trained with exactly these settings."""
+    mpath = TOY_DIR / f"{stem}.json"
+    if not (mpath.exists() and (TOY_DIR / f"{stem}.safetensors").exists()):
+        return False
+    return json.loads(mpath.read_text()).get("settings") == json.loads(json.dumps(asdict(cfg)))
 
 
 def _seed_run(item: tuple[str, str, int, float]) -> dict:
-    """One further seed at the chosen rate, saved where the page reads it (a worker's job)."""
+    """One reported seed at the chosen rate, saved where the page reads it (a worker's job).
+    Resumable: a checkpoint already trained with these settings is not trained again, only
+    re-evaluated on the test sets (which may have changed) and its metrics rewritten."""
     task, enc, seed, lr = item
-    r = train(shipped_config(task, enc, seed, lr))
+    cfg = shipped_config(task, enc, seed, lr)
+    stem = run_stem(task, enc, seed)
+    if _matches(stem, cfg):
+        return _retest(stem)
+    r = train(cfg)
     _log(r, f"{task} × {enc}")
-    save(r, TOY_DIR, run_stem(task, enc, seed))
+    save(r, TOY_DIR, stem)
     return _summary(r)
 
 
+def _retest(stem: str) -> dict:
+    """Evaluate a shipped checkpoint on its (current) test sets; rewrite the results in its metrics."""
+    from lab.train import load, test_sets
+
+    model, cfg = load(TOY_DIR / f"{stem}.safetensors")
+    mpath = TOY_DIR / f"{stem}.json"
+    metrics = json.loads(mpath.read_text())
+    metrics["results"] = {name: evaluate(model, batch) for name, batch in test_sets(cfg).items()}
+    mpath.write_text(json.dumps(metrics, indent=1) + "\n")
+    return _summary(TrainResult(cfg, model, metrics))
+
+
 def train_cells(cells: list[tuple[str, str]], workers: parallel.Workers) -> dict[str, dict]:
-    """The sweep and the seeds of each (task, encoding): every run of the sweep at once, then every
-    further seed at its cell's chosen rate (`workers` spreads them over the cores). Writes the
-    checkpoints and returns each cell's index entry, keyed "task/encoding"."""
+    """The sweep and the seeds of each (task, encoding): every run of the sweep at once (on
+    SWEEP_SEED), then every reported seed at its cell's chosen rate (`workers` spreads them over the
+    cores). Writes the checkpoints and returns each cell's index entry, keyed "task/encoding"."""
     swept = workers.run_all(_sweep_run, [(t, e, lr) for t, e in cells for lr in LEARNING_RATES])
-    chosen: dict[tuple[str, str], tuple[TrainResult, list[dict]]] = {}
+    chosen: dict[tuple[str, str], tuple[float, list[dict]]] = {}
     for (task, enc), i in zip(cells, range(0, len(swept), len(LEARNING_RATES)), strict=True):
-        sweep, best, best_key = [], None, None
-        for r, val in swept[i : i + len(LEARNING_RATES)]:
-            sweep.append({"lr": r.config.lr, "val_error": val["error"], "val_loss": val["loss"], **_summary(r)})
-            key = (val["error"], val["loss"])  # ties in error (e.g. 0 %) go to the lower loss
-            if best_key is None or key < best_key:
-                best, best_key = r, key
-        assert best is not None
-        save(best, TOY_DIR, run_stem(task, enc, SEEDS[0]))
-        chosen[task, enc] = (best, sweep)
-    more = workers.run_all(_seed_run, [(t, e, s, chosen[t, e][0].config.lr) for t, e in cells for s in SEEDS[1:]])
+        sweep = swept[i : i + len(LEARNING_RATES)]
+        chosen[task, enc] = (_best(sweep), sweep)
+    runs = workers.run_all(_seed_run, [(t, e, s, chosen[t, e][0]) for t, e in cells for s in SEEDS])
     out = {}
-    for (task, enc), i in zip(cells, range(0, len(more), len(SEEDS) - 1), strict=True):
-        best, sweep = chosen[task, enc]
-        runs = [_summary(best), *more[i : i + len(SEEDS) - 1]]
-        cpu = sum(s["train_cpu_seconds"] for s in sweep) + sum(x["train_cpu_seconds"] for x in runs[1:])
+    for (task, enc), i in zip(cells, range(0, len(runs), len(SEEDS)), strict=True):
+        lr, sweep = chosen[task, enc]
+        seeds = runs[i : i + len(SEEDS)]
+        cpu = sum(s["train_cpu_seconds"] for s in sweep) + sum(x["train_cpu_seconds"] for x in seeds)
         out[f"{task}/{enc}"] = {
             "task": task,
             "encoding": enc,
-            "lr": best.config.lr,
+            "lr": lr,
+            "sweep_seed": SWEEP_SEED,
             "sweep": sweep,
-            "seeds": runs,
+            "seeds": seeds,
             "cpu_seconds": round(cpu, 1),
         }
+    return out
+
+
+def _best(sweep: list[dict]) -> float:
+    """The sweep's rate: lowest validation error, ties to the lower validation loss."""
+    return float(min(sweep, key=lambda x: (x["val_error"], x["val_loss"]))["lr"])
+
+
+def retest_cells(cells: list[tuple[str, str]], old: dict[str, dict], workers: parallel.Workers) -> dict[str, dict]:
+    """Train nothing: every shipped checkpoint re-evaluated on the test sets, beside the sweep on
+    SWEEP_SEED where all its runs are done (else the cell's recorded sweep, with its seed). A cell
+    whose finished sweep picks another rate than its checkpoints were trained at records that rate as
+    "lr_pending": `python -m lab.regenerate toy` retrains exactly those cells."""
+    runs = workers.run_all(_retest, [run_stem(t, e, s) for t, e in cells for s in SEEDS])
+    out = {}
+    for (task, enc), i in zip(cells, range(0, len(runs), len(SEEDS)), strict=True):
+        prev = old.get(f"{task}/{enc}", {})
+        sweep = [_sweep_done((task, enc, lr)) for lr in LEARNING_RATES]
+        entry: dict[str, Any] = {"task": task, "encoding": enc, "lr": float(prev["lr"])}
+        if all(x is not None for x in sweep):
+            done = [x for x in sweep if x is not None]
+            entry.update(sweep_seed=SWEEP_SEED, sweep=done)
+            if _best(done) != entry["lr"]:
+                entry["lr_pending"] = _best(done)
+        else:
+            entry.update(sweep_seed=prev.get("sweep_seed", SEEDS[0]), sweep=prev.get("sweep", []))
+        entry["seeds"] = runs[i : i + len(SEEDS)]
+        cpu = sum(x["train_cpu_seconds"] for x in entry["sweep"]) + sum(x["train_cpu_seconds"] for x in entry["seeds"])
+        entry["cpu_seconds"] = round(cpu, 1)
+        out[f"{task}/{enc}"] = entry
     return out
 
 
@@ -146,8 +237,12 @@ def regenerate_toy(args) -> None:
     t_all = time.perf_counter()
     if not args.probe_only:
         cells = [(task, enc) for task in args.tasks for enc in args.encodings]
-        print(f"[toy] {len(cells)} cells: lr sweep {LEARNING_RATES}, seeds {SEEDS}, {workers.jobs} jobs …", flush=True)
-        index["runs"].update(train_cells(cells, workers))
+        if getattr(args, "retest_only", False):
+            print(f"[toy] {len(cells)} cells: re-evaluating the shipped checkpoints …", flush=True)
+            index["runs"].update(retest_cells(cells, index["runs"], workers))
+        else:
+            print(f"[toy] {len(cells)} cells: sweep {LEARNING_RATES} (seed {SWEEP_SEED}), seeds {SEEDS} …", flush=True)
+            index["runs"].update(train_cells(cells, workers))
         index.update(
             torch=torch.__version__,
             machine=platform.machine(),
@@ -162,18 +257,44 @@ def regenerate_toy(args) -> None:
                 for t, c in SHIPPED.items()
             },
         )
-        if set(args.tasks) == set(SHIPPED) and set(args.encodings) == set(DEFAULT_ENCODINGS):
+        if (
+            set(args.tasks) == set(SHIPPED)
+            and set(args.encodings) == set(DEFAULT_ENCODINGS)
+            and not getattr(args, "retest_only", False)
+        ):
             index["train_wall_seconds"] = round(time.perf_counter() - t_all, 1)  # only a full regeneration
             index["jobs"] = workers.jobs
         index_path.write_text(json.dumps(index, indent=1) + "\n")
+    index["test_sets"] = test_set_record()
     if not args.no_probe:
-        from lab import probe  # the evaluation-only splits and length curves of the shipped checkpoints
+        from lab import bucket_probe, probe  # evaluation only: the shipped checkpoints, nothing trained
 
         done = probe.write_probes(TOY_DIR, index, tuple(args.tasks) if args.probe_only else None, workers)
         index["probe_cpu_seconds"] = round(sum(done["cpu_seconds"].values()), 1)
+        if bucket_probe.TASK in args.tasks:
+            index["bucket_probe_cpu_seconds"] = bucket_probe.run(TOY_DIR)["cpu_seconds"]
     index_path.write_text(json.dumps(index, indent=1) + "\n")
     write_toy_readme()
     print(f"[toy] done in {time.perf_counter() - t_all:.0f} s", flush=True)
+
+
+def test_set_record() -> dict[str, dict]:
+    """Per task: how the test sets were kept apart from training (lab/disjoint.py): the share of
+    fresh in-distribution draws that one training stream (seed SEEDS[0]) and every shipped stream
+    hold, the distinct strings of one stream, and the draws a test split needed."""
+    from lab import disjoint
+
+    out = {}
+    for task, base in SHIPPED.items():
+        cfg = shipped_config(task, "none", SEEDS[0], base.lr)
+        cov = disjoint.coverage(cfg)
+        out[task] = {
+            **{k: round(v, 5) if isinstance(v, float) else v for k, v in cov.items()},
+            "streams": len(disjoint.shipped_runs(cfg)),
+            "validation_strings": sum(len(b) for b in validation_sets(cfg)),
+            "n_test": cfg.n_test,
+        }
+    return out
 
 
 def write_toy_readme() -> None:
@@ -188,10 +309,20 @@ def write_toy_readme() -> None:
         "",
         "    python -m lab.regenerate toy        # or: python -m lab.regenerate (every shipped result)",
         "",
-        f"Per (task, encoding): a learning-rate sweep over {tuple(index.get('learning_rates', ()))} (seed 0),",
-        "choosing the rate with the lowest in-distribution *validation* error (ties: lower validation",
-        "loss; the validation strings are none of the test strings), then seeds "
+        f"Per (task, encoding): a learning-rate sweep over {tuple(index.get('learning_rates', ()))} on seed"
+        f" {SWEEP_SEED}, which is never reported (its numbers: `sweep/`), choosing the rate with the lowest",
+        "in-distribution *validation* error (ties: lower validation loss), then seeds "
         f"{tuple(index.get('seeds', ()))} at that rate.",
+        "Test strings are none of the training strings of any of these runs nor validation strings:",
+        "each split's strings are drawn from its fixed seed and a seen one is replaced by the next draw",
+        "(lab/disjoint.py; tests/test_toy_disjoint.py checks every task and seed). Share of fresh",
+        "in-distribution draws that are training strings: "
+        + "; ".join(
+            f"{t} {100 * v['in_one_stream']:.1f}% (one seed's stream), "
+            f"{100 * v['in_any_seen']:.1f}% (all {v['streams']})"
+            for t, v in index.get("test_sets", {}).items()
+        )
+        + ".",
         "Per seed: `<task>-<encoding>[-seed<k>].safetensors` (float16 weights; settings in its metadata)",
         "and `.json` (settings, seeds, torch version, wall and CPU time, learning curve, error per test",
         "split, error against distance). `index.json` summarises them (the sweep included);",
@@ -204,7 +335,8 @@ def write_toy_readme() -> None:
         f"are independent and spread over {index.get('jobs', 1)} worker process(es) (lab/parallel.py, `--jobs`); which",
         "process trains a run does not change a weight (tests/test_regenerate_parallel.py).",
         "",
-        "| task | encoding | lr sweep: validation error % | chosen lr | test error % per split, seeds "
+        f"| task | encoding | lr sweep (seed {SWEEP_SEED}): validation error % | chosen lr"
+        " | test error % per split, seeds "
         + ", ".join(str(s) for s in index.get("seeds", ()))
         + " | CPU s (all its runs) |",
         "|---|---|---|---|---|---|",
@@ -305,6 +437,11 @@ def main(argv: list[str] | None = None) -> None:
         "--probe-only", action="store_true", help="toy, toy_large: only re-evaluate the shipped checkpoints"
     )
     ap.add_argument("--no-probe", action="store_true", help="toy: train only, skip the evaluation-only probes")
+    ap.add_argument(
+        "--retest-only",
+        action="store_true",
+        help="toy: train nothing; re-evaluate the shipped checkpoints and record the finished sweep runs",
+    )
     ap.add_argument(
         "--jobs",
         type=int,

@@ -46,11 +46,14 @@ SHIPPED: dict[str, TrainConfig] = {
 # The training seeds shipped per (task, encoding): every seed is a fresh model initialisation and a
 # fresh stream of training strings; the test sets stay fixed (TrainConfig.test_seed).
 SEEDS = (0, 1, 2)
-# The learning-rate sweep: each encoding trains once (seed SEEDS[0]) at each rate and keeps the
-# rate with the lowest error on an in-distribution *validation* set (its own seed, never a test
-# set); every seed then trains at that rate. The seed-0 run of the sweep at the chosen rate is the
-# shipped seed-0 run, so the sweep costs len(LEARNING_RATES) − 1 extra runs per (task, encoding).
+# The learning-rate sweep: each encoding trains once at each rate on SWEEP_SEED, a seed that is
+# never reported (a run that selected a setting is the luckiest of its cell, not a fair sample), and
+# keeps the rate with the lowest error on an in-distribution *validation* set (never a test set);
+# every seed of SEEDS then trains at that rate. The sweep's runs keep only their validation numbers
+# (assets/toy/sweep/), so it costs len(LEARNING_RATES) runs per (task, encoding).
 LEARNING_RATES = (1e-3, 3e-3, 1e-2)
+SWEEP_SEED = 100
+SWEEP_DIR = TOY_DIR / "sweep"
 
 
 def run_stem(task: str, encoding: str, seed: int) -> str:

@@ -22,7 +22,7 @@ import json
 import math
 import platform
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -37,6 +37,7 @@ from lab.model import ModelConfig, TinyTransformer
 # Bins [lo, hi) of the error-vs-distance plot; the last reaches the closer-to-paper Flip-Flop's
 # 512-token probes (lab/toy_more.py), so every answer falls in a bin.
 DISTANCE_EDGES = (0, 2, 4, 8, 16, 32, 64, 128, 256, 512)
+N_VALIDATION = 500  # strings of the learning-rate sweep's validation set (a test split's size)
 
 
 @dataclass(frozen=True)
@@ -120,8 +121,37 @@ def answer_loss(model: TinyTransformer, batch: T.Batch) -> torch.Tensor:
 
 
 def fixed_test_set(task: T.Task, split: str, n: int, test_seed: int) -> T.Batch:
-    """The fixed test set of a split: the same sequences for every encoding and training seed."""
+    """A fixed set of strings of a split, drawn from `test_seed` (the validation sets). Test sets
+    are test_sets(cfg): these strings with every training and validation string taken out."""
     return task.sample(split, np.random.default_rng(derived_seed(test_seed, f"{task.name}/{split}")), n)
+
+
+def training_batches(cfg: TrainConfig) -> Iterator[T.Batch]:
+    """The stream of training strings of a run, batch by batch: what train() sees, and what every
+    test set is kept apart from (lab/disjoint.py)."""
+    task = task_of(cfg)
+    rng = np.random.default_rng(derived_seed(cfg.seed, f"train/{cfg.task}"))
+    for _ in range(cfg.steps):
+        yield task.sample("id", rng, cfg.batch_size)
+
+
+def validation_sets(cfg: TrainConfig) -> tuple[T.Batch, ...]:
+    """The in-distribution validation strings of a run: the learning curve's (n_val) and the
+    learning-rate sweep's (lab/regenerate.py). Never a test string."""
+    task = task_of(cfg)
+    return (
+        fixed_test_set(task, "id", cfg.n_val, derived_seed(cfg.test_seed, "val")),
+        fixed_test_set(task, "id", N_VALIDATION, derived_seed(cfg.test_seed, "validation")),
+    )
+
+
+def test_sets(cfg: TrainConfig) -> dict[str, T.Batch]:
+    """The fixed test set of every split of a run's task: n_test strings drawn from `test_seed`,
+    none of them a training string of any shipped run of the task or of this run, nor a
+    validation string (lab/disjoint.py). The same strings for every encoding and shipped seed."""
+    from lab import disjoint
+
+    return {s.name: disjoint.test_set(cfg, s.name) for s in task_of(cfg).splits}
 
 
 @torch.no_grad()
@@ -157,6 +187,7 @@ def evaluate(model: TinyTransformer, batch: T.Batch) -> dict:
         "error": 100.0 * int(wrong.sum()) / max(1, n_ans),
         "errors": int(wrong.sum()),
         "answers": n_ans,
+        "strings": int(has.sum()),  # strings with an answer (what bounds an error of 0)
         "sequence_error": 100.0 * float((wrong.any(1) & has).sum()) / max(1, int(has.sum())),
         "by_distance": bins,
         "by_group": groups,
@@ -172,8 +203,8 @@ def train(
     task = task_of(cfg)
     model = TinyTransformer(model_config(cfg), seed=cfg.seed)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, betas=(0.9, 0.98), weight_decay=cfg.weight_decay)
-    rng = np.random.default_rng(derived_seed(cfg.seed, f"train/{cfg.task}"))
-    val = fixed_test_set(task, "id", cfg.n_val, derived_seed(cfg.test_seed, "val"))
+    batches = training_batches(cfg)
+    val = validation_sets(cfg)[0]
     curve: list[tuple[int, float, float]] = []
     window: list[float] = []
     t0 = time.perf_counter()
@@ -184,7 +215,7 @@ def train(
         model.train()
         for group in opt.param_groups:
             group["lr"] = lr_at(step, cfg)
-        loss = answer_loss(model, task.sample("id", rng, cfg.batch_size))
+        loss = answer_loss(model, next(batches))
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
@@ -204,9 +235,7 @@ def train(
     # Round to the shipped precision first, so the recorded errors are those of the checkpoint.
     model.load_state_dict({k: v.half().float() for k, v in model.state_dict().items()})
     model.eval()
-    results = {
-        s.name: evaluate(model, fixed_test_set(task, s.name, cfg.n_test, cfg.test_seed)) for s in task.splits if test
-    }
+    results = {name: evaluate(model, batch) for name, batch in test_sets(cfg).items()} if test else {}
     metrics = {
         "settings": asdict(cfg),
         "model": asdict(model_config(cfg)),

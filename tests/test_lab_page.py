@@ -47,22 +47,41 @@ def _seed_files(task, enc):
     return [json.loads((TOY_DIR / f"{s['file']}.json").read_text()) for s in run["seeds"]] if run else []
 
 
-def reference_interval(errors_pct, answers):
-    """The page's interval, by hand with scipy: t over seeds ⊕ the binomial error of the test set."""
+def reference_interval(errors_pct, answers, strings=0):
+    """The page's interval, by hand with scipy: t over seeds ⊕ the binomial error of the test set;
+    every seed at 0: [0, the Clopper–Pearson 95% upper limit for no error in `strings` strings]."""
     from scipy import stats
 
     v = np.asarray(errors_pct, dtype=float)
     n, mean = len(v), float(v.mean())
+    if strings and not v.any():
+        return 0.0, 0.0, 100 * float(stats.beta.ppf(0.975, 1, strings)), tuple(v)
     seeds = stats.t.ppf(0.975, n - 1) * v.std(ddof=1) / np.sqrt(n)
     p = mean / 100
     test = stats.norm.ppf(0.975) * 100 * np.sqrt(p * (1 - p) / answers)
     half = float(np.hypot(seeds, test))
-    return mean, max(0.0, mean - half), min(100.0, mean + half)
+    return mean, max(0.0, mean - half), min(100.0, mean + half), tuple(v)
+
+
+def welch(a, b) -> float:
+    """Welch's two-sided p by scipy (no spread on either side: 1 for equal means, else 0)."""
+    from scipy import stats
+
+    if np.var(a) + np.var(b) == 0:
+        return 1.0 if np.mean(a) == np.mean(b) else 0.0
+    return float(stats.ttest_ind(a, b, equal_var=False).pvalue)
+
+
+def lowest_by_welch(cells) -> bool:
+    """Whether the lowest mean is separated from every other cell by Welch's test (p < 0.05)."""
+    best = min(cells, key=lambda e: cells[e][0])
+    return all(welch(cells[best][3], v[3]) < 0.05 and cells[best][0] < v[0] for e, v in cells.items() if e != best)
 
 
 def _cell(task, enc, split):
     ms = _seed_files(task, enc)
-    return reference_interval([m["results"][split]["error"] for m in ms], ms[0]["results"][split]["answers"])
+    res = ms[0]["results"][split]
+    return reference_interval([m["results"][split]["error"] for m in ms], res["answers"], res.get("strings", 0))
 
 
 def _text(iv):
@@ -200,17 +219,18 @@ def drop_fake(tmp_path, enc):
 
 
 def test_ordering_verdict_is_computed_pairwise(tmp_path):
-    """Fake seeds: a pair counts only when its intervals separate; a reversal and an overlap."""
+    """Fake seeds: a pair counts only when Welch's test over the seeds separates it (p < 0.05); a
+    reversal and a pair it does not separate."""
     # The paper orders CoPE < RoPE < Absolute PE on both Flip-Flop columns.
     write_fake(tmp_path, "learned", [5.0, 5.1, 4.9], [30.0, 30.5, 29.5])
     write_fake(tmp_path, "rope", [1.0, 1.1, 0.9], [10.0, 10.2, 9.8])  # below learned on both: as in the paper
-    # in-dist: CoPE's seeds straddle RoPE's (overlap: not distinguishable); OOD: above both (two reversals)
+    # in-dist: CoPE's seeds straddle RoPE's (Welch: not distinguishable); OOD: above both (two reversals)
     write_fake(tmp_path, "cope", [0.2, 1.0, 2.0], [40.0, 40.1, 39.9])
     v = {x.column: x for x in ch.ordering_verdicts("flipflop", str(tmp_path))}
     assert (v["in-dist"].agree, v["in-dist"].disagree, v["in-dist"].ties) == (2, 0, 1)
     assert v["in-dist"].outcome == "partly"
     assert (v["OOD"].agree, v["OOD"].disagree, v["OOD"].ties) == (1, 2, 0) and not v["OOD"].same
-    # The same means with more spread: every pair overlaps, so nothing is claimed.
+    # RoPE with more spread: Welch no longer separates it from either, so nothing is claimed for it.
     write_fake(tmp_path, "rope", [0.0, 4.0, 8.0], [1.0, 25.0, 40.0])
     v = {x.column: x for x in ch.ordering_verdicts("flipflop", str(tmp_path))}
     assert v["OOD"].disagree == 1 and v["OOD"].ties == 2  # learned < CoPE still separates, reversed
@@ -294,8 +314,7 @@ def test_predict_lowest_ood_error_matches_the_shipped_files(task, encs):
     split = T.get(task).split_names[1]  # the first OOD split
     cells = {e: _cell(task, e, split) for e in (encs or ENCODINGS)}  # read independently
     best = min(cells, key=lambda e: cells[e][0])
-    lowest = all(cells[best][2] < v[1] for e, v in cells.items() if e != best)
-    want = ch.short_label(best) if lowest else "none can be told apart"
+    want = ch.short_label(best) if lowest_by_welch(cells) else "none can be told apart"
     q = at.radio(key="toy_q__choice")
     assert q.options == [ch.short_label(e) for e in (encs or ENCODINGS)] + ["none can be told apart"]
     assert any(f"**{want}**" in v for v in _reveal(at)), want
@@ -306,7 +325,7 @@ def test_lowest_error_needs_an_interval_below_every_other():
 
     a, b, c = t_interval([3.0, 3.1, 2.9]), t_interval([2.0, 4.0, 3.0]), t_interval([7.0, 7.1, 6.9])
     tab = ch.ResultTable(["encoding", ch.toy_column("ood")], [["A", a], ["B", b], ["C", c]], ["label", "toy"])
-    assert ch.lowest_error(tab, "ood").answer == ch.TIED  # A's and B's intervals overlap
+    assert ch.lowest_error(tab, "ood").answer == ch.TIED  # Welch does not separate A's and B's seeds
     tab.rows[1][1] = t_interval([0.9, 1.0, 1.1])
     assert ch.lowest_error(tab, "ood").answer == "B"
     tab.rows[:] = [["A", a], ["B", ch.MISSING]]
@@ -379,7 +398,7 @@ def test_lowest_question_over_every_task_and_selection():
             for chosen in itertools.combinations(ENCODINGS, size):
                 mine = {e: cells[e] for e in chosen if e in cells}
                 best = min(mine, key=lambda e: mine[e][0])
-                separated = all(mine[best][2] < v[1] for e, v in mine.items() if e != best)
+                separated = lowest_by_welch(mine)
                 for lang in ("en", "ko"):
                     q = ch.lowest_question(task, chosen, lang=lang)
                     assert q.options == (*mine, ch.TIED)
@@ -429,7 +448,8 @@ def test_verdict_lines_follow_the_verdicts(tmp_path):
     write_fake(tmp_path, "cope", [0.2, 1.0, 2.0], [40.0, 40.1, 39.9])
     lines = ch.verdict_lines("flipflop", str(tmp_path), "en")
     assert lines[0].startswith(
-        "- *in-dist* — The same ordering as the paper wherever the intervals separate. 1 pair(s) the paper separates"
+        "- *in-dist* — The same ordering as the paper wherever Welch's t-test over the seeds separates a pair"
+        " (p < 0.05). 1 pair(s) the paper separates"
     )
     assert "paper: CoPE 0.0 < RoPE 1.8 < Learned (Absolute PE) 6.8" in lines[0]
     assert lines[1].startswith("- *OOD* — **A different ordering from the paper** (2 pair(s) reversed")

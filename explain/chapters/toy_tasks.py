@@ -31,7 +31,8 @@ from explain.question import Question
 from lab import tasks as T
 from lab.shipped import ENCODINGS, TOY_DIR
 
-from .toy_tasks_seeds import Interval, group_error, seed_errors, seed_metrics, split_answers, t_interval
+from . import toy_tasks_seeds as S
+from .toy_tasks_seeds import Interval, t_interval
 
 # The source of PAPER_RESULTS, as the page cites it: toy_tasks.paper_source in the catalogue
 # (Golovneva, Wang, Weston, Sukhbaatar 2024, arXiv 2405.18719v2, Tables 2 and 3).
@@ -149,25 +150,19 @@ MISSING = t_interval([])  # a toy cell with no shipped run
 def toy_intervals(task: str, encoding: str, directory: str = str(TOY_DIR)) -> dict[str, Interval] | None:
     """Column id → mean and 95% interval over the shipped seeds: every split of the task, and for
     Counting the in-distribution error per number of variables ("var1", "var3"). None: not shipped."""
-    errs = seed_errors(task, encoding, directory)
+    errs = S.seed_errors(task, encoding, directory)
     if errs is None:
         return None
-    answers = split_answers(task, encoding, directory)
-    out = {split: t_interval(v, answers.get(split, 0)) for split, v in errs.items()}
+    answers = S.split_answers(task, encoding, directory)
+    strings = S.split_strings(task, encoding, directory)
+    out = {split: t_interval(v, answers.get(split, 0), strings=strings.get(split, 0)) for split, v in errs.items()}
     if task == "counting":
-        ms = seed_metrics(task, encoding, directory)
+        ms = S.seed_metrics(task, encoding, directory)
         for g in ("1", "3"):
             grp = ms[0]["results"]["id"]["by_group"].get(g, {}) if ms else {}
-            out[f"var{g}"] = t_interval([group_error(m, g) for m in ms], int(grp.get("n", 0)))
+            n = int(grp.get("n", 0))  # one answer per program: answers are strings
+            out[f"var{g}"] = t_interval([S.group_error(m, g) for m in ms], n, strings=n)
     return out
-
-
-def _seconds(task: str, encoding: str, directory: str) -> tuple[float, float]:
-    """Mean CPU and wall seconds of one shipped training run (over the seeds)."""
-    runs = shipped_index(directory).get("runs", {}).get(f"{task}/{encoding}", {}).get("seeds", [])
-    if not runs:
-        return np.nan, np.nan
-    return float(np.mean([r["train_cpu_seconds"] for r in runs])), float(np.mean([r["train_seconds"] for r in runs]))
 
 
 @bounded(64)
@@ -194,7 +189,7 @@ def results_table(
         row += [MISSING if iv is None else iv.get(k, MISSING) for k in toy_keys]
         prow = paper.get(PAPER_ROW.get(enc, ""))
         row += list(prow) if prow else [np.nan] * len(paper_cols)
-        row += list(_seconds(task, enc, directory))
+        row += list(S.run_seconds(task, enc, directory))
         rows.append(row)
     return ResultTable(cols, rows, kinds)
 
@@ -210,10 +205,11 @@ class Lowest:
 
 
 def lowest_of(errors: dict[str, Interval]) -> str:
-    """The key whose 95% interval lies wholly below every other's; TIED when there is none."""
+    """The key with the lowest mean when Welch's t-test over the seeds separates it from every other
+    (p < ALPHA against each); TIED when it does not."""
     best = min(errors, key=lambda k: errors[k].mean)
     others = [v for k, v in errors.items() if k != best]
-    return best if all(errors[best].hi < v.lo for v in others) else TIED
+    return best if all(errors[best].differs_from(v) and errors[best].mean < v.mean for v in others) else TIED
 
 
 def lowest_error(table: ResultTable, split: str, lang: str | None = None) -> Lowest | None:
@@ -264,7 +260,7 @@ def distance_errors(
     table: dict[str, dict[str, tuple[int, int]]] = {}
     seeds: dict[str, int] = {}
     for enc in encodings:
-        ms = seed_metrics(task, enc, directory)
+        ms = S.seed_metrics(task, enc, directory)
         if not ms:
             continue
         per: dict[str, tuple[int, int]] = {}
@@ -291,9 +287,9 @@ class Verdict:
     column: str  # the paper's column, e.g. "OOD" (an id: paper_column() words it)
     paper: dict[str, float]  # our encoding label → the paper's number for its row
     toy: dict[str, Interval]  # the same encodings → this toy run's seeds (mean, 95% interval)
-    agree: int  # pairs ordered as in the paper, the intervals separated
-    disagree: int  # pairs ordered the other way, the intervals separated
-    ties: int  # pairs the paper separates whose toy intervals overlap: not distinguishable here
+    agree: int  # pairs ordered as in the paper, Welch's test separating them (p < ALPHA)
+    disagree: int  # pairs ordered the other way, Welch's test separating them
+    ties: int  # pairs the paper separates that Welch's test does not separate here
 
     @property
     def same(self) -> bool:
@@ -320,7 +316,7 @@ def _toy_column(task: str, col: str, iv: dict[str, Interval]) -> Interval:
 def ordering_verdicts(task: str, directory: str = str(TOY_DIR), lang: str | None = None) -> list[Verdict]:
     """For each paper column that this toy run also measures: does the run order the encodings
     the paper reports (learned, RoPE or the T5 stand-in, CoPE) as the paper does? Pairwise, and a
-    pair counts only when its two 95% intervals over seeds separate."""
+    pair counts only when Welch's t-test over the seeds separates it (p < ALPHA)."""
     cols, paper = PAPER_RESULTS[task]
     out = []
     for ci, col in enumerate(cols):
@@ -340,8 +336,8 @@ def ordering_verdicts(task: str, directory: str = str(TOY_DIR), lang: str | None
 
 
 def compare_orderings(column: str, paper: dict[str, float], toy: dict[str, Interval]) -> Verdict:
-    """The paper's numbers against intervals measured here, pair by pair (same keys in both): a
-    pair counts as agreeing or disagreeing only when its two 95% intervals separate."""
+    """The paper's numbers against the seeds measured here, pair by pair (same keys in both): a
+    pair counts as agreeing or disagreeing only when Welch's t-test over the seeds gives p < ALPHA."""
     names = list(paper)
     agree = disagree = ties = 0
     for a in range(len(names)):
@@ -350,7 +346,7 @@ def compare_orderings(column: str, paper: dict[str, float], toy: dict[str, Inter
             if paper[x] == paper[y]:
                 continue
             lo, hi = (x, y) if paper[x] < paper[y] else (y, x)
-            if not toy[lo].separated_from(toy[hi]):
+            if not toy[lo].differs_from(toy[hi]):
                 ties += 1
             elif toy[lo].mean < toy[hi].mean:
                 agree += 1
@@ -409,12 +405,17 @@ def lowest_question(
     }
     answer_words = t("toy_tasks.a_tie_answer", lang) if answer == TIED else short_label(answer, lang)
     ordered = sorted(errors.items(), key=lambda kv: kv[1].mean)
+    best, rival, p = S.closest_rival(errors)
+    facts["welch"] = {"best": best, "rival": rival, "p": p}
     text = t(
         "toy_tasks.q_lowest_why_tie" if answer == TIED else "toy_tasks.q_lowest_why",
         lang,
         answer=answer_words,
         errors=", ".join(f"{short_label(k, lang)} {v.text()}%" for k, v in ordered),
         seeds=len(ordered[0][1].values),
+        best=short_label(best, lang),
+        rival=short_label(rival, lang),
+        p=p,
     )
     if column is None:
         scope = t(f"toy_tasks.paper_scope.{task}", lang)

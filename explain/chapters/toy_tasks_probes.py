@@ -111,15 +111,11 @@ def length_series(
 
 @bounded(64)
 def lr_text(task: str, encodings: tuple[str, ...], directory: str = str(TOY_DIR), lang: str | None = None) -> str:
-    """The lr_caption sentence: the sweep's rates and the rate each shown encoding got."""
-    chosen = seeds_mod.chosen_rates(directory).get(task, {})
-    rates = shipped_index(directory).get("learning_rates", [])
-    return t(
-        "toy_tasks.lr_caption",
-        lang,
-        rates=", ".join(f"{r:g}" for r in rates),
-        chosen=", ".join(f"{short_label(e, lang)} {chosen[e]:g}" for e in encodings if e in chosen),
-    )
+    """The learning-rate caption: the sweep's rates and seed, the rate each shown encoding got
+    (toy_tasks_evidence.lr_text)."""
+    from .toy_tasks_evidence import lr_text as text
+
+    return text(task, encodings, directory, lang)
 
 
 @bounded(1)

@@ -10,8 +10,16 @@ errors e_s (in %, over A answers per test set):
 
 s the sample standard deviation over seeds (Student t: with n = 3 seeds t = 4.30, wide on purpose),
 the second term the binomial standard error of a proportion measured on A answers. Clipped to
-[0, 100]. Two encodings are *distinguishable* when their intervals do not overlap; the page makes an
-ordering claim only then. Numbers only, no Streamlit.
+[0, 100]. A cell whose every seed scores 0 has no spread to measure and a binomial error of 0: its
+interval is [0, u] with u the Clopper–Pearson 95% upper bound for 0 failures in N test strings
+(N strings, not answers: the answers of one string are not independent, and an answer error rate is
+at most the share of strings with an error), never [0, 0].
+
+Two encodings are *distinguishable* when Welch's t-test over their seeds (unequal variances) gives
+p < ALPHA; the page makes an ordering claim only then, and says so. The test compares the seeds'
+errors on the same test strings: it asks whether another seed would order them the same way. Where
+neither cell varies over its seeds (e.g. 0, 0, 0 against 0, 0, 0) the statistic is undefined: equal
+means are not distinguishable, different ones are (t is infinite). Numbers only, no Streamlit.
 """
 
 from __future__ import annotations
@@ -42,12 +50,28 @@ T975 = {
 }
 
 
+ALPHA = 0.05  # Welch's test: two cells differ when p < ALPHA
+
+
 @dataclass(frozen=True)
 class Interval:
     values: tuple[float, ...]  # one error % per seed, in seed order
     mean: float
     lo: float  # NaN with a single seed: no interval
     hi: float
+    bound: bool = False  # every seed scored 0: hi is the Clopper–Pearson upper bound from the test strings
+
+    def welch_p(self, other: Interval) -> float:
+        """Two-sided p of Welch's t-test between the two cells' per-seed errors (NaN: < 2 seeds)."""
+        return welch_p(self.values, other.values)
+
+    def differs_from(self, other: Interval) -> bool:
+        """True when Welch's t-test over the seeds separates the two cells (p < ALPHA). With one seed
+        on a side Welch is undefined: then the two 95% intervals must not overlap (the larger run's
+        one seed, whose intervals are over its test strings: toy_tasks_more, which says so)."""
+        if len(self.values) < 2 or len(other.values) < 2:
+            return self.separated_from(other)
+        return self.welch_p(other) < ALPHA
 
     def separated_from(self, other: Interval) -> bool:
         """True when the two 95% intervals do not overlap (the page's test for an ordering)."""
@@ -65,16 +89,57 @@ class Interval:
 Z975 = 1.959964  # the two-sided 95% quantile of the standard normal
 
 
+def welch_p(a: tuple[float, ...] | list[float], b: tuple[float, ...] | list[float]) -> float:
+    """Two-sided p-value of Welch's t-test (unequal variances) between two sets of per-seed errors.
+    NaN with fewer than 2 values on a side; with no spread on either side, 1 for equal means and 0
+    for different ones (the statistic is infinite)."""
+    from scipy import stats
+
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if len(x) < 2 or len(y) < 2:
+        return math.nan
+    if x.var(ddof=1) + y.var(ddof=1) == 0:
+        return 1.0 if x.mean() == y.mean() else 0.0
+    return float(stats.ttest_ind(x, y, equal_var=False).pvalue)
+
+
+def closest_rival(errors: dict[str, Interval]) -> tuple[str, str, float]:
+    """(lowest key, the key whose Welch p against it is largest, that p): the pair that decides
+    whether the lowest is distinguishably lowest."""
+    best = min(errors, key=lambda k: errors[k].mean)
+
+    def p_or_one(k: str) -> float:
+        p = errors[best].welch_p(errors[k])
+        return 1.0 if not np.isfinite(p) else p
+
+    rival = max((k for k in errors if k != best), key=p_or_one)
+    return best, rival, errors[best].welch_p(errors[rival])
+
+
+def zero_upper(strings: int) -> float:
+    """Error % upper bound when no test string of `strings` had an error: the Clopper–Pearson
+    two-sided 95% upper limit for 0 failures in `strings` trials, 1 − 0.025^(1/N)."""
+    from scipy import stats
+
+    return 100.0 * float(stats.beta.ppf(0.975, 1, strings))
+
+
 def t_interval(
-    values: list[float] | tuple[float, ...], answers: int = 0, clip: tuple[float, float] = (0.0, 100.0)
+    values: list[float] | tuple[float, ...],
+    answers: int = 0,
+    clip: tuple[float, float] = (0.0, 100.0),
+    strings: int = 0,
 ) -> Interval:
     """Mean of per-seed error % and its 95% interval: the Student-t interval over the seeds, widened
-    in quadrature by the binomial error of a test set of `answers` answers (0: seeds only)."""
+    in quadrature by the binomial error of a test set of `answers` answers (0: seeds only). When every
+    seed scored 0 and the test set had `strings` strings, [0, zero_upper(strings)]."""
     v = np.asarray([x for x in values if np.isfinite(x)], dtype=float)
     n = len(v)
     if n == 0:
         return Interval((), math.nan, math.nan, math.nan)
     mean = float(v.mean())
+    if strings > 0 and not v.any():
+        return Interval(tuple(map(float, v)), 0.0, 0.0, zero_upper(strings), bound=True)
     if n == 1:
         return Interval(tuple(map(float, v)), mean, math.nan, math.nan)
     seeds = T975[n - 1] * float(v.std(ddof=1)) / math.sqrt(n)
@@ -104,6 +169,21 @@ def split_answers(task: str, encoding: str, directory: str = str(TOY_DIR)) -> di
     return {k: int(v) for k, v in seeds[0].get("answers", {}).items()}
 
 
+def run_seconds(task: str, encoding: str, directory: str = str(TOY_DIR)) -> tuple[float, float]:
+    """Mean CPU and wall seconds of one shipped training run (over the seeds)."""
+    runs = (_index(directory).get("runs", {}).get(f"{task}/{encoding}") or {}).get("seeds", [])
+    if not runs:
+        return math.nan, math.nan
+    return float(np.mean([r["train_cpu_seconds"] for r in runs])), float(np.mean([r["train_seconds"] for r in runs]))
+
+
+def split_strings(task: str, encoding: str, directory: str = str(TOY_DIR)) -> dict[str, int]:
+    """split → strings in its test set (the same for every seed)."""
+    run = _index(directory).get("runs", {}).get(f"{task}/{encoding}") or {}
+    seeds = run.get("seeds") or [{}]
+    return {k: int(v) for k, v in seeds[0].get("strings", {}).items()}
+
+
 def seed_metrics(task: str, encoding: str, directory: str = str(TOY_DIR)) -> list[dict[str, Any]]:
     """The metrics file of every shipped seed of (task, encoding), in seed order ([] when none)."""
     run = _index(directory).get("runs", {}).get(f"{task}/{encoding}")
@@ -121,15 +201,6 @@ def group_error(metrics: dict[str, Any], group: str) -> float:
     """Counting: error % of the in-distribution programs with `group` variables (NaN: none)."""
     grp = metrics["results"]["id"]["by_group"].get(group)
     return 100.0 * grp["errors"] / grp["n"] if grp and grp["n"] else math.nan
-
-
-def chosen_rates(directory: str = str(TOY_DIR)) -> dict[str, dict[str, float]]:
-    """task → encoding → the learning rate its sweep chose (index.json)."""
-    out: dict[str, dict[str, float]] = {}
-    for r in _index(directory).get("runs", {}).values():
-        if "lr" in r:
-            out.setdefault(r["task"], {})[r["encoding"]] = float(r["lr"])
-    return out
 
 
 def sweep(task: str, encoding: str, directory: str = str(TOY_DIR)) -> list[tuple[float, float]]:
@@ -171,7 +242,7 @@ def factor_table(task: str, encodings: tuple[str, ...], directory: str = str(TOY
             seeds = res[name][enc]
             answers[k] = seeds[0]["answers"]
             vals = [100.0 * s["errors"] / s["answers"] if s["answers"] else math.nan for s in seeds]
-            row.append(t_interval(vals, seeds[0]["answers"]))
+            row.append(t_interval(vals, seeds[0]["answers"], strings=int(seeds[0].get("strings", 0))))
         out[enc] = row
     return FactorTable(names, out, answers)
 
@@ -240,6 +311,6 @@ def length_curve(task: str, encodings: tuple[str, ...], directory: str = str(TOY
         row = []
         for k in range(len(ln["tokens"])):
             vals = [100.0 * e[k] / a[k] for e, a in zip(errs, answers, strict=True) if e[k] is not None and a[k]]
-            row.append(t_interval(vals, answers[0][k] or 0))
+            row.append(t_interval(vals, answers[0][k] or 0, strings=int(pr.get("n", 0)) if vals else 0))
         out[enc] = row
     return LengthCurve(list(pr["length_factors"]), list(ln["tokens"]), out)

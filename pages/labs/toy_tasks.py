@@ -15,6 +15,7 @@ import streamlit as st
 
 from explain import figures as F
 from explain.chapters import toy_tasks as ch
+from explain.chapters import toy_tasks_evidence as evidence
 from explain.chapters import toy_tasks_figures
 from explain.chapters import toy_tasks_models as models
 from explain.chapters import toy_tasks_more as more
@@ -54,6 +55,10 @@ probe_label = cached(probes.probe_label)
 probe_strings = cached(probes.probe_strings)
 shipped_seeds = cached(probes.shipped_seeds)
 lr_text = cached(probes.lr_text)
+test_set_text = cached(evidence.test_set_text)
+bucket_lines = cached(evidence.bucket_lines)
+bucket_findings = cached(evidence.bucket_findings)
+zero_bound = cached(evidence.zero_bound)
 
 
 def _inspection(task: str, encoding: str, text: str, directory: str, lang: str) -> models.Inspection:
@@ -230,11 +235,13 @@ else:
             heads=cfg.n_heads,
             n_test=cfg.n_test,
             test_seed=cfg.test_seed,
+            zero_bound=zero_bound(cfg.n_test),
             torch=index.get("torch", "?"),
             source=t("toy_tasks.paper_source"),
             not_in_paper=t("toy_tasks.not_in_paper"),
         )
     )
+    st.caption(test_set_text(task_name, DIR, lang))
     st.caption(lr_text(task_name, encs, DIR, lang))
     page.prose("stand-ins")
     tables = encoder_tables(task_name, "t5", DIR)
@@ -248,6 +255,10 @@ else:
             else "toy_tasks.t5_tables_other"
         )
         st.caption(t(kind, tables=len(tables.tables), layers=tables.layers, buckets=shape[0], heads=shape[-1]))
+    found = bucket_findings(DIR) if task_name == "flipflop" else None
+    if found is not None and found.encoding in encs:
+        st.markdown(t("toy_tasks.bucket.header", enc=short(found.encoding)))
+        st.markdown(" ".join(bucket_lines(DIR, lang)))
 
     st.markdown(t("toy_tasks.ordering_header"))
     if answer_shown(question, "verdicts"):
