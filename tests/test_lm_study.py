@@ -125,3 +125,7 @@ def test_a_tiny_study_trains_evaluates_and_resumes(tmp_path, monkeypatch) -> Non
     stamps = {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*") if p.is_file()}
     lm_study.do_run(("rope", 0), tmp_path)
     assert {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*") if p.is_file()} == stamps
+    # A run with other settings than the set's is refused, never mixed in.
+    monkeypatch.setattr(lm_study, "STEPS", 4)
+    with pytest.raises(ValueError, match="other settings"):
+        lm_study.do_run(("rope", 0), tmp_path)
