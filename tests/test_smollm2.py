@@ -27,6 +27,7 @@ from streamlit.testing.v1 import AppTest
 from explain.chapters import smollm2 as ch
 from models import smollm2 as smol
 from tests.helpers import APP, TIMEOUT, errors
+from tests.hostile import CORPUS
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.xdist_group("smollm2")
@@ -197,3 +198,15 @@ def test_hostile_input_gives_a_message_not_a_traceback(loaded, text):
         assert "no text" in notes
     elif p.truncated:
         assert f"first {ch.MAX_TOKENS}" in notes
+
+
+def test_every_hostile_text_through_its_reader(loaded):
+    """The whole hostile corpus through the page's reader (tests/test_hostile_inputs.py sends the
+    page its representatives only): never raises, keeps at most MAX_TOKENS, says when it cut, and
+    every kept piece reads as text."""
+    for name, text in CORPUS.items():
+        p = ch.pieces(text)
+        assert p.kept == min(p.n_found, ch.MAX_TOKENS), name
+        assert p.truncated == (p.n_found > ch.MAX_TOKENS), name
+        assert len(p.tokens) == p.kept and all(isinstance(t, str) and t for t in p.tokens), name
+        assert 0 <= p.partial <= p.kept, name
