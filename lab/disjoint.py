@@ -23,7 +23,7 @@ import numpy as np
 
 from encoders.base import derived_seed
 from lab import tasks as T
-from lab.train import TrainConfig, task_of, training_batches, validation_sets
+from lab.toy_data import TrainConfig, task_of, training_batches, validation_sets
 
 MAX_DRAWS = 50  # draws of n strings before giving up on filling a test set (never reached here)
 
@@ -46,7 +46,7 @@ def shipped_runs(cfg: TrainConfig) -> tuple[TrainConfig, ...]:
     runs = [cfg]
     if cfg.length_scale == 1 and cfg.task in SHIPPED:
         runs += [replace(SHIPPED[cfg.task], seed=s) for s in (*SEEDS, SWEEP_SEED)]
-    from lab.toy_more import LARGE
+    from lab.shipped import LARGE
 
     if (cfg.task, cfg.length_scale) == (LARGE.task, LARGE.length_scale):
         runs.append(LARGE)
@@ -92,8 +92,7 @@ def seen(cfg: TrainConfig) -> frozenset[bytes]:
 def seen_any(task: str) -> frozenset[bytes]:
     """Every string a probe of `task` must avoid, at every length scale the lab ships (the probes'
     strings are compared with all of them: a string of another length never matches)."""
-    from lab.shipped import SHIPPED
-    from lab.toy_more import LARGE
+    from lab.shipped import LARGE, SHIPPED
 
     out = set(seen(SHIPPED[task]))
     if task == LARGE.task:

@@ -33,6 +33,8 @@ import torch
 from lab import parallel
 from lab import probe as P
 from lab import tasks as T
+from lab.shipped import LARGE as LARGE
+from lab.shipped import N_LARGE as N_LARGE
 from lab.shipped import SEEDS, SHIPPED, shipped_config
 from lab.train import TrainConfig, TrainResult, load, predict, save, train
 
@@ -41,12 +43,6 @@ LARGE_DIR = ROOT / "assets" / "toy_large"
 COPE_TABLE_DIR = ROOT / "assets" / "toy_cope_table"
 
 LARGE_ENCODINGS = ("learned", "rope", "cope")  # the CoPE paper's Table 2 rows (absolute, RoPE, CoPE)
-# 200 test strings per split, not the lab's 500: one CoPE forward pass over 500 strings of 512 tokens
-# with 4 layers costs about 150 s of CPU here. 200 strings still hold ~2,500 reads at 256 tokens.
-N_LARGE = 200
-LARGE = TrainConfig(
-    "flipflop", "", steps=1000, seed=0, batch_size=8, lr=3e-3, n_layers=4, length_scale=4, n_test=N_LARGE
-)
 SHARED = (("shared_table", True),)
 
 

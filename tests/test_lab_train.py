@@ -19,7 +19,8 @@ from lab.model import ModelConfig, TinyTransformer
 from lab.service import SEED_RANGE, STEP_RANGE, QueueFull, TrainingService
 from lab.shipped import ENCODINGS, SEEDS, TOY_DIR, run_stem
 from lab.shipped import SHIPPED as SHIPPED_SETTINGS
-from lab.train import TrainConfig, answer_loss, evaluate, fixed_test_set, load, train
+from lab.train import TrainConfig, answer_loss, evaluate, load, train
+from lab.train import test_sets as make_test_sets  # (not a test: pytest would collect the name)
 
 torch.set_num_threads(1)
 FF = T.get("flipflop")
@@ -120,7 +121,8 @@ def test_shipped_checkpoint_reproduces_recorded_id_error(path: Path):
     assert TrainConfig(**metrics["settings"]) == cfg
     assert cfg.length_scale == 1 and cfg.encoder_options == ()
     rec = metrics["results"]["id"]
-    res = evaluate(model, fixed_test_set(T.get(cfg.task), "id", cfg.n_test, cfg.test_seed))
+    # The recorded error is on the shipped test set: the strings of no training or validation stream.
+    res = evaluate(model, make_test_sets(cfg)["id"])
     assert res["answers"] == rec["answers"]
     assert abs(res["errors"] - rec["errors"]) <= 1
     assert path.stat().st_size < 600_000
