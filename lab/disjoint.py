@@ -67,14 +67,16 @@ def _stream_key(cfg: TrainConfig) -> TrainConfig:
     )
 
 
-@functools.cache
+# Bounded: the shipped streams (3 tasks × seeds 0–2 and the sweep seed, the larger Flip-Flop run)
+# are 13; the rest room is for live trainings of the lab page. One Counting stream is ~13,000 keys.
+@functools.lru_cache(maxsize=32)
 def stream_keys(cfg: TrainConfig) -> frozenset[bytes]:
     """Every training string of one run (cfg as _stream_key makes it)."""
     task = task_of(cfg)
     return frozenset(k for b in training_batches(cfg) for k in keys(task, b))
 
 
-@functools.cache
+@functools.lru_cache(maxsize=32)  # one per stream above
 def validation_keys(cfg: TrainConfig) -> frozenset[bytes]:
     task = task_of(cfg)
     return frozenset(k for b in validation_sets(cfg) for k in keys(task, b))

@@ -113,7 +113,8 @@ export default function ({ parentElement, data }) {
       // fold opened after the window changed draws its chart at the new width.
       if (!w) return;
       const drawnAt = width || (gd._fullLayout ? gd._fullLayout.width : 0);
-      const moved = Math.abs(w - drawnAt) > (width ? 0.5 : 1.5);  // plotly rounds its own width
+      // Before the first resize the drawn width is plotly's own, which it rounds: 1.5 px of slack.
+      const moved = Math.abs(w - drawnAt) > (width ? 0.5 : 1.5);
       if (drawnAt && moved && gd._fullLayout && document.fullscreenElement !== gd) {
         window.Plotly.relayout(gd, {width: w});
       }

@@ -22,7 +22,7 @@ page = open_chapter(ch.CHAPTER)
 page.prose("intro")
 
 
-@st.fragment(run_every=1.0)
+@page.section(run_every=1.0)
 def warming_note() -> None:
     """Polls the background load each second; the whole page runs again once the model is there."""
     status = ch.warm_status()
