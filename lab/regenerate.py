@@ -8,6 +8,8 @@
     python -m lab.regenerate lm_study --jobs 2     # the next set: 3 seeds, BOS, PI fine-tune (resumable)
     python -m lab.regenerate toy_large cope_table  # the toy lab's closer-to-paper Flip-Flop and CoPE's
                                                    # shared table (lab/toy_more.py)
+    python -m lab.regenerate smollm2_long          # SmolLM2-135M past its 8,192-token context, plain RoPE
+                                                   # and PI / NTK / YaRN (lab/smollm2_long.py, ~45 min, 1 core)
     python -m lab.regenerate toy --tasks flipflop --encodings cope rope
     python -m lab.regenerate toy toy_large cope_table --jobs 2  # worker processes (default: one per core)
 
@@ -398,6 +400,14 @@ def regenerate_lm_study(args: argparse.Namespace) -> None:
     lm_study.regenerate(parallel.of(args))
 
 
+def regenerate_smollm2_long(args: argparse.Namespace) -> None:
+    """assets/smollm2/long_context.json: SmolLM2-135M's loss by position past its trained context with
+    plain RoPE and the registry's stretches (lab/smollm2_long.py; resumable, one torch thread)."""
+    from lab import smollm2_long
+
+    smollm2_long.regenerate()
+
+
 def regenerate_toy_large(args) -> None:
     from lab.toy_more import regenerate_large
 
@@ -418,6 +428,7 @@ REGENERATORS = [
     ("lm", regenerate_lm),
     ("lm_eval", regenerate_lm_eval),
     ("lm_study", regenerate_lm_study),
+    ("smollm2_long", regenerate_smollm2_long),
 ]
 
 
