@@ -2,9 +2,12 @@
 
 import hashlib
 import os
+import pickle
 
 import pytest
-from plotly.io.json import to_json_plotly
+from streamlit import config as streamlit_config
+from streamlit.runtime.scriptrunner.script_cache import ScriptCache
+from streamlit.source_util import open_python_file
 
 from explain.figures import spec as figure_spec
 
@@ -34,11 +37,15 @@ def _fingerprint(fig, sent) -> bytes | None:
         return None
     data, layout, frames, validate = spec
     traces = [t if isinstance(t, dict) else t.to_plotly_json() for t in data]
-    h = hashlib.sha256()
-    for part in (traces, layout, list(frames), bool(validate), sent):
-        h.update(to_json_plotly(part).encode())
-        h.update(b"\0")
-    return h.digest()
+    # Pickled, not JSON-encoded: the same bytes mean the same values of the same types (arrays with
+    # their dtype and shape), so plotly's build is the same; pickle tells apart what JSON merges
+    # (a tuple and a list, 1 and 1.0), which can only check more. JSON-encoding the spec and what is
+    # sent cost twice the check itself (py-spy, RoPE's control sweep: 17% of all samples).
+    try:
+        blob = pickle.dumps((traces, layout, list(frames), bool(validate), sent), protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:  # something that does not pickle: checked every time
+        return None
+    return hashlib.sha256(blob).digest()
 
 
 def check_once(fig, sent) -> None:
@@ -51,6 +58,27 @@ def check_once(fig, sent) -> None:
 
 
 figure_spec._check_against_plotly = check_once
+
+
+# Every AppTest compiles its scripts afresh (its own ScriptCache: app.py and the page, each through
+# Streamlit's "magic" AST rewrite), so every open_page paid for both: ~10% of a control sweep's
+# samples. A server compiles each script once for all its sessions; the suite now does too, once
+# per test process, keyed on the file's path and text (an edited file is compiled again).
+_BYTECODE: dict[tuple[str, str, bool], object] = {}
+_get_bytecode = ScriptCache.get_bytecode
+
+
+def _shared_bytecode(self: ScriptCache, script_path: str):
+    path = os.path.abspath(script_path)
+    with open_python_file(path) as f:
+        key = (path, f.read(), bool(streamlit_config.get_option("runner.magicEnabled")))
+    code = _BYTECODE.get(key)
+    if code is None:
+        code = _BYTECODE[key] = _get_bytecode(ScriptCache(), path)  # not self's: it may hold an older text
+    return code
+
+
+ScriptCache.get_bytecode = _shared_bytecode  # type: ignore[method-assign]
 
 
 # pytest-xdist's --dist loadgroup sends the tests of one xdist_group (tests/e2e/conftest.py marks every
