@@ -1,13 +1,16 @@
 """Settings for the whole suite."""
 
+import functools
 import hashlib
 import os
 import pickle
 
 import pytest
 from streamlit import config as streamlit_config
+from streamlit.components.v2 import manifest_scanner
 from streamlit.runtime.scriptrunner.script_cache import ScriptCache
 from streamlit.source_util import open_python_file
+from streamlit.testing.v1 import local_script_runner
 
 from explain.figures import spec as figure_spec
 
@@ -79,6 +82,34 @@ def _shared_bytecode(self: ScriptCache, script_path: str):
 
 
 ScriptCache.get_bytecode = _shared_bytecode  # type: ignore[method-assign]
+
+
+# AppTest waits for a run by polling every millisecond whether the list of the run's events (one per
+# element sent) holds its end yet: the test's thread then wakes a thousand times a second, takes the
+# GIL from the script it waits for and rescans a growing list (40 reruns of RoPE: 3.46 s of CPU
+# with the polling, 3.17 s without).
+# Waiting for the script's thread to end is the same wait (the end is sent before the thread
+# returns, and AppTest joins the thread right after), with the same timeout and the same error.
+_require_widgets_deltas = local_script_runner.require_widgets_deltas
+
+
+def _wait_for_the_run(runner: local_script_runner.LocalScriptRunner, timeout: float = 3) -> None:
+    thread = runner._script_thread
+    if thread is None:  # not started: AppTest's own wait
+        _require_widgets_deltas(runner, timeout)
+        return
+    thread.join(timeout)
+    if not runner.script_stopped():
+        runner.request_stop()
+        runner.join()
+        raise RuntimeError(f"AppTest script run timed out after {timeout}(s)")
+
+
+local_script_runner.require_widgets_deltas = _wait_for_the_run
+
+# Each new AppTest scans every installed distribution's metadata for Streamlit components (2% of a
+# sweep); what is installed does not change during a test process, so it is scanned once.
+manifest_scanner.scan_component_manifests = functools.cache(manifest_scanner.scan_component_manifests)
 
 
 # pytest-xdist's --dist loadgroup sends the tests of one xdist_group (tests/e2e/conftest.py marks every
