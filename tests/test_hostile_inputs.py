@@ -19,7 +19,10 @@ path makes of it. This file checks that, and checks as much as the cross product
    when a page listed as a reader of its own is not one, so it cannot pass by seeing nothing.
    Pages with a reader of their own keep the WHOLE corpus (OWN_READERS: MiniLM's WordPiece
    tokenizer, the byte-level models of the real-text lab; OWN_BOX_READERS: the toy lab's string
-   box, which its task splits itself), in parts that pytest-xdist spreads.
+   box, which its task splits itself), in parts that pytest-xdist spreads; where every page run
+   costs a model's forward (READER_SWEPT_APART: MiniLM, SmolLM2) the whole corpus goes through the
+   reader itself, and MiniLM's page takes the inputs whose word pieces show every feature that any
+   input's pieces show (as every other page takes those whose Tokens do).
 3. Every other page takes only the REPRESENTATIVES: its output is a function of the Tokens, and the
    representatives are chosen (greedily, at import) so that together they show every feature that
    any corpus input's Tokens show (token_features: no tokens / one / several / thinned labels / cut
@@ -37,6 +40,7 @@ Sliders and number boxes still go to both ends, one at a time and then all at on
 
 from __future__ import annotations
 
+import functools
 import itertools
 import sys
 import unicodedata
@@ -206,7 +210,15 @@ def token_features(text: str) -> frozenset[str]:
         f.add("a repeated word")
     if len(set(tk.keys)) < len(set(tk.tokens)):
         f.add("a word in two cases")
-    for tok in tk.tokens:
+    f |= token_kinds(tk.tokens)
+    return frozenset(f)
+
+
+def token_kinds(tokens) -> set[str]:
+    """The kinds of token and character a page can show of `tokens` (token_features' own part, and
+    piece_features' for MiniLM's word pieces)."""
+    f = set()
+    for tok in tokens:
         if len(tok) > LABEL_CHARS:
             f.add("a token longer than its label")
         if len(tok) > 1000:
@@ -228,13 +240,13 @@ def token_features(text: str) -> frozenset[str]:
             for s, rx in _SCRIPT_RE.items():
                 if rx.match(ch):
                     f.add(f"script {s}")
-    return frozenset(f)
+    return f
 
 
-def _cover() -> dict[str, str]:
+def _cover(features=token_features) -> dict[str, str]:
     """Greedy set cover: hand-picked inputs first (a failure then names a readable input), the
     seeded mixtures only for a feature no hand-picked input shows."""
-    feats = {name: token_features(text) for name, text in CORPUS.items()}
+    feats = {name: features(text) for name, text in CORPUS.items()}
     need = frozenset().union(*feats.values())
     chosen: dict[str, str] = {}
     have: set[str] = set()
@@ -456,12 +468,90 @@ _ALL = list(CORPUS.items())
 READER_SWEPT_APART = {
     "smollm2": "every input costs a 30-layer forward on the page (~2–6 s): the whole corpus goes through "
     "its reader, explain.chapters.smollm2.pieces (tests/test_smollm2.py)",
+    "minilm": "every input costs a 6-layer forward and a 72-map figure on the page (the whole corpus: ~65 s "
+    "of the suite): the whole corpus goes through its reader, explain.chapters.minilm.wordpieces, and the "
+    "page also takes every input whose word pieces show a feature no other input's do (MINILM_PIECES)",
 }
 WHOLE_CORPUS_PAGES = [c for c in CHAPTERS if c.key in OWN_READERS and c.key not in READER_SWEPT_APART]
 
 
 def test_readers_swept_apart_are_own_readers():
     assert set(READER_SWEPT_APART) <= set(OWN_READERS)
+
+
+# MiniLM's page reads the sentence only through explain.chapters.minilm.wordpieces (run,
+# position_heads and the position experiments all call it): what it draws is a function of the word
+# pieces (and ids) that reader returns, as every other page's is of the Tokens. So the whole corpus
+# goes through the reader, and the page takes the inputs whose pieces, together, show every feature
+# any input's pieces show (piece_features: the counts the page branches on, [UNK], loose Hangul
+# letters, repeats, and every kind of character token_kinds names).
+
+
+def piece_features(text: str) -> frozenset[str]:
+    from explain.chapters import minilm as ch
+
+    p = ch.wordpieces(text)
+    pieces = p.tokens[1:-1]  # without [CLS] and [SEP]
+    n = len(p.tokens)  # what the page draws: [CLS] … [SEP]
+    f = {
+        "no pieces"
+        if p.kept == 0
+        else "one piece"
+        if p.kept == 1
+        else f"up to {MAX_TICKS} labels"
+        if n <= MAX_TICKS
+        else "thinned labels"
+    }
+    if n > ch.THUMB_SIDE:
+        f.add("thumbnails in blocks")
+    if p.truncated:
+        f.add("cut")
+    if "[UNK]" in pieces:
+        f.add("[UNK]")
+    if ch.hangul_letters(pieces):
+        f.add("loose Hangul letters")
+    if len(set(pieces)) < len(pieces):
+        f.add("a repeated piece")
+    if any(tok.startswith("##") for tok in pieces):
+        f.add("a word in several pieces")
+    return frozenset(f | token_kinds(pieces))
+
+
+@functools.cache
+def minilm_pieces_cover() -> dict[str, str]:
+    return _cover(piece_features)
+
+
+def test_every_hostile_text_through_minilms_reader():
+    """The whole corpus through MiniLM's reader: never raises, keeps at most MAX_PIECES word pieces
+    between [CLS] and [SEP], says when it cut, one vocabulary id a piece."""
+    from explain.chapters import minilm as ch
+
+    bad = []
+    for name, text in CORPUS.items():
+        p = ch.wordpieces(text)
+        if not (
+            p.kept == min(p.n_found, ch.MAX_PIECES)
+            and p.truncated == (p.n_found > ch.MAX_PIECES)
+            and len(p.tokens) == p.kept + 2
+            and (p.tokens[0], p.tokens[-1]) == ("[CLS]", "[SEP]")
+            and p.ids.shape == (len(p.tokens),)
+            and all(isinstance(tok, str) and tok for tok in p.tokens)
+        ):
+            bad.append(f"{name}: {p.n_found} found, {p.kept} kept, {len(p.tokens)} pieces")
+    assert not bad, "\n".join(bad[:40])
+
+
+def test_minilm_page_takes_every_kind_of_word_piece():
+    cover = minilm_pieces_cover()
+    every = frozenset().union(*(piece_features(t) for t in CORPUS.values()))
+    covered = frozenset().union(*(piece_features(t) for t in cover.values()))
+    assert covered == every, sorted(every - covered)
+    for must in ("no pieces", "one piece", "cut", "thinned labels", "thumbnails in blocks", "[UNK]", "syntax `"):
+        assert must in covered, must  # the paths the page takes
+    chapter = next(c for c in CHAPTERS if c.key == "minilm")
+    failures = sweep_sentence(chapter, cover)
+    assert not failures, "\n".join(failures[:40])
 
 
 @pytest.mark.parametrize("part", range(CHUNKS))
