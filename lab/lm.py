@@ -18,9 +18,10 @@ does not gets higher. RoPE is also evaluated with each context-extension scheme 
 stretches its frequencies (PI, NTK-aware, YaRN) applied at inference to the same weights — stretched
 by s = L′ / L, no retraining.
 
-Longer than 500 lines: it holds the first shipped set's evaluation (index.json, which the page reads)
-beside the training and windows that lab/lm_study.py's next set reuses; the first set's evaluation
-leaves this file when the next set is promoted to the page.
+Longer than 500 lines: it holds the first shipped set (the models a learner's text runs through, and
+their index.json) beside the training and windows that lab/lm_study.py's study reuses; the chapter's
+numbers now come from the study, so the first set's length evaluation (length_curves, write_index) is
+the part to drop when the study's seed-0 models replace the first set on the page.
 """
 
 from __future__ import annotations

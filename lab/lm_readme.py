@@ -54,52 +54,10 @@ model's settings and training curve; `index.json` the length curves (bits per by
         + "\n".join(rows)
         + "\n"
     )
-    text += evidence_section(directory, lengths)
-    (directory / "README.md").write_text(text)
-
-
-def evidence_section(directory: Path, lengths: list[int]) -> str:
-    """The same-bytes differences and the anchors of evidence.json (lab/lm_eval.py), if it exists."""
-    import json
-
-    import numpy as np
-
-    path = directory / "evidence.json"
-    if not path.exists():
-        return ""
-    ev = json.loads(path.read_text())
-    long = [n for n in lengths if n > ev["train_length"]]
-    rows = []
-    for name, m in ev.get("models", {}).items():
-        cells = []
-        for n in long:
-            e = m["lengths"].get(str(n))
-            cells.append(f"{np.mean(e['past']):+.4f}" if e and e["past"] else "–")
-        rows.append(f"| {name} | {m['capped_bpb']:.3f} | " + " | ".join(cells) + f" | {m['seconds']['total']:.0f} |")
-    a = ev.get("anchors", {})
-    ngram = ", ".join(f"order {k}: {v['bpb']:.3f}" for k, v in a.get("ngram", {}).items())
-    comp = ", ".join(f"{k} {v:.3f}" for k, v in a.get("compressors", {}).items())
-    return (
-        f"""
-## evidence.json — `python -m lab.regenerate lm_eval` (lab/lm_eval.py, lab/ngram.py)
-
-The bytes predicted from the first {ev["eval_bytes"]:,} held-out bytes. Sliding: every byte with at most
-{ev["train_length"]} bytes of context (a window of {ev["train_length"]} ending every {ev.get("capped_stride", 1)}
-bytes).
-Same bytes: long window minus sliding, over the bytes at window positions ≥ {ev["train_length"]}, mean of the
-per-window means (negative: context past {ev["train_length"]} bytes helps). Seconds: wall time of each
-model's evaluation on a shared machine.
-
-| model | sliding bits/byte | """
-        + " | ".join(f"same bytes {n} − {ev['train_length']}" for n in long)
-        + " | s |\n|"
-        + "---|" * (3 + len(long))
-        + "\n"
-        + "\n".join(rows)
-        + f"""
-
-Anchors on the same bytes: byte n-grams (interpolated modified Kneser-Ney, train split, context cut at
-{ev["train_length"]}-byte window starts) {ngram}; compressors given the train text: {comp}
-({a.get("seconds", 0):.0f} s).
-"""
+    text += (
+        "\nThe chapter's evidence (several seeds, a beginning-of-text byte, the same-bytes test, n-gram"
+        " and compressor anchors, RoPE's fine-tunes) comes from the study in `study/`"
+        " (`python -m lab.regenerate lm_study`, lab/lm_study.py); these models are the ones a learner's"
+        " text runs through.\n"
     )
+    (directory / "README.md").write_text(text)

@@ -1,4 +1,4 @@
-"""The real-text lab's next set of language models (issue 39): trained enough, more than once, fairly.
+"""The real-text lab's study of language models (issue 39): trained enough, more than once, fairly.
 
     python -m lab.regenerate lm_study --jobs 2      # every run missing under assets/lm/study/ (resumable)
     python -m lab.lm_study --runs rope:0 learned:0  # some runs only
@@ -33,8 +33,10 @@ and any paired difference is a mean over blocks):
 - long[L′]: each byte inside its non-overlapping window of L′ bytes (context: the bytes before it in
   that window); long − capped on the blocks past the first of a window is the same-bytes test of
   "uses context past its training length".
-Weights are kept under weights/ (git-ignored: the page ships seed 0's in assets/lm/ when the set is
-promoted; the others are reproduced by this command).
+The "Trained on real text" chapter reads these files (explain/chapters/real_text_study.py): every
+number on it is a mean over seeds with an interval over seeds. Weights are kept under weights/
+(git-ignored, 0.9 MB a run: this command reproduces them); the models a learner's own text runs
+through are the first shipped set in assets/lm/ (lab/lm.py).
 """
 
 from __future__ import annotations
@@ -319,6 +321,7 @@ def regenerate(workers: parallel.Workers, runs: list[tuple[str, int]] | None = N
         workers.run_all(do_run, ft_runs())  # they start from the finished RoPE runs
     else:
         workers.run_all(do_run, runs)
+    write_readme()
 
 
 def summary(directory: Path = STUDY_DIR) -> dict:
@@ -336,6 +339,45 @@ def summary(directory: Path = STUDY_DIR) -> dict:
         an = json.loads(a.read_text())
         out["anchors"] = {k: round(float(np.mean(v)), 4) for k, v in an["ngram"].items()} | an["compressors"]
     return out
+
+
+def write_readme(directory: Path = STUDY_DIR) -> None:
+    """study/README.md: how the files were made and what the finished runs say (bits per byte at 1×,
+    mean over seeds; the page states them with intervals)."""
+    s = summary(directory)
+    anchors_ = s.pop("anchors", {})
+    metas = [json.loads(p.read_text()) for p in sorted(directory.glob("*.json")) if not p.name.endswith(".eval.json")]
+    metas = [m for m in metas if "settings" in m]
+    cpu = sum(float(m.get("train_cpu_seconds", 0)) for m in metas) / 3600
+    rows = [
+        f"| {kind} | {', '.join(str(x) for x in sorted(v))} | "
+        + f"{np.mean([r['128'] for r in v.values()]):.4f} | {np.mean([r['capped'] for r in v.values()]):.4f} |"
+        for kind, v in s.items()
+    ]
+    text = (
+        f"""# assets/lm/study — the real-text chapter's language models, several seeds each
+
+Made by one command (from the repository root), resumable:
+
+    python -m lab.regenerate lm_study --jobs 2
+
+lab/lm_study.py says what each run is: every encoding of ENCODINGS × SEEDS {SEEDS}, {STEPS} steps with the
+beginning-of-text byte 0x{BOS:02X}, and RoPE's fine-tunes at {FT_LENGTH} bytes ({FT_STEPS} steps, with PI and
+without). Per run: `<encoding>-s<seed>.json` (settings, parameters, training curve, CPU time) and
+`.eval.json` (per 128-byte block of the first {EVAL_BYTES:,} held-out bytes: capped at {CAP} bytes, every
+evaluation length, RoPE's zero-shot stretches, T5's far bucket); `anchors.json` (byte n-grams and
+compressors on the same bytes). Weights (`weights/`, 0.9 MB a run) are not shipped: the command
+reproduces them. Training: {cpu:.1f} CPU hours over {len(metas)} runs (one thread each).
+
+| run | seeds | bits/byte at 128 (mean over seeds) | capped at 128 |
+|---|---|---|---|
+"""
+        + "\n".join(rows)
+        + "\n\nAnchors on the same bytes (bits per byte): "
+        + ", ".join(f"{'order ' + k if k.isdigit() else k}: {v}" for k, v in anchors_.items())
+        + ".\n"
+    )
+    (directory / "README.md").write_text(text)
 
 
 def main(argv: list[str] | None = None) -> None:

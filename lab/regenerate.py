@@ -4,8 +4,8 @@
     python -m lab.regenerate toy                   # only the toy-task lab (assets/toy/)
     python -m lab.regenerate spline                # only the Spline chapter (assets/spline/)
     python -m lab.regenerate lm                    # only the language models on real text (assets/lm/)
-    python -m lab.regenerate lm_eval               # only their evidence (same bytes, anchors; resumable)
-    python -m lab.regenerate lm_study --jobs 2     # the next set: 3 seeds, BOS, PI fine-tune (resumable)
+    python -m lab.regenerate lm_study --jobs 2     # the study the page reads: 3 seeds, BOS, PI fine-tune,
+                                                   # n-gram anchors, same-bytes evaluation (resumable)
     python -m lab.regenerate toy_large cope_table  # the toy lab's closer-to-paper Flip-Flop and CoPE's
                                                    # shared table (lab/toy_more.py)
     python -m lab.regenerate smollm2_long          # SmolLM2-135M past its 8,192-token context, plain RoPE
@@ -380,20 +380,10 @@ def regenerate_lm(args: argparse.Namespace) -> None:
 
     lm.regenerate()
     lm.write_index()
-    regenerate_lm_eval(args, force=True)  # new models: the evidence of the old ones is void
-
-
-def regenerate_lm_eval(args: argparse.Namespace, force: bool = False) -> None:
-    """The real-text chapter's evidence for the shipped models (assets/lm/evidence.json,
-    lab/lm_eval.py): the same-bytes comparison, the n-gram and compressor anchors, T5's far bucket.
-    Resumable: what evidence.json already holds is skipped."""
-    from lab import lm_eval
-
-    lm_eval.run(force=force)
 
 
 def regenerate_lm_study(args: argparse.Namespace) -> None:
-    """The real-text models' next set (lab/lm_study.py, assets/lm/study/): every encoding × 3 seeds
+    """The real-text chapter's study (lab/lm_study.py, assets/lm/study/): every encoding × 3 seeds
     with a beginning-of-text byte, RoPE fine-tuned with and without PI. Resumable, on the workers."""
     from lab import lm_study
 
@@ -426,7 +416,6 @@ REGENERATORS = [
     ("cope_table", regenerate_cope_table),
     ("spline", regenerate_spline),
     ("lm", regenerate_lm),
-    ("lm_eval", regenerate_lm_eval),
     ("lm_study", regenerate_lm_study),
     ("smollm2_long", regenerate_smollm2_long),
 ]

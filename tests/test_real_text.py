@@ -1,314 +1,425 @@
-"""The "Trained on real text" lab: every sentence, verdict and the question agree with an independent
-computation from index.json (plain loops here, not the chapter's numpy); learned has no point past its
-training length; the page runs in both languages, with every model and stretch, on hostile texts."""
+"""The "Trained on real text" lab over the study (assets/lm/study/): every number, verdict and the
+question agree with an independent computation from the run files (plain loops here, not the
+chapter's numpy), on the shipped study and on made-up studies whose verdicts are known; the page runs
+in both languages, with every model and stretch, on hostile texts."""
 
 from __future__ import annotations
 
 import json
 import math
+import statistics
 from pathlib import Path
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from explain.chapters import real_text as ch
 from explain.chapters import real_text_evidence as rte
-from explain.chapters import real_text_stats as rs
+from explain.chapters import real_text_study as S
 from explain.i18n import t
 from lab.lm import ENCODINGS, STRETCHED, STRETCHES
 from tests.helpers import chart, chart_elements, errors, fig_array, open_page
 
 PAGE = "pages/labs/real_text.py"
-Z = 1.959964
-INDEX = ch.load_index()
+SHIPPED = S.load()
+LENGTHS = (128, 256, 512, 1024)
+VERDICT = {1: "worse", -1: "better", 0: "same"}
 
 
 # --- an independent computation ------------------------------------------------------------------
 
 
 def naive(values: list[float]) -> tuple[float, float, float]:
-    """Mean and its 95% interval, by hand: mean ± z·√(Σ(v − mean)² / (n − 1)) / √n."""
+    """Mean and its 95% Student-t interval over seeds, by hand (scipy's t quantile)."""
     n = len(values)
     mean = sum(values) / n
-    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
-    return mean, mean - Z * sd / math.sqrt(n), mean + Z * sd / math.sqrt(n)
-
-
-def entry(index: dict, name: str, length: int) -> list[float] | None:
-    src = index["models"].get(name) or index["stretches"][name]
-    e = src["bpb"][str(length)]
-    return None if e is None else list(e["windows"])
-
-
-def naive_change(index: dict, name: str, top: int, base: int = 128) -> tuple[float, float, float] | None:
-    """Window j at `top` against the mean of the windows j·k … j·k + k − 1 at `base`."""
-    long, short = entry(index, name, top), entry(index, name, base)
-    if long is None or short is None:
-        return None
-    k = top // base
-    diffs = [w - sum(short[j * k : j * k + k]) / k for j, w in enumerate(long)]
-    return naive(diffs)
-
-
-def signed(e: tuple[float, float, float]) -> str:
-    return f"{e[0]:+.3f} [{e[1]:+.3f}, {e[2]:+.3f}]"
+    if n < 2:
+        return mean, math.nan, math.nan
+    half = stats.t.ppf(0.975, n - 1) * statistics.stdev(values) / math.sqrt(n)
+    return mean, mean - half, mean + half
 
 
 def sign(e: tuple[float, float, float]) -> int:
-    return 1 if e[1] > 0 else -1 if e[2] < 0 else 0
+    return 0 if not math.isfinite(e[1]) else 1 if e[1] > 0 else -1 if e[2] < 0 else 0
 
 
-VERDICT = {1: "worse", -1: "better", 0: "same"}
+def signed(e: tuple[float, float, float]) -> str:
+    if not math.isfinite(e[1]):
+        return f"{e[0]:+.3f}"
+    return f"{e[0]:+.3f} [{e[1]:+.3f}, {e[2]:+.3f}]"
 
 
-def synthetic_index(seed: int, n128: int = 64) -> dict:
-    """A made-up index.json of the shipped shape: per-window values with a random trend per line,
-    learned with no value past 128 (as lab.lm writes it)."""
+def files(d: str) -> dict[str, dict[int, tuple[dict, dict]]]:
+    """kind → seed → (meta, eval), read with plain json."""
+    out: dict = {}
+    for p in sorted(Path(d).glob("*.eval.json")):
+        name = p.name[: -len(".eval.json")]
+        kind, seed = name.rsplit("-s", 1)
+        meta = Path(d) / f"{name}.json"
+        if meta.exists():
+            out.setdefault(kind, {})[int(seed)] = (json.loads(meta.read_text()), json.loads(p.read_text()))
+    return out
+
+
+def mean(v: list[float] | None) -> float:
+    assert v is not None
+    return sum(v) / len(v)
+
+
+def long_of(f: dict, kind: str, seed: int, n: int) -> list[float] | None:
+    if kind in STRETCHES:
+        return f[STRETCHED][seed][1].get("stretches", {}).get(kind, {}).get(str(n))
+    return f[kind][seed][1]["long"][str(n)]
+
+
+def base_of(f: dict, kind: str) -> str:
+    derived = kind in STRETCHES or any(m.get("base") for m, _ in f.get(kind, {}).values())
+    return STRETCHED if derived else kind
+
+
+def seeds_of(f: dict, kind: str) -> list[int]:
+    return sorted(f[STRETCHED] if kind in STRETCHES else f[kind])
+
+
+def naive_past(f: dict, kind: str, seed: int, n: int) -> float | None:
+    """Blocks at window positions ≥ 128 of n-byte windows: long − capped of the base run, by loop."""
+    long = long_of(f, kind, seed, n)
+    if long is None:
+        return None
+    capped = f[base_of(f, kind)][seed][1]["capped"]
+    per = n // 128
+    d = [long[b] - capped[b] for b in range(min(len(long), len(capped))) if b % per != 0]
+    return mean(d)
+
+
+def over(f: dict, kind: str, value) -> tuple[float, float, float] | None:
+    v = [x for s in seeds_of(f, kind) if (x := value(s)) is not None]
+    return naive(v) if v else None
+
+
+# --- made-up studies with known answers -----------------------------------------------------------
+
+
+def fake_study(tmp: Path, seed: int, n_seeds: int = 3, blocks: int = 32) -> str:
+    """A study of the shipped shape: per-block values with a random level, a random trend past 128
+    bytes and seed noise on a coarse grid, so clear risers, clear fallers and ties all occur."""
     rng = np.random.default_rng(seed)
-    lengths = (128, 256, 512, 1024)
+    settings = {
+        "encoding": "x",
+        "steps": 10,
+        "seed": 0,
+        "batch_size": 2,
+        "length": 128,
+        "lr": 0.003,
+        "warmup": 2,
+        "weight_decay": 0.01,
+        "grad_clip": 1.0,
+        "d_model": 16,
+        "n_heads": 2,
+        "n_layers": 2,
+        "curve_every": 5,
+        "val_windows": 4,
+        "bos": 2,
+        "autocast": True,
+    }
+    kinds = ("none", "sinusoidal", "learned", "t5", "alibi", "rope", "cope")
+    # A coarse grid plus a small offset per kind: no two kinds tie exactly (an exact tie would make
+    # "the largest change" a matter of float rounding).
+    trend = {
+        k: float(rng.choice([-0.3, -0.05, 0.0, 0.1, 0.5])) + 0.003 * i
+        for i, k in enumerate((*kinds, *STRETCHES, "rope+pi-ft"))
+    }
+    noise = float(rng.choice([0.001, 0.05, 0.4]))
 
-    def bpb(level: float, slope: float, table: bool) -> dict:
-        base = level + 0.3 * rng.standard_normal(n128)
-        out: dict = {}
-        for n in lengths:
-            k = n // 128
-            if table and n > 128:
-                out[str(n)] = None
+    def reading(level: float, k: str, s_noise: float) -> tuple[list[float], dict]:
+        capped = level + 0.2 * rng.standard_normal(blocks)
+        long: dict = {}
+        for n in LENGTHS:
+            if k == "learned" and n > 128:
+                long[str(n)] = None
                 continue
-            w = base.reshape(-1, k).mean(1) + slope * math.log2(k) + 0.05 * rng.standard_normal(n128 // k)
-            out[str(n)] = {"bpb": float(w.mean()), "windows": [float(v) for v in w]}
-        return out
+            per = n // 128
+            b = np.arange(blocks)
+            # Blocks at position 0 of a window: a bit worse than capped (less context); later: the trend.
+            # (block noise too: a mean that lands exactly on a rounding boundary would make the
+            # printed digits a matter of summation order)
+            v = capped + np.where(b % per == 0, 0.1, trend[k] if n > 128 else 0.0) + s_noise
+            v = v + 0.01 * rng.standard_normal(blocks)
+            long[str(n)] = [float(x) for x in v]
+        return [float(x) for x in capped], long
 
-    # Slopes on a coarse grid, so ties, flat lines and clear risers all occur across seeds.
-    models = {
-        e: {
-            "label": e,
-            "parameters": 1000 + i,
-            "train_cpu_seconds": 60.0 + i,
-            "curve": [{"step": 50, "train_bpb": 4.0, "heldout_bpb": 4.1}],
-            "bpb": bpb(
-                2.5 + 0.1 * rng.standard_normal(), float(rng.choice([-0.2, -0.05, 0.0, 0.02, 0.1, 0.3])), e == "learned"
-            ),
-        }
-        for i, e in enumerate(ENCODINGS)
-    }
-    stretches = {s: {"label": s, "bpb": bpb(2.7, float(rng.choice([-0.1, 0.0, 0.2])), False)} for s in STRETCHES}
-    return {
-        "eval_lengths": list(lengths),
-        "settings": {
-            "steps": 10,
-            "batch_size": 2,
-            "length": 128,
-            "n_layers": 2,
-            "d_model": 128,
-            "n_heads": 4,
-            "lr": 0.003,
-            "seed": 0,
+    for s in range(n_seeds):
+        for i, k in enumerate((*kinds, "rope+pi-ft")):
+            s_noise = noise * float(rng.standard_normal())
+            capped, long = reading(2.3 + 0.05 * i, k, s_noise)
+            ev: dict = {"capped": capped, "long": long, "cpu_seconds": 1.0}
+            if k == "rope":
+                ev["stretches"] = {x: {str(n): reading(2.4, x, s_noise)[1][str(n)] for n in LENGTHS} for x in STRETCHES}
+            if k == "t5":
+                share = lambda a: [[a + 0.01 * h for h in range(2)] for _ in range(2)]  # noqa: E731
+                ev["t5_far_bucket"] = {
+                    "far_from": 113,
+                    "far_bias": [-3.0, -4.0],
+                    "share": {"128": share(0.01), "1024": share(0.3)},
+                }
+            meta: dict = {
+                "settings": {**settings, "encoding": k if k in kinds else "rope", "seed": s},
+                "parameters": 1000 + i,
+                "train_cpu_seconds": 60.0,
+                "curve": [
+                    {"step": st, "train_bpb": 3.0 - st / 1000, "heldout_bpb": 3.1 - st / 1000 - s * 0.01}
+                    for st in range(100, 1100 + 100 * (k == "none"), 100)
+                ],
+            }
+            if k == "rope+pi-ft":
+                meta.update(base=f"rope-s{s}", stretch="rope-pi")
+            (tmp / f"{k}-s{s}.json").write_text(json.dumps(meta))
+            (tmp / f"{k}-s{s}.eval.json").write_text(json.dumps(ev))
+    anchors = {
+        "ngram": {
+            str(o): [round(3.0 - 0.15 * o + 0.1 * float(x), 5) for x in rng.standard_normal(blocks)]
+            for o in (1, 2, 3, 4, 5)
         },
-        "corpus": {
-            "python": "3",
-            "train": {"files": 1, "docstrings": 1, "bytes": 1, "sha256": "0" * 64},
-            "heldout": {"files": 1, "docstrings": 1, "bytes": 1, "sha256": "1" * 64},
-        },
-        "models": models,
-        "stretches": {"of": STRETCHED, **stretches},
-        "eval_bytes": n128 * 128 + 1,
+        "ngram_uncut": {str(o): [2.0] * blocks for o in (1, 2, 3, 4, 5)},
+        "compressors": {"xz": 1.9, "bz2": 2.1},
     }
-
-
-def write(index: dict, tmp: Path) -> str:
-    (tmp / "index.json").write_text(json.dumps(index))
+    (tmp / "anchors.json").write_text(json.dumps(anchors))
     return str(tmp)
 
 
-# --- the shipped numbers -------------------------------------------------------------------------
+def studies(tmp_path: Path, seed: int | None) -> str:
+    return S.STUDY if seed is None else fake_study(tmp_path, seed)
 
 
-def test_shipped_index_has_every_model_and_stretch():
-    assert tuple(INDEX["models"]) == ENCODINGS
-    assert ch.stretches(INDEX) == STRETCHES and INDEX["stretches"]["of"] == STRETCHED
+CASES = [None, *range(10)]
+IDS = lambda s: "shipped" if s is None else f"made-up{s}"  # noqa: E731
 
 
-def test_points_agree_with_a_hand_computation():
-    for name in (*ENCODINGS, *STRETCHES):
-        for n in ch.lengths(INDEX):
-            w = entry(INDEX, name, n)
-            p = rs.point(INDEX, name, n)
-            if w is None:
-                assert p is None
-                continue
-            assert p is not None and p.n == len(w)
-            assert (p.mean, p.lo, p.hi) == pytest.approx(naive(w), abs=1e-9)
+# --- the statistics --------------------------------------------------------------------------------
 
 
-def test_learned_has_no_point_past_its_training_length():
-    assert entry(INDEX, "learned", 128) is not None
-    assert all(entry(INDEX, "learned", n) is None for n in ch.lengths(INDEX) if n > 128)
-    lc = ch.length_curves(ch.DIR, "en")
+def test_t_table_is_students_t():
+    for df, v in enumerate(S.T975, start=1):
+        assert v == pytest.approx(stats.t.ppf(0.975, df), abs=1e-8)
+
+
+@pytest.mark.parametrize("n", range(12))
+def test_over_seeds_is_the_hand_interval(n):
+    v = list(np.random.default_rng(n).normal(0.1, 0.2, n))
+    e = S.over_seeds(v)
+    assert e.n == n and e.below == sum(x < 0 for x in v) and e.above == sum(x > 0 for x in v)
+    if n == 0:
+        return
+    want = naive(v)
+    if n > len(S.T975) + 1:  # past the table: its last (larger, so conservative) quantile
+        assert e.lo <= want[1] + 1e-12 and e.hi >= want[2] - 1e-12
+    else:
+        assert (e.mean, e.lo, e.hi) == pytest.approx(want, nan_ok=True)
+    if n < 2:
+        assert e.sign == 0  # one seed never gets a verdict
+
+
+@pytest.mark.parametrize("length", [256, 512, 1024])
+def test_past_blocks_are_the_bytes_whose_context_differs(length):
+    idx = S.past_blocks(length, 128, 64)
+    for b in range(64):
+        first_position = (b * 128) % length  # the window position of the block's first byte
+        assert (b in idx) == (first_position >= 128)
+
+
+# --- every number against the files ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", CASES, ids=IDS)
+def test_length_lines_are_seed_means_of_the_blocks(seed, tmp_path):
+    d = studies(tmp_path, seed)
+    f = files(d)
+    lc = ch.length_curves(d, "en", True)
     assert lc is not None
-    line = next(ln for ln in lc.lines if ln.name == "learned")
-    assert math.isfinite(line.mean[0]) and not any(math.isfinite(v) for v in line.mean[1:])
-    assert lc.missing == [ch.enc_label("learned", "en")]
+    for ln in lc.lines:
+        for k, n in enumerate(lc.lengths):
+            want = over(
+                f, ln.name, lambda s, n=n, name=ln.name: None if (v := long_of(f, name, s, n)) is None else mean(v)
+            )
+            if want is None:
+                assert not math.isfinite(ln.mean[k]), (ln.name, n)
+                continue
+            got = (ln.mean[k], ln.lo[k], ln.hi[k])
+            assert got == pytest.approx(want, nan_ok=True), (ln.name, n)
 
 
-@pytest.mark.parametrize("seed", [None, *range(12)], ids=lambda s: "shipped" if s is None else f"synthetic{s}")
+@pytest.mark.parametrize("seed", CASES, ids=IDS)
 @pytest.mark.parametrize("lang", ["en", "ko"])
 def test_sentences_and_the_question_agree_with_a_hand_computation(seed, lang, tmp_path):
-    """Every line's change sentence, the lowest-at-8× sentence, the papers' reproduction sentences and
-    the question (answer and every fact), over the shipped index and synthetic ones (the question's
-    control space is the index itself: it has no widget of its own)."""
-    index = INDEX if seed is None else synthetic_index(seed)
-    d = ch.DIR if seed is None else write(index, tmp_path)
-    base, top = 128, 1024
-    lines = ch.change_sentences(d, lang)
-    names = (*ENCODINGS, *STRETCHES)
-    assert len(lines) == len(names) + 1
-    changes = {}
-    for name, line in zip(names, lines, strict=False):
-        c = naive_change(index, name, top, base)
-        assert f"**{ch.enc_label(name, lang)}**" in line
-        if c is None:
-            assert line == t("real_text.change.none", lang, name=ch.enc_label(name, lang), base=base, top=top)
-            continue
-        changes[name] = c
-        assert signed(c) in line
-        assert line.endswith(t(f"real_text.verdict.{VERDICT[sign(c)]}", lang) + ".")
-    # The lowest at 8×: by hand, the lowest mean and every line whose paired difference to it is not above 0.
-    means = {n: sum(w) / len(w) for n in names if (w := entry(index, n, top)) is not None}
-    best = min(means, key=means.get)
-    ties = [
-        n
-        for n in sorted(means, key=means.get)
-        if n != best
-        and sign(naive([a - b for a, b in zip(entry(index, n, top), entry(index, best, top), strict=True)])) <= 0
-    ]
-    assert f"**{ch.enc_label(best, lang)}**" in lines[-1]
-    for n in ties:
-        assert ch.enc_label(n, lang) in lines[-1]
-    assert (
-        lines[-1].find(t("real_text.lowest.tied", lang, top=top, name="@", value="@", others="@").split("@")[0]) == 0
-    ) == bool(ties)
+    d = studies(tmp_path, seed)
+    f = files(d)
+    st = S.load(d)
+    assert st is not None
+    top = 1024
 
-    # The papers: ALiBi keeps the paper's direction when ALiBi does not get worse and sinusoidal does.
-    pp = rte.papers(d, lang)
-    assert pp is not None
-    alibi_same = sign(changes["alibi"]) <= 0 and sign(changes["sinusoidal"]) > 0
-    assert pp.sentences[0].startswith(
-        t(
-            "real_text.paper.alibi_same" if alibi_same else "real_text.paper.alibi_differs",
-            lang,
-            base="@",
-            top="@",
-            seeds="@",
-            alibi="@",
-            sinusoidal="@",
-            a="@",
-            s="@",
-            va="@",
-            vs="@",
-        ).split("@")[0]
-    )
-    # CoPE past its training length: decided on the same bytes (evidence.json), only where measured.
-    from explain.chapters.real_text_stats import bootstrap
-
-    ev = rte.load_evidence(d)
-    cope_past = ev.get("models", {}).get("cope", {}).get("lengths", {}).get(str(top))
-    if cope_past:
-        e = bootstrap(cope_past["past"])
-        assert signed(changes["cope"]) in pp.sentences[1] and e.signed_text() in pp.sentences[1]
-        assert pp.sentences[1].startswith(
-            t(
-                "real_text.paper.cope_falls" if e.sign < 0 else "real_text.paper.cope_not_falls",
-                lang,
-                base="@",
-                top="@",
-                seeds="@",
-                cope="@",
-                c="@",
-                d="@",
-                v="@",
-            ).split("@")[0]
+    def change(kind):
+        return over(
+            f,
+            kind,
+            lambda s: None if (a := long_of(f, kind, s, top)) is None else mean(a) - mean(long_of(f, kind, s, 128)),
         )
-    assert len(pp.sentences) == (3 if cope_past else 2)
-    assert not any("reproduces" in x for x in pp.sentences)
-    trained = [n for n in ENCODINGS if n in means]
-    tbest = min(trained, key=means.get)
-    tties = [
-        n
-        for n in trained
-        if n != tbest
-        and sign(naive([a - b for a, b in zip(entry(index, n, top), entry(index, tbest, top), strict=True)])) <= 0
-    ]
-    key = (
-        "cope_lowest"
-        if tbest == "cope" and not tties
-        else "cope_tied"
-        if "cope" in (tbest, *tties)
-        else "cope_not_lowest"
-    )
-    assert pp.sentences[-1].startswith(
-        t(f"real_text.paper.{key}", lang, top=top, seeds="@", cope="@", other="@").split("@")[0]
-    )
 
-    # The question: whose change is largest; options are the trained models with a value at 8×.
+    # The change sentences: one per line, each verdict from the interval over seeds.
+    sentences = ch.change_sentences(st, lang, True)
+    kinds = [*st.encodings, *st.stretches, *st.finetunes]
+    assert len(sentences) == len(kinds) + 1
+    for kind, sentence in zip(kinds, sentences, strict=False):
+        c = change(kind)
+        if c is None:
+            assert sentence == t("real_text.change.none", lang, name=ch.enc_label(kind, lang), base=128, top=top)
+            continue
+        assert signed(c) in sentence, (kind, sentence)
+        assert sentence.endswith(t(f"real_text.verdict.{VERDICT[sign(c)]}", lang) + ".")
+    # The same-bytes verdicts.
+    sb = rte.same_bytes(d, lang)
+    assert sb is not None
+    for kind, sentence in zip(kinds, sb.sentences, strict=True):
+        p = over(f, kind, lambda s, kind=kind: naive_past(f, kind, s, top))
+        if p is None:
+            assert kind == "learned"
+            continue
+        key = {-1: "uses", 1: "hurts", 0: "none"}[sign(p)]
+        below = sum((naive_past(f, kind, s, top) or 0.0) < 0 for s in seeds_of(f, kind))
+        assert sentence == t(
+            f"real_text.same.{key}",
+            lang,
+            name=ch.enc_label(kind, lang),
+            train=128,
+            top=top,
+            d=signed(p),
+            seeds=ch.seeds_text(len(seeds_of(f, kind)), lang),
+            below=below,
+        )
+    # The question: the largest mean change among the trained encodings.
     q = ch.rise_question(d, lang)
-    assert q is not None
-    trained_changes = {n: changes[n] for n in ENCODINGS if n in changes}
-    assert q.options == tuple(trained_changes)
-    order = sorted(trained_changes, key=lambda n: -trained_changes[n][0])
+    changes = {k: c for k in st.encodings if (c := change(k)) is not None}
+    assert q is not None and q.options == tuple(changes)
+    order = sorted(changes, key=lambda k: -changes[k][0])
     assert q.answer == order[0] and q.answer in q.options
-    first, second = order[0], order[1]
-    k = top // base
-    gap = []
-    for j in range(len(entry(index, first, top))):
-        da = entry(index, first, top)[j] - sum(entry(index, first, base)[j * k : j * k + k]) / k
-        db = entry(index, second, top)[j] - sum(entry(index, second, base)[j * k : j * k + k]) / k
-        gap.append(da - db)
-    g = naive(gap)
-    assert q.facts == {
-        "base": base,
-        "top": top,
-        "name": ch.enc_label(first, lang),
-        "change": signed(trained_changes[first]),
-        "second": ch.enc_label(second, lang),
-        "second_change": signed(trained_changes[second]),
-        "gap": signed(g),
-        "separated": sign(g) > 0,
-        "least": ch.enc_label(order[-1], lang),
-        "least_change": signed(trained_changes[order[-1]]),
-    }
-    assert q.explanation == t("real_text.question.answer_" + ("clear" if sign(g) > 0 else "close"), lang, **q.facts)
+    assert q.facts["change"] == signed(changes[order[0]]) and q.facts["least"] == ch.enc_label(order[-1], lang)
+    gap = naive(
+        [
+            (mean(long_of(f, order[0], s, top)) - mean(long_of(f, order[0], s, 128)))
+            - (mean(long_of(f, order[1], s, top)) - mean(long_of(f, order[1], s, 128)))
+            for s in sorted(set(seeds_of(f, order[0])) & set(seeds_of(f, order[1])))
+        ]
+    )
+    assert q.facts["gap"] == signed(gap) and q.facts["separated"] == (sign(gap) > 0)
 
 
-@pytest.mark.parametrize("seed", [None, 0, 1, 2, 3], ids=lambda s: "shipped" if s is None else f"synthetic{s}")
-def test_without_the_stretches_the_sentences_cover_the_trained_models_only(seed, tmp_path):
-    """The page's other toggle position: the same per-model sentences, and the lowest at 8× among the
-    trained models alone (by hand)."""
-    index = INDEX if seed is None else synthetic_index(seed)
-    d = ch.DIR if seed is None else write(index, tmp_path)
-    full, short = ch.change_sentences(d, "en", True), ch.change_sentences(d, "en", False)
-    assert short[:-1] == full[: len(ENCODINGS)]
-    means = {n: sum(w) / len(w) for n in ENCODINGS if (w := entry(index, n, 1024)) is not None}
-    best = min(means, key=means.get)
-    assert short[-1].startswith("At 1024 bytes the lowest") and f"**{ch.enc_label(best, 'en')}**" in short[-1]
-    lc = ch.length_curves(d, "en", False)
-    assert lc is not None and [ln.name for ln in lc.lines] == list(ENCODINGS)
+@pytest.mark.parametrize("seed", CASES, ids=IDS)
+def test_anchors_are_seed_paired_differences_on_the_same_bytes(seed, tmp_path):
+    d = studies(tmp_path, seed)
+    f = files(d)
+    a = json.loads((Path(d) / "anchors.json").read_text())
+    an = rte.anchors(d, "en")
+    assert an is not None
+    col_enc = t("real_text.same.col_encoding", "en")
+    for order in rte.COMPARED_ORDERS:
+        col = t("real_text.anchor.col_vs", "en", k=order)
+        for row, kind in enumerate(k for k in ENCODINGS if k in f):
+            assert an.models[col_enc][row] == ch.enc_label(kind, "en")
+            ng = a["ngram"][str(order)]
+            want = naive(
+                [mean([x - y for x, y in zip(f[kind][s][1]["long"]["128"], ng, strict=True)]) for s in sorted(f[kind])]
+            )
+            assert an.models[col][row] == signed(want), (kind, order)
+    xz = a["compressors"]["xz"]
+    gaps = [mean([mean(f[k][s][1]["long"]["128"]) for s in f[k]]) - xz for k in ENCODINGS if k in f]
+    assert f"{min(gaps):+.2f}" in an.sentences[-1] and f"{max(gaps):+.2f}" in an.sentences[-1]
 
 
-def test_setup_states_the_index_figures():
-    su = ch.setup(ch.DIR, "en")
+@pytest.mark.parametrize("seed", CASES, ids=IDS)
+def test_rope_stretched_and_fine_tuned_against_plain_rope(seed, tmp_path):
+    d = studies(tmp_path, seed)
+    f = files(d)
+    pi = rte.stretches(d, "en")
+    if STRETCHED not in f:
+        assert pi is None
+        return
+    assert pi is not None
+    st = S.load(d)
+    assert st is not None
+    col_vs = t("real_text.pi.col_vs", "en", name=ch.enc_label(STRETCHED, "en"), n=1024)
+    rows = [STRETCHED, *st.stretches, *st.finetunes]
+    assert pi.table[t("real_text.pi.col_what", "en")] == [ch.enc_label(k, "en") for k in rows]
+    for row, kind in enumerate(rows[1:], start=1):
+        both = sorted(set(seeds_of(f, kind)) & set(f[STRETCHED]))
+        want = naive([mean(long_of(f, kind, s, 1024)) - mean(long_of(f, STRETCHED, s, 1024)) for s in both])
+        assert pi.table[col_vs][row] == signed(want)
+        assert signed(want) in pi.sentences[row - 1]
+
+
+@pytest.mark.parametrize("seed", CASES, ids=IDS)
+def test_the_t5_sentence_states_the_far_bucket_shares(seed, tmp_path):
+    d = studies(tmp_path, seed)
+    f = files(d)
+    sentence = rte.t5_far_bucket(d, "en")
+    fbs = [ev["t5_far_bucket"] for _, ev in f.get("t5", {}).values() if "t5_far_bucket" in ev]
+    if not fbs:
+        assert sentence is None
+        return
+    assert sentence is not None and f"≥ {fbs[0]['far_from']}" in sentence
+    for layer in range(len(fbs[0]["share"]["128"])):
+        a = naive([mean(fb["share"]["128"][layer]) for fb in fbs])
+        b = naive([mean(fb["share"]["1024"][layer]) for fb in fbs])
+        text = lambda e: f"{e[0]:.2f}" if not math.isfinite(e[1]) else f"{e[0]:.2f} [{e[1]:.2f}, {e[2]:.2f}]"  # noqa: E731
+        assert f"layer {layer + 1}: {text(a)} at 128 → {text(b)} at 1024" in sentence
+
+
+@pytest.mark.parametrize("seed", CASES, ids=IDS)
+def test_training_curves_say_who_was_still_learning(seed, tmp_path):
+    d = studies(tmp_path, seed)
+    f = files(d)
+    tc = ch.training_curves(d, "en")
+    assert tc is not None
+    falling: list[str] = []
+    flat: list[str] = []
+    for kind in (k for k in ENCODINGS if k in f):
+        runs = [f[kind][s][0]["curve"] for s in sorted(f[kind])]
+        steps = [p["step"] for p in runs[0]]
+        if steps[-1] - ch.TAIL_STEPS not in steps:
+            continue
+        k = steps.index(steps[-1] - ch.TAIL_STEPS)
+        e = naive([c[-1]["heldout_bpb"] - c[k]["heldout_bpb"] for c in runs])
+        (falling if sign(e) < 0 else flat).append(f"{ch.enc_label(kind, 'en')} {signed(e)}")
+    text = " ".join(tc.sentences)
+    for item in falling + flat:
+        assert item in text
+    if falling:
+        assert tc.sentences[0].startswith("Still learning") and all(x in tc.sentences[0] for x in falling)
+
+
+def test_setup_states_the_study_figures():
+    su = ch.setup(S.STUDY, "en")
     assert su is not None
-    values = su.facts[t("real_text.setup.col_value", "en")]
-    s = INDEX["settings"]
-    assert f"{s['steps'] * s['batch_size'] * s['length']:,} bytes" in values
-    assert INDEX["corpus"]["train"]["sha256"][:16] + "…" in values
-    cpu = su.models[t("real_text.setup.col_cpu", "en")]
-    assert cpu == [f"{INDEX['models'][e]['train_cpu_seconds']:.0f}" for e in ENCODINGS]
-    assert su.total_cpu_minutes == pytest.approx(sum(INDEX["models"][e]["train_cpu_seconds"] for e in ENCODINGS) / 60)
+    f = files(S.STUDY)
+    col = t("real_text.setup.col_seeds", "en")
+    kinds = [k for k in ENCODINGS if k in f] + [k for k in sorted(f) if k not in ENCODINGS]
+    assert su.models[col] == [", ".join(str(s) for s in sorted(f[k])) for k in kinds]
+    cpu = sum(m["train_cpu_seconds"] + ev["cpu_seconds"] for runs in f.values() for m, ev in runs.values())
+    assert su.cpu_hours == pytest.approx(cpu / 3600)
+    assert su.runs == sum(len(r) for r in f.values())
 
 
-def test_missing_index_says_so(tmp_path):
+def test_a_study_with_no_finished_run_says_so(tmp_path):
     assert ch.setup(str(tmp_path)) is None and ch.rise_question(str(tmp_path)) is None
+    assert rte.same_bytes(str(tmp_path)) is None and rte.anchors(str(tmp_path)) is None
+
+
+def test_a_single_seed_gets_no_verdict(tmp_path):
+    d = fake_study(tmp_path, 0, n_seeds=1)
+    st, sb = S.load(d), rte.same_bytes(d, "en")
+    assert st is not None and sb is not None
+    for s in ch.change_sentences(st, "en", True)[:-1]:
+        assert "not distinguishable" in s or "no value" in s
+    assert all("not distinguishable" in s or "no value" in s for s in sb.sentences)
 
 
 # --- the page --------------------------------------------------------------------------------------
@@ -316,20 +427,18 @@ def test_missing_index_says_so(tmp_path):
 
 @pytest.mark.parametrize("lang", ["en", "ko"])
 def test_page_draws_every_line_and_learned_only_at_128(lang):
+    assert SHIPPED is not None
     at = open_page(PAGE)
     if lang == "ko":
         at.button_group(key="lang").set_value("ko").run()
     assert not errors(at)
     fig = chart(at, "real_text_lengths")
     traces = fig["data"]
-    assert [tr["name"] for tr in traces] == [ch.enc_label(n, lang) for n in (*ENCODINGS, *STRETCHES)]
-    learned = traces[ENCODINGS.index("learned")]
-    y = fig_array(learned["y"])
-    assert np.isfinite(y[0]) and not np.isfinite(y[1:]).any()
-    assert any(
-        "learned" in a["text"].lower() or ch.enc_label("learned", lang) in a["text"]
-        for a in fig["layout"]["annotations"]
-    )
+    kinds = [*SHIPPED.encodings, *SHIPPED.stretches, *SHIPPED.finetunes]
+    assert [tr["name"] for tr in traces] == [ch.enc_label(n, lang) for n in kinds]
+    if "learned" in SHIPPED.encodings:
+        y = fig_array(traces[SHIPPED.encodings.index("learned")]["y"])
+        assert np.isfinite(y[0]) and not np.isfinite(y[1:]).any()
     for key in (
         "real_text_curve_train",
         "real_text_curve_heldout",
@@ -338,10 +447,10 @@ def test_page_draws_every_line_and_learned_only_at_128(lang):
         "real_text_surprise",
     ):
         assert chart(at, key)["data"], key
-    # Without the stretches: the trained models only.
+    # Without the stretches and fine-tunes: the trained models only.
     at.toggle(key="real_text_stretches").set_value(False).run()
     assert not errors(at)
-    assert len(chart(at, "real_text_lengths")["data"]) == len(ENCODINGS)
+    assert len(chart(at, "real_text_lengths")["data"]) == len(SHIPPED.encodings)
 
 
 def test_every_model_and_stretch_reads_the_text_and_learned_stops_at_its_table():

@@ -1,12 +1,15 @@
-"""What the "Trained on real text" lab shows of the shipped language models (assets/lm/index.json):
-what was trained, bits per byte against evaluation length with intervals, the papers beside it,
-the training curves and the predict-then-reveal question. Numbers and words only, no Streamlit.
+"""What the "Trained on real text" lab shows of the language-model study (assets/lm/study/, written by
+`python -m lab.regenerate lm_study`): what was trained, bits per byte against evaluation length with
+intervals over seeds, the training curves and the predict-then-reveal question. Numbers and words
+only, no Streamlit. The same-bytes test, the anchors, T5's far bucket, PI's fine-tune and the papers
+are in real_text_evidence.py; the statistics in real_text_study.py.
 
-Every sentence that states a number or a verdict is computed here from index.json (the statistics
-are in real_text_stats.py), so it stays true when the models are regenerated. A verdict ("gets
-better", "gets worse") is stated only where a paired 95% interval excludes 0; otherwise "not
-distinguishable". The intervals measure the evaluation's sampling noise over held-out windows, not
-seed-to-seed variation: there is one trained model (one seed) per encoding, and the page says so.
+Every sentence that states a number or a verdict is computed here from the study's files, so it stays
+true when the models are regenerated. A verdict ("gets better", "gets worse") is stated only where the
+95% interval over seeds excludes 0; otherwise "not distinguishable".
+
+The models a learner's own text runs through (the last section) are the first shipped set
+(assets/lm/*.safetensors: one seed, no beginning-of-text byte); the page says so.
 
 Words (encoding names, column titles, sentences) come from explain/text/<lang>/strings/real_text.toml.
 Functions the page caches take `directory` (a string: part of the cache key) and `lang`.
@@ -16,22 +19,22 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from explain import methods
 from explain.bounds import bounded
 from explain.chapter import Chapter
 from explain.i18n import t
 from explain.question import Question
-from lab.lm import EVAL_LENGTHS, LM_DIR
+from lab.lm import LM_DIR
 from lab.lm import MAX_TEXT_BYTES as MAX_TEXT_BYTES  # re-exported: the page's notes
 from lab.lm import TRAIN_LEN as TRAIN_LEN  # re-exported: the page's marks and titles
 
-from .real_text_stats import Estimate, lowest_at, paired_change, paired_change_gap, point
+from . import real_text_study as S
+from .real_text_study import STUDY, Estimate, Study
 
-DIR = str(LM_DIR)
+DIR = str(LM_DIR)  # the first shipped set (the models on a learner's text)
 
 # The CoPE paper's Figure 3 (Wikitext-103, validation perplexity against evaluation context T′,
 # trained at T = 1024), approximate values read from the plot, copied from METHODS.md. Rows are
@@ -50,36 +53,29 @@ COPE_FIG3_TRAIN = 1024
 # (abstract, billions): the scale sentence quotes them.
 COPE_TABLE4_PARAMS_M = (123.7, 124.4)
 ALIBI_HEADLINE_PARAMS_B = 1.3
+TAIL_STEPS = 1000  # the training curves' last stretch: is a model still learning when training stops?
 
 
-def load_index(directory: str = DIR) -> dict[str, Any]:
-    """assets/lm/index.json ({} when the models have not been evaluated)."""
+def first_set_steps(directory: str = DIR) -> int:
+    """Training steps of the first shipped set (the models a learner's text runs through; 0 if absent)."""
     p = Path(directory) / "index.json"
-    return json.loads(p.read_text()) if p.exists() else {}
+    return int(json.loads(p.read_text())["settings"]["steps"]) if p.exists() else 0
 
 
 def enc_label(name: str, lang: str | None = None) -> str:
-    """An encoding's (or a RoPE stretch's) short name, as the lab's tables and legends show it."""
-    return methods.short(name, lang)
-
-
-def trained(index: dict[str, Any]) -> tuple[str, ...]:
-    """The trained encodings, in the order index.json lists them (lab.lm.ENCODINGS)."""
-    return tuple(index.get("models", {}))
-
-
-def stretches(index: dict[str, Any]) -> tuple[str, ...]:
-    """RoPE's context-extension schemes applied at inference (lab.lm.STRETCHES), as evaluated."""
-    return tuple(k for k in index.get("stretches", {}) if k != "of")
-
-
-def lengths(index: dict[str, Any]) -> tuple[int, ...]:
-    return tuple(int(n) for n in index.get("eval_lengths", EVAL_LENGTHS))
+    """An encoding's (or a RoPE stretch's, or a fine-tune's) short name, as tables and legends show it."""
+    return S.label(name, lang)
 
 
 def verdict(e: Estimate, lang: str | None = None) -> str:
     """A change's verdict: only where its interval excludes 0."""
     return t(f"real_text.verdict.{ {1: 'worse', -1: 'better', 0: 'same'}[e.sign] }", lang)
+
+
+def seeds_text(e: Estimate | int, lang: str | None = None) -> str:
+    """“3 seeds” / “1 seed” — how many runs stand behind a number (an estimate's, or a count)."""
+    n = e if isinstance(e, int) else e.n
+    return t("real_text.seeds_one" if n == 1 else "real_text.seeds_many", lang, n=n)
 
 
 # --- 1. what was trained ------------------------------------------------------------------------
@@ -88,52 +84,38 @@ def verdict(e: Estimate, lang: str | None = None) -> str:
 @dataclass(frozen=True)
 class Setup:
     facts: dict[str, list[str]]  # a two-column table: what, value
-    models: dict[str, list[str]]  # one row per trained model
-    total_cpu_minutes: float
+    models: dict[str, list[str]]  # one row per trained kind
+    cpu_hours: float
+    runs: int
+    missing: list[str]  # planned runs not finished (the command resumes them), as the page names them
 
 
-# Cache bounds (pages/labs/real_text.py): each result is a few kilobytes read off index.json.
 @bounded(4)
-def setup(directory: str = DIR, lang: str | None = None) -> Setup | None:
-    idx = load_index(directory)
-    if not idx:
+def setup(directory: str = STUDY, lang: str | None = None) -> Setup | None:
+    st = S.load(directory)
+    if st is None:
         return None
-    s, corpus = idx["settings"], idx["corpus"]
+    s, corpus = st.settings(), st.corpus
     tokens = int(s["steps"]) * int(s["batch_size"]) * int(s["length"])
-    rows: list[tuple[str, str]] = [
-        ("corpus", t("real_text.setup.corpus_value", lang, python=corpus.get("python", "?"))),
-        (
-            "train",
-            t(
-                "real_text.setup.split_value",
-                lang,
-                files=corpus["train"]["files"],
-                docs=corpus["train"]["docstrings"],
-                bytes=corpus["train"]["bytes"],
-            ),
-        ),
-        (
-            "heldout",
-            t(
-                "real_text.setup.split_value",
-                lang,
-                files=corpus["heldout"]["files"],
-                docs=corpus["heldout"]["docstrings"],
-                bytes=corpus["heldout"]["bytes"],
-            ),
-        ),
-        ("sha_train", corpus["train"]["sha256"][:16] + "…"),
-        ("sha_heldout", corpus["heldout"]["sha256"][:16] + "…"),
+    rows: list[tuple[str, str]] = []
+    if corpus:
+        rows.append(("corpus", t("real_text.setup.corpus_value", lang, python=corpus.get("python", "?"))))
+        for split in ("train", "heldout"):
+            c = corpus[split]
+            rows.append(
+                (
+                    split,
+                    t("real_text.setup.split_value", lang, files=c["files"], docs=c["docstrings"], bytes=c["bytes"]),
+                )
+            )
+        rows += [
+            ("sha_train", corpus["train"]["sha256"][:16] + "…"),
+            ("sha_heldout", corpus["heldout"]["sha256"][:16] + "…"),
+        ]
+    rows += [
         (
             "model",
-            t(
-                "real_text.setup.model_value",
-                lang,
-                layers=s["n_layers"],
-                d=s["d_model"],
-                heads=s["n_heads"],
-                vocab=256,
-            ),
+            t("real_text.setup.model_value", lang, layers=s["n_layers"], d=s["d_model"], heads=s["n_heads"], vocab=256),
         ),
         (
             "training",
@@ -144,31 +126,62 @@ def setup(directory: str = DIR, lang: str | None = None) -> Setup | None:
                 batch=s["batch_size"],
                 length=s["length"],
                 lr=s["lr"],
-                seed=s["seed"],
+                warmup=s["warmup"],
+                seeds=", ".join(str(x) for x in st.all_seeds()),
             ),
         ),
+        ("bos", t("real_text.setup.bos_value", lang, byte=f"0x{int(s['bos']):02X}")),
         ("tokens", t("real_text.setup.tokens_value", lang, tokens=tokens)),
-        (
-            "evaluation",
-            t("real_text.setup.eval_value", lang, bytes=idx.get("eval_bytes", 0), torch=idx.get("torch", "?")),
-        ),
+        ("evaluation", t("real_text.setup.eval_value", lang, bytes=_eval_bytes(st), block=S.BLOCK)),
     ]
+    if st.finetunes:
+        f = st.settings(st.finetunes[0])
+        rows.append(
+            (
+                "finetune",
+                t(
+                    "real_text.setup.finetune_value",
+                    lang,
+                    steps=f["steps"],
+                    batch=f["batch_size"],
+                    length=f["length"],
+                    lr=f["lr"],
+                ),
+            )
+        )
     facts = {
         t("real_text.setup.col_what", lang): [t(f"real_text.setup.row.{k}", lang) for k, _ in rows],
         t("real_text.setup.col_value", lang): [v for _, v in rows],
     }
-    names = trained(idx)
-    m = idx["models"]
+    kinds = [*st.encodings, *st.finetunes]
+    final = {k: S.curve(st, k) for k in kinds}
     models = {
-        t("real_text.setup.col_encoding", lang): [enc_label(n, lang) for n in names],
-        t("real_text.setup.col_parameters", lang): [f"{int(m[n]['parameters']):,}" for n in names],
-        t("real_text.setup.col_cpu", lang): [f"{float(m[n]['train_cpu_seconds']):.0f}" for n in names],
+        t("real_text.setup.col_encoding", lang): [enc_label(k, lang) for k in kinds],
+        t("real_text.setup.col_parameters", lang): [f"{_parameters(st, k):,}" for k in kinds],
+        t("real_text.setup.col_seeds", lang): [", ".join(str(x) for x in st.seeds(k)) for k in kinds],
+        t("real_text.setup.col_cpu", lang): [f"{_cpu_minutes(st, k):.1f}" for k in kinds],
         t("real_text.setup.col_final", lang): [
-            f"{m[n]['curve'][-1]['heldout_bpb']:.3f}" if m[n]["curve"] else "–" for n in names
+            f"{c.heldout[-1]:.3f}" if c and c.heldout else "–" for c in final.values()
         ],
     }
-    total = sum(float(m[n]["train_cpu_seconds"]) for n in names) / 60.0
-    return Setup(facts, models, total)
+    tot = S.totals(st)
+    missing = [t("real_text.missing_run", lang, name=enc_label(k, lang), seed=seed) for k, seed in tot.missing]
+    return Setup(facts, models, tot.cpu_hours, tot.runs, missing)
+
+
+def _eval_bytes(st: Study) -> int:
+    run = next(iter(st.runs[st.encodings[0]].values()))
+    return len(run.ev["capped"]) * S.BLOCK
+
+
+def _parameters(st: Study, kind: str) -> int:
+    return int(next(iter(st.runs[kind].values())).meta["parameters"])
+
+
+def _cpu_minutes(st: Study, kind: str) -> float:
+    """Training CPU minutes of one run, mean over its seeds (one thread of this machine)."""
+    runs = st.runs[kind].values()
+    return sum(float(r.meta["train_cpu_seconds"]) for r in runs) / len(runs) / 60.0
 
 
 # --- 2. bits per byte against evaluation length -----------------------------------------------
@@ -176,14 +189,14 @@ def setup(directory: str = DIR, lang: str | None = None) -> Setup | None:
 
 @dataclass(frozen=True)
 class LengthLine:
-    name: str  # registry name (an encoding or a RoPE stretch)
+    name: str  # a run kind: an encoding, a RoPE stretch or a fine-tune
     label: str
-    mean: list[float]  # one per evaluation length; NaN: no value
-    lo: list[float]
+    mean: list[float]  # one per evaluation length, mean over seeds; NaN: no value
+    lo: list[float]  # 95% interval over seeds (NaN with one seed)
     hi: list[float]
-    n: list[int]  # windows behind each point
-    family: int  # colour index: a stretch shares the colour of the model it stretches
-    stretched: bool  # applied at inference to another model's weights (drawn dashed)
+    n: list[int]  # seeds behind each point
+    family: int  # colour index: a stretch or a fine-tune shares the colour of the model it starts from
+    stretched: bool  # derived from another run's weights (a stretch or a fine-tune: drawn dashed)
 
 
 @dataclass(frozen=True)
@@ -192,19 +205,17 @@ class LengthCurves:
     lines: list[LengthLine]
     missing: list[str]  # labels of the lines with no value past some length (learned)
     eval_bytes: int  # held-out bytes every length reads
-    sentences: list[str] = field(default_factory=list)
+    sentences: list[str]
 
-    def windows_at(self, length: int) -> int:
-        """How many windows stand behind a point at `length` (the most any line has)."""
-        k = self.lengths.index(length)
-        return max(ln.n[k] for ln in self.lines)
+    def seeds(self) -> int:
+        return max((max(ln.n) for ln in self.lines), default=0)
 
 
-def _line(idx: dict[str, Any], name: str, label: str, family: int, stretched: bool) -> LengthLine:
-    ests = [point(idx, name, n) for n in lengths(idx)]
+def _line(st: Study, kind: str, label: str, family: int, stretched: bool) -> LengthLine:
+    ests = [S.over(st, kind, S.at(n)) for n in st.lengths]
     nan = math.nan
     return LengthLine(
-        name,
+        kind,
         label,
         [e.mean if e else nan for e in ests],
         [e.lo if e else nan for e in ests],
@@ -215,43 +226,38 @@ def _line(idx: dict[str, Any], name: str, label: str, family: int, stretched: bo
     )
 
 
+def kinds(st: Study, with_stretches: bool) -> list[str]:
+    """What the length chart draws: every trained encoding, then (if asked) RoPE's stretches and
+    fine-tunes."""
+    return [*st.encodings, *((*st.stretches, *st.finetunes) if with_stretches else ())]
+
+
 @bounded(8)
-def length_curves(directory: str = DIR, lang: str | None = None, with_stretches: bool = True) -> LengthCurves | None:
-    idx = load_index(directory)
-    if not idx:
+def length_curves(directory: str = STUDY, lang: str | None = None, with_stretches: bool = True) -> LengthCurves | None:
+    st = S.load(directory)
+    if st is None:
         return None
-    names = trained(idx)
-    of = idx.get("stretches", {}).get("of")
-    lines = [_line(idx, n, enc_label(n, lang), k, False) for k, n in enumerate(names)]
+    lines = [_line(st, n, enc_label(n, lang), k, False) for k, n in enumerate(st.encodings)]
     if with_stretches:
-        family = names.index(of) if of in names else len(names)
-        lines += [_line(idx, s, enc_label(s, lang), family, True) for s in stretches(idx)]
+        of = st.stretched
+        family = st.encodings.index(of) if of in st.encodings else len(st.encodings)
+        lines += [_line(st, s, enc_label(s, lang), family, True) for s in (*st.stretches, *st.finetunes)]
     missing = [ln.label for ln in lines if any(not math.isfinite(v) for v in ln.mean)]
-    return LengthCurves(
-        list(lengths(idx)),
-        lines,
-        missing,
-        int(idx.get("eval_bytes", 0)),
-        change_sentences(directory, lang, with_stretches),
-    )
+    return LengthCurves(list(st.lengths), lines, missing, _eval_bytes(st), change_sentences(st, lang, with_stretches))
 
 
-def change_sentences(directory: str = DIR, lang: str | None = None, with_stretches: bool = True) -> list[str]:
-    """Per line: the paired change from 1× to 8× with its verdict; then which line is lowest at 8×."""
-    idx = load_index(directory)
-    if not idx:
-        return []
-    ls = lengths(idx)
-    base, top = ls[0], ls[-1]
-    names = trained(idx) + (stretches(idx) if with_stretches else ())
+def change_sentences(st: Study, lang: str | None = None, with_stretches: bool = True) -> list[str]:
+    """Per line: the change from 1× to the top length over seeds, with its verdict; then which line is
+    lowest at the top length."""
+    base, top = st.train_len, st.top
+    names = kinds(st, with_stretches)
     out = []
     for n in names:
-        c = paired_change(idx, n, top, base)
-        if c is None:
+        c = S.over(st, n, S.change_at(top))
+        a, b = S.over(st, n, S.at(base)), S.over(st, n, S.at(top))
+        if c is None or a is None or b is None:
             out.append(t("real_text.change.none", lang, name=enc_label(n, lang), base=base, top=top))
             continue
-        a, b = point(idx, n, base), point(idx, n, top)
-        assert a is not None and b is not None
         out.append(
             t(
                 "real_text.change.line",
@@ -262,14 +268,14 @@ def change_sentences(directory: str = DIR, lang: str | None = None, with_stretch
                 a=f"{a.mean:.3f}",
                 b=f"{b.mean:.3f}",
                 change=c.signed_text(),
-                n=c.n,
+                seeds=seeds_text(c, lang),
                 verdict=verdict(c, lang),
             )
         )
-    low = lowest_at(idx, top, names)
+    low = S.lowest(st, names, S.at(top))
     if low is not None:
         best, ties = low
-        p = point(idx, best, top)
+        p = S.over(st, best, S.at(top))
         assert p is not None
         if ties:
             out.append(
@@ -287,56 +293,75 @@ def change_sentences(directory: str = DIR, lang: str | None = None, with_stretch
     return out
 
 
-# --- 3. beside the papers -----------------------------------------------------------------------
+# --- 3. training curves -------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class TrainingCurves:
     steps: list[int]
-    train: dict[str, list[float]]  # label → bits per byte at each step (mean over the last curve_every steps)
-    heldout: dict[str, list[float]]  # label → held-out bits per byte at each step
+    train: dict[str, list[float]]  # label → mean over seeds of the training bits per byte at each step
+    heldout: dict[str, list[float]]  # label → held-out bits per byte at each step, mean over seeds
     heldout_windows: int
     every: int  # training steps behind each point of the training curve
+    sentences: list[str]  # which models were still learning at the end, computed
 
 
 @bounded(4)
-def training_curves(directory: str = DIR, lang: str | None = None) -> TrainingCurves | None:
-    idx = load_index(directory)
-    if not idx:
+def training_curves(directory: str = STUDY, lang: str | None = None) -> TrainingCurves | None:
+    st = S.load(directory)
+    if st is None:
         return None
-    names = trained(idx)
-    m = idx["models"]
-    steps = [int(p["step"]) for p in m[names[0]]["curve"]]
-    nan = math.nan
-    train, held = {}, {}
-    for n in names:
-        by_step = {int(p["step"]): p for p in m[n]["curve"]}
-        train[enc_label(n, lang)] = [float(by_step[s]["train_bpb"]) if s in by_step else nan for s in steps]
-        held[enc_label(n, lang)] = [float(by_step[s]["heldout_bpb"]) if s in by_step else nan for s in steps]
-    s = idx["settings"]
-    return TrainingCurves(steps, train, held, int(s.get("val_windows", 0)), int(s.get("curve_every", 0)))
+    curves = {k: c for k in st.encodings if (c := S.curve(st, k, TAIL_STEPS)) is not None}
+    if not curves:
+        return None
+    steps = next(iter(curves.values())).steps
+    train = {enc_label(k, lang): c.train for k, c in curves.items() if c.steps == steps}
+    held = {enc_label(k, lang): c.heldout for k, c in curves.items() if c.steps == steps}
+    falling = [k for k, c in curves.items() if c.tail_change is not None and c.tail_change.sign < 0]
+    flat = [k for k, c in curves.items() if c.tail_change is not None and c.tail_change.sign >= 0]
+    parts = []
+    if falling:
+        parts.append(
+            t(
+                "real_text.curves.falling",
+                lang,
+                tail=TAIL_STEPS,
+                names="; ".join(f"{enc_label(k, lang)} {curves[k].tail_change.signed_text()}" for k in falling),  # type: ignore[union-attr]
+            )
+        )
+    if flat:
+        parts.append(
+            t(
+                "real_text.curves.flat",
+                lang,
+                tail=TAIL_STEPS,
+                names="; ".join(f"{enc_label(k, lang)} {curves[k].tail_change.signed_text()}" for k in flat),  # type: ignore[union-attr]
+            )
+        )
+    s = st.settings()
+    return TrainingCurves(steps, train, held, int(s.get("val_windows", 0)), int(s.get("curve_every", 0)), parts)
 
 
-# --- 6. the question ----------------------------------------------------------------------------
+# --- 4. the question ----------------------------------------------------------------------------
 
 
 @bounded(4)
-def rise_question(directory: str = DIR, lang: str | None = None) -> Question | None:
-    """Whose bits per byte goes up most (or down least) from the training length to 8×? Options:
-    every trained encoding with a value at both lengths; the answer and every fact the explanation
-    states come from the paired changes the page's sentences report."""
-    idx = load_index(directory)
-    if not idx:
+def rise_question(directory: str = STUDY, lang: str | None = None) -> Question | None:
+    """Whose bits per byte goes up most (or down least) from the training length to 8×, in
+    non-overlapping windows? Options: every trained encoding with a value at both lengths; the answer
+    and every fact the explanation states come from the changes the page's sentences report."""
+    st = S.load(directory)
+    if st is None:
         return None
-    ls = lengths(idx)
-    base, top = ls[0], ls[-1]
-    changes = {n: c for n in trained(idx) if (c := paired_change(idx, n, top, base)) is not None}
+    base, top = st.train_len, st.top
+    f = S.change_at(top)
+    changes = {n: c for n in st.encodings if (c := S.over(st, n, f)) is not None}
     if len(changes) < 2:
         return None
     order = sorted(changes, key=lambda n: -changes[n].mean)
     first, second = order[0], order[1]
-    gap = paired_change_gap(idx, first, second, top, base)
-    facts: dict[str, object] = {
+    gap = S.paired(st, first, second, f)
+    facts: dict[str, Any] = {
         "base": base,
         "top": top,
         "name": enc_label(first, lang),
@@ -347,6 +372,7 @@ def rise_question(directory: str = DIR, lang: str | None = None) -> Question | N
         "separated": bool(gap is not None and gap.sign > 0),
         "least": enc_label(order[-1], lang),
         "least_change": changes[order[-1]].signed_text(),
+        "seeds": seeds_text(changes[first], lang),
     }
     key = "real_text.question.answer_" + ("clear" if facts["separated"] else "close")
     options = tuple(changes)
@@ -368,7 +394,7 @@ CHAPTER = Chapter(
     page="pages/labs/real_text.py",
     icon=":material/menu_book:",
     order=170,
-    sources=("lab.corpus:build", "lab.lm:train_lm", "lab.lm:window_bits", "lab.lm:read_text"),
+    sources=("lab.lm:train_lm", "lab.lm_study:long_bits", "lab.lm_study:capped_bits", "lab.lm:read_text"),
     link={"real_text_stretches": "false", "real_text_model": "rope", "real_text_stretch": "rope-yarn"},
     link_shows={"real_text_stretches": False, "real_text_model": "rope", "real_text_stretch": "rope-yarn"},
 )

@@ -1,75 +1,49 @@
-"""The real-text lab's evidence beyond the length curves (issue 39), read from assets/lm/evidence.json
-(written by `python -m lab.regenerate lm_eval`, lab/lm_eval.py): numbers and words only.
+"""The real-text lab's evidence beyond the length curves (issue 39), over the study's seeds
+(real_text_study.py): numbers and words only.
 
-- Same bytes: per model, the bits per byte of the bytes past the training length inside a long
-  window minus the same bytes with their context capped at 128 bytes (a sliding window). Its 95%
-  interval is a bootstrap over the long windows (real_text_stats.bootstrap); the verdict "uses
-  context past its training length" is stated only where that interval lies below 0.
+- Same bytes: per model and seed, the bits per byte of the bytes past the training length inside a
+  long window minus the same bytes with their context capped at 128 bytes (a sliding window); over
+  seeds, a 95% Student-t interval. The verdict "uses context past its training length" is stated only
+  where that interval lies below 0.
 - Anchors: byte n-grams (interpolated modified Kneser-Ney on the train split, context cut at the
   same 128-byte window starts as the models' 1× windows) and compressors given the train text, on
-  the same predicted bytes; the models against them at 1×, paired per 128-byte window.
-- T5's far bucket: the attention mass on the one bucket every distance ≥ 113 shares.
+  the same predicted bytes; each model against them at 1×, per seed, then over seeds.
+- RoPE and Position Interpolation: zero-shot stretches against the short fine-tunes at 1024 bytes,
+  each labelled.
+- T5's far bucket: the attention mass on the one bucket every distance ≥ its start shares.
+- The papers' directions at this scale.
 
-Every sentence that states a number or a verdict is computed here. One seed per encoding: the
-intervals are the evaluation's sampling noise over windows, not seed-to-seed variation.
+Every sentence that states a number or a verdict is computed here.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
-
-import numpy as np
 
 from explain.bounds import bounded
 from explain.i18n import t
 
+from . import real_text_study as S
 from .real_text import (
     ALIBI_HEADLINE_PARAMS_B,
     COPE_FIG3,
     COPE_FIG3_LENGTHS,
     COPE_FIG3_TRAIN,
     COPE_TABLE4_PARAMS_M,
-    DIR,
     STAND_IN,
     enc_label,
-    lengths,
-    load_index,
-    stretches,
-    trained,
+    seeds_text,
     verdict,
 )
-from .real_text_stats import Estimate, bootstrap, lowest_at, paired_change, point, windows
+from .real_text_study import STUDY, Estimate, Study
 
-EVIDENCE = "evidence.json"
 COMPARED_ORDERS = (4, 5)  # the n-gram orders the page compares every model with, at 1×
-
-
-def load_evidence(directory: str = DIR) -> dict[str, Any]:
-    """assets/lm/evidence.json ({} when lab.lm_eval has not run)."""
-    p = Path(directory) / EVIDENCE
-    return json.loads(p.read_text()) if p.exists() else {}
-
-
-def past_difference(ev: dict[str, Any], name: str, length: int) -> Estimate | None:
-    """Bits per byte of the bytes at in-window positions ≥ 128 of `length`-byte windows, read in
-    the long window minus capped at 128 bytes; bootstrap over the long windows."""
-    entry = ev.get("models", {}).get(name, {}).get("lengths", {}).get(str(length))
-    if not entry or not entry.get("past"):
-        return None
-    return bootstrap(entry["past"])
 
 
 def same_verdict(e: Estimate) -> str:
     """'uses' (the context past 128 bytes lowers the bits: interval below 0), 'hurts' (above 0), 'none'."""
     return {-1: "uses", 1: "hurts", 0: "none"}[e.sign]
-
-
-def _names(idx: dict[str, Any], ev: dict[str, Any]) -> tuple[str, ...]:
-    return trained(idx) + tuple(s for s in stretches(idx))
 
 
 @dataclass(frozen=True)
@@ -78,39 +52,37 @@ class SameBytes:
     sentences: list[str]  # one verdict per line, computed
     curve: str  # what the non-overlapping curve measures, with this run's numbers
     caption: str
-    missing: list[str]  # lines evidence.json does not hold yet
 
 
 @bounded(4)
-def same_bytes(directory: str = DIR, lang: str | None = None) -> SameBytes | None:
-    idx, ev = load_index(directory), load_evidence(directory)
-    if not idx or not ev.get("models"):
+def same_bytes(directory: str = STUDY, lang: str | None = None) -> SameBytes | None:
+    st = S.load(directory)
+    if st is None:
         return None
-    ls = lengths(idx)
-    base, top = ls[0], ls[-1]
-    train = int(ev.get("train_length", base))
-    names = [n for n in _names(idx, ev) if n in ev["models"]]
-    missing = [enc_label(n, lang) for n in _names(idx, ev) if n not in ev["models"]]
+    base, top, train = st.train_len, st.top, st.train_len
+    long_ls = [n for n in st.lengths if n > train]
     col_enc = t("real_text.same.col_encoding", lang)
-    col_base = t("real_text.same.col_windows", lang, n=base)
     col_capped = t("real_text.same.col_capped", lang, n=train)
+    col_base = t("real_text.same.col_windows", lang, n=base)
     col_top = t("real_text.same.col_windows", lang, n=top)
-    long_ls = [n for n in ls if n > train]
-    table: dict[str, list[str]] = {col_enc: [], col_base: [], col_top: [], col_capped: []}
-    for n in long_ls:
-        table[t("real_text.same.col_past", lang, n=n, train=train)] = []
+    table: dict[str, list[str]] = {col_enc: [], col_capped: [], col_base: [], col_top: []}
+    cols_past = {n: t("real_text.same.col_past", lang, n=n, train=train) for n in long_ls}
+    for c in cols_past.values():
+        table[c] = []
     sentences: list[str] = []
+    names = [*st.encodings, *st.stretches, *st.finetunes]
     for name in names:
-        m = ev["models"][name]
         table[col_enc].append(enc_label(name, lang))
-        pb, pt = point(idx, name, base), point(idx, name, top)
-        table[col_base].append(f"{pb.mean:.3f}" if pb else "–")
-        table[col_top].append(f"{pt.mean:.3f}" if pt else "–")
-        table[col_capped].append(f"{float(m['capped_bpb']):.3f}" if name not in stretches(idx) else "–")
-        for n in long_ls:
-            d = past_difference(ev, name, n)
-            table[t("real_text.same.col_past", lang, n=n, train=train)].append(d.signed_text() if d else "–")
-        d = past_difference(ev, name, top)
+        cap = S.over(st, name, S.capped_bpb)
+        derived = name in st.stretches or name in st.finetunes
+        table[col_capped].append(cap.text() if cap and not derived else "–")
+        for col, n in ((col_base, base), (col_top, top)):
+            p = S.over(st, name, S.at(n))
+            table[col].append(p.text() if p else "–")
+        for n, col in cols_past.items():
+            d = S.over(st, name, S.past_at(n))
+            table[col].append(d.signed_text() if d else "–")
+        d = S.over(st, name, S.past_at(top))
         if d is None:
             sentences.append(t("real_text.same.no_long", lang, name=enc_label(name, lang), train=train, top=top))
             continue
@@ -122,15 +94,16 @@ def same_bytes(directory: str = DIR, lang: str | None = None) -> SameBytes | Non
                 train=train,
                 top=top,
                 d=d.signed_text(),
-                n=d.n,
+                seeds=seeds_text(d, lang),
+                below=d.below,
             )
         )
     # What the non-overlapping curve measures: the models it shows getting better from base to top,
     # against their same-bytes differences.
     parts = []
-    for enc in trained(idx):
-        ce, de = paired_change(idx, enc, top, base), past_difference(ev, enc, top)
-        if ce is None or de is None or ce.sign >= 0:
+    for enc in st.encodings:
+        ce, de = S.over(st, enc, S.change_at(top)), S.over(st, enc, S.past_at(top))
+        if ce is None or de is None or ce.mean >= 0:
             continue
         parts.append(
             t(
@@ -145,17 +118,10 @@ def same_bytes(directory: str = DIR, lang: str | None = None) -> SameBytes | Non
     curve = t("real_text.same.curve", lang, base=base, top=top, k=top // base, train=train)
     if parts:
         curve += " " + t("real_text.same.curve_falls", lang, base=base, top=top, train=train, parts="; ".join(parts))
-    stride = int(ev.get("capped_stride", 1))
-    caption = t(
-        "real_text.same.caption",
-        lang,
-        bytes=int(ev.get("eval_bytes", 0)),
-        train=train,
-        lo=train - stride + 1,
-        top=top,
-        n_top=int(ev.get("eval_bytes", 1) - 1) // top,
-    )
-    return SameBytes(table, sentences, curve, caption, missing)
+    run = next(iter(st.runs[st.encodings[0]].values()))
+    n_bytes = len(run.ev["capped"]) * S.BLOCK
+    caption = t("real_text.same.caption", lang, bytes=n_bytes, train=train, top=top, n_top=n_bytes // top)
+    return SameBytes(table, sentences, curve, caption)
 
 
 # --- anchors ------------------------------------------------------------------------------------
@@ -163,153 +129,215 @@ def same_bytes(directory: str = DIR, lang: str | None = None) -> SameBytes | Non
 
 @dataclass(frozen=True)
 class Anchors:
-    table: dict[str, list[str]]
+    anchors: dict[str, list[str]]  # one row per n-gram order and compressor
+    models: dict[str, list[str]]  # one row per trained encoding: 1× and its differences from the n-grams
     sentences: list[str]
     caption: str
 
 
-def _blocks_vs(idx: dict[str, Any], name: str, blocks: list[float], base: int) -> Estimate | None:
-    """A model's non-overlapping base-length windows minus an anchor's blocks of the same bytes."""
-    w = windows(idx, name, base)
-    if w is None or len(w) != len(blocks):
-        return None
-    return bootstrap(w - np.asarray(blocks, dtype=float))
-
-
 @bounded(4)
-def anchors(directory: str = DIR, lang: str | None = None) -> Anchors | None:
-    idx, ev = load_index(directory), load_evidence(directory)
-    a = ev.get("anchors")
-    if not idx or not a:
+def anchors(directory: str = STUDY, lang: str | None = None) -> Anchors | None:
+    st = S.load(directory)
+    if st is None or not st.anchors:
         return None
-    base = lengths(idx)[0]
+    a, base = st.anchors, st.train_len
     col_what, col_cut, col_uncut = (
         t("real_text.anchor.col_what", lang),
         t("real_text.anchor.col_cut", lang, n=base),
         t("real_text.anchor.col_uncut", lang),
     )
     table: dict[str, list[str]] = {col_what: [], col_cut: [], col_uncut: []}
-    for k, v in a["ngram"].items():
+    for k in a["ngram"]:
         table[col_what].append(t("real_text.anchor.ngram", lang, k=int(k)))
-        table[col_cut].append(f"{float(v['bpb']):.3f}")
-        table[col_uncut].append(f"{float(a['ngram_uncut'][k]):.3f}")
+        table[col_cut].append(f"{S.anchor_bpb(st, int(k)):.3f}")
+        table[col_uncut].append(f"{S.anchor_bpb(st, int(k), cut=False):.3f}")
     for name, v in a["compressors"].items():
         table[col_what].append(t(f"real_text.anchor.{name}", lang))
         table[col_cut].append("–")
         table[col_uncut].append(f"{float(v):.3f}")
-    names = trained(idx)
-    models = {n: p.mean for n in names if (p := point(idx, n, base)) is not None}
-    lo, hi = min(models.values()), max(models.values())
-    sentences = [
-        t(
-            "real_text.anchor.models",
-            lang,
-            base=base,
-            lo=f"{lo:.3f}",
-            hi=f"{hi:.3f}",
-            lo_name=enc_label(min(models, key=models.__getitem__), lang),
-            hi_name=enc_label(max(models, key=models.__getitem__), lang),
+    col_enc, col_1x = t("real_text.same.col_encoding", lang), t("real_text.anchor.col_model", lang, n=base)
+    models: dict[str, list[str]] = {col_enc: [], col_1x: []}
+    cols_vs = {k: t("real_text.anchor.col_vs", lang, k=k) for k in COMPARED_ORDERS if str(k) in a["ngram"]}
+    for c in cols_vs.values():
+        models[c] = []
+    points = {n: p for n in st.encodings if (p := S.over(st, n, S.at(base))) is not None}
+    for n, p in points.items():
+        models[col_enc].append(enc_label(n, lang))
+        models[col_1x].append(p.text())
+        for k, c in cols_vs.items():
+            d = S.over(st, n, S.vs_order(k))
+            models[c].append(d.signed_text() if d else "–")
+    sentences = []
+    if points:
+        lo_name = min(points, key=lambda n: points[n].mean)
+        hi_name = max(points, key=lambda n: points[n].mean)
+        sentences.append(
+            t(
+                "real_text.anchor.models",
+                lang,
+                base=base,
+                lo=f"{points[lo_name].mean:.3f}",
+                hi=f"{points[hi_name].mean:.3f}",
+                lo_name=enc_label(lo_name, lang),
+                hi_name=enc_label(hi_name, lang),
+            )
         )
-    ]
-    for k in COMPARED_ORDERS:
-        ng = a["ngram"].get(str(k))
-        if ng is None:
-            continue
-        groups: dict[str, list[str]] = {"worse": [], "better": [], "same": []}
-        for n in names:
-            d = _blocks_vs(idx, n, ng["blocks"], base)
+    for k in cols_vs:
+        groups: dict[str, list[str]] = {"better": [], "same": [], "worse": []}
+        for n in points:
+            d = S.over(st, n, S.vs_order(k))
             if d is None:
                 continue
-            key = {1: "worse", -1: "better", 0: "same"}[d.sign]
-            groups[key].append(f"{enc_label(n, lang)} {d.signed_text()}")
+            groups[{1: "worse", -1: "better", 0: "same"}[d.sign]].append(
+                t(
+                    "real_text.anchor.item",
+                    lang,
+                    name=enc_label(n, lang),
+                    d=d.signed_text(),
+                    below=d.below,
+                    n=d.n,
+                    seeds=seeds_text(d, lang),
+                )
+            )
         bits = [t(f"real_text.anchor.{key}", lang, names="; ".join(v)) for key, v in groups.items() if v]
         sentences.append(
-            t("real_text.anchor.vs_ngram", lang, k=k, value=f"{float(ng['bpb']):.3f}", base=base, parts=" ".join(bits))
+            t(
+                "real_text.anchor.vs_ngram",
+                lang,
+                k=k,
+                value=f"{S.anchor_bpb(st, k):.3f}",
+                base=base,
+                parts=" ".join(bits),
+            )
         )
     xz = a["compressors"].get("xz")
-    if xz is not None:
-        gaps = [v - float(xz) for v in models.values()]
+    if xz is not None and points:
+        gaps = [p.mean - float(xz) for p in points.values()]
         key = "real_text.anchor.vs_xz_above" if min(gaps) > 0 else "real_text.anchor.vs_xz_mixed"
         sentences.append(t(key, lang, xz=f"{float(xz):.3f}", lo=f"{min(gaps):+.2f}", hi=f"{max(gaps):+.2f}", base=base))
-    caption = t("real_text.anchor.caption", lang, bytes=int(ev.get("eval_bytes", 0)), base=base)
-    return Anchors(table, sentences, caption)
+    run = next(iter(st.runs[st.encodings[0]].values()))
+    caption = t("real_text.anchor.caption", lang, bytes=len(run.ev["capped"]) * S.BLOCK, base=base)
+    return Anchors(table, models, sentences, caption)
+
+
+# --- RoPE and Position Interpolation: zero-shot against fine-tuned ---------------------------------
+
+
+@dataclass(frozen=True)
+class Stretches:
+    table: dict[str, list[str]]
+    sentences: list[str]
+
+
+@bounded(4)
+def stretches(directory: str = STUDY, lang: str | None = None) -> Stretches | None:
+    """At the top length: plain RoPE, each zero-shot stretch and each fine-tune, against plain RoPE
+    (seed-paired), and what the context past 128 bytes does for each on the same bytes."""
+    st = S.load(directory)
+    if st is None or st.stretched is None or not (st.stretches or st.finetunes):
+        return None
+    top, train, ref = st.top, st.train_len, st.stretched
+    col_what = t("real_text.pi.col_what", lang)
+    col_how = t("real_text.pi.col_how", lang, top=top)
+    col_top = t("real_text.same.col_windows", lang, n=top)
+    col_vs = t("real_text.pi.col_vs", lang, name=enc_label(ref, lang), n=top)
+    col_past = t("real_text.same.col_past", lang, n=top, train=train)
+    table: dict[str, list[str]] = {col_what: [], col_how: [], col_top: [], col_vs: [], col_past: []}
+    sentences = []
+    for kind in (ref, *st.stretches, *st.finetunes):
+        how = "trained" if kind == ref else "zero_shot" if kind in st.stretches else "finetuned"
+        p, d = S.over(st, kind, S.at(top)), S.over(st, kind, S.past_at(top))
+        vs = S.paired(st, kind, ref, S.at(top)) if kind != ref else None
+        table[col_what].append(enc_label(kind, lang))
+        table[col_how].append(t(f"real_text.pi.how.{how}", lang, train=train, top=top))
+        table[col_top].append(p.text() if p else "–")
+        table[col_vs].append(vs.signed_text() if vs else "–")
+        table[col_past].append(d.signed_text() if d else "–")
+        if vs is not None:
+            sentences.append(
+                t(
+                    f"real_text.pi.line_{how}",
+                    lang,
+                    name=enc_label(kind, lang),
+                    ref=enc_label(ref, lang),
+                    top=top,
+                    d=vs.signed_text(),
+                    v=verdict(vs, lang),
+                    seeds=seeds_text(vs, lang),
+                )
+            )
+    return Stretches(table, sentences)
 
 
 # --- T5's far bucket ----------------------------------------------------------------------------
 
 
 @bounded(4)
-def t5_far_bucket(directory: str = DIR, lang: str | None = None) -> str | None:
+def t5_far_bucket(directory: str = STUDY, lang: str | None = None) -> str | None:
     """One computed sentence: T5's shared far bucket and the attention mass on it at 1× and 8×."""
-    idx, ev = load_index(directory), load_evidence(directory)
-    fb = ev.get("models", {}).get("t5", {}).get("t5_far_bucket")
-    if not idx or not fb:
+    st = S.load(directory)
+    if st is None:
         return None
-    base, top = lengths(idx)[0], lengths(idx)[-1]
-    s_base, s_top = fb["share"][str(base)], fb["share"][str(top)]
+    kind = next((k for k in st.encodings if S.far_bucket(st, k) is not None), None)
+    fb = S.far_bucket(st, kind) if kind else None
+    if fb is None or kind is None:
+        return None
+    lo_n, hi_n = min(fb.share), max(fb.share)
     per_layer = [
-        t(
-            "real_text.t5.layer",
-            lang,
-            layer=i + 1,
-            base=base,
-            top=top,
-            a=f"{float(np.mean(a)):.2f}",
-            b=f"{float(np.mean(b)):.2f}",
-            hb=f"{max(b):.2f}",
-        )
-        for i, (a, b) in enumerate(zip(s_base, s_top, strict=True))
+        t("real_text.t5.layer", lang, layer=i + 1, base=lo_n, top=hi_n, a=a.text(2), b=b.text(2))
+        for i, (a, b) in enumerate(zip(fb.share[lo_n], fb.share[hi_n], strict=True))
     ]
-    c = paired_change(idx, "t5", top, base)
-    d = past_difference(ev, "t5", top)
-    grows = all(float(np.mean(b)) > float(np.mean(a)) for a, b in zip(s_base, s_top, strict=True))
+    c, d = S.over(st, kind, S.change_at(st.top)), S.over(st, kind, S.past_at(st.top))
     return (
         t(
             "real_text.t5.sentence",
             lang,
-            far=fb["far_from"],
-            buckets=fb["num_buckets"],
-            base=base,
-            top=top,
+            name=enc_label(kind, lang),
+            far=fb.far_from,
+            base=lo_n,
+            top=hi_n,
             layers="; ".join(per_layer),
             change=c.signed_text() if c else "–",
             d=d.signed_text() if d else "–",
-            bias=", ".join(f"{float(v):+.2f}" for v in fb["far_bias"]),
+            bias=fb.bias.signed_text(2),
+            seeds=seeds_text(fb.seeds, lang),
         )
         + " "
-        + t("real_text.t5." + ("grows" if grows else "not_grows"), lang, base=base, top=top, far=fb["far_from"])
+        + t(
+            "real_text.t5." + ("grows" if fb.grows == fb.seeds else "not_grows"),
+            lang,
+            base=lo_n,
+            top=hi_n,
+            far=fb.far_from,
+            grows=fb.grows,
+            seeds=seeds_text(fb.seeds, lang),
+        )
     )
 
 
-def seeds(idx: dict[str, Any]) -> int:
-    """How many seeds stand behind each encoding's numbers (the shipped models: one each)."""
-    s = idx.get("settings", {}).get("seeds")
-    return len(s) if isinstance(s, list) else 1
-
-
-def params_gap(idx: dict[str, Any], a: str, b: str) -> float:
+def params_gap(st: Study, a: str, b: str) -> float:
     """How many % more parameters model a has than model b (NaN when either is missing)."""
-    m = idx.get("models", {})
-    if a not in m or b not in m:
+    if a not in st.runs or b not in st.runs:
         return math.nan
-    return 100.0 * (int(m[a]["parameters"]) / int(m[b]["parameters"]) - 1.0)
+    pa = int(next(iter(st.runs[a].values())).meta["parameters"])
+    pb = int(next(iter(st.runs[b].values())).meta["parameters"])
+    return 100.0 * (pa / pb - 1.0)
 
 
-# -- the papers' claims, stated at this scale (moved from real_text.py: they read the evidence) --------
+# -- the papers' claims, stated at this scale -------------------------------------------------------
 @dataclass(frozen=True)
 class Papers:
     cope_table: dict[str, list[str]]  # CoPE Fig. 3 (approximate): one row per paper method
     sentences: list[str]  # the papers' directions at this scale, computed
-    scale: str  # the plain sentence on scale, with our figures from index.json
+    scale: str  # the plain sentence on scale, with this study's figures
 
 
 @bounded(4)
-def papers(directory: str = DIR, lang: str | None = None) -> Papers | None:
-    idx = load_index(directory)
-    if not idx:
+def papers(directory: str = STUDY, lang: str | None = None) -> Papers | None:
+    st = S.load(directory)
+    if st is None:
         return None
-    ls = lengths(idx)
-    base, top = ls[0], ls[-1]
+    base, top = st.train_len, st.top
     table: dict[str, list[str]] = {t("real_text.paper.col_method", lang): []}
     for n in COPE_FIG3_LENGTHS:
         table[t("real_text.paper.col_length", lang, n=n, x=n / COPE_FIG3_TRAIN)] = []
@@ -317,16 +345,13 @@ def papers(directory: str = DIR, lang: str | None = None) -> Papers | None:
         table[t("real_text.paper.col_method", lang)].append(t(f"real_text.paper.row.{row}", lang))
         for n, v in zip(COPE_FIG3_LENGTHS, values, strict=True):
             table[t("real_text.paper.col_length", lang, n=n, x=n / COPE_FIG3_TRAIN)].append(f"{v:g}")
-
-    ev = load_evidence(directory)
-    n_seeds = seeds(idx)
     out: list[str] = []
-    names = trained(idx)
+    names = list(st.encodings)
     alibi, sinusoidal, cope = STAND_IN["ALiBi"], STAND_IN["Sinusoidal"], STAND_IN["CoPE"]
     # ALiBi's claim (abstract; Fig. 1 reads non-overlapping windows): train short, test long without
     # losing perplexity, where sinusoidal loses it. Stated at this scale, with its seeds.
     if alibi in names and sinusoidal in names:
-        ca, cs = paired_change(idx, alibi, top, base), paired_change(idx, sinusoidal, top, base)
+        ca, cs = S.over(st, alibi, S.change_at(top)), S.over(st, sinusoidal, S.change_at(top))
         if ca is not None and cs is not None:
             holds = ca.sign <= 0 and cs.sign > 0
             out.append(
@@ -335,7 +360,7 @@ def papers(directory: str = DIR, lang: str | None = None) -> Papers | None:
                     lang,
                     base=base,
                     top=top,
-                    seeds=n_seeds,
+                    seeds=seeds_text(ca, lang),
                     alibi=enc_label(alibi, lang),
                     sinusoidal=enc_label(sinusoidal, lang),
                     a=ca.signed_text(),
@@ -345,9 +370,9 @@ def papers(directory: str = DIR, lang: str | None = None) -> Papers | None:
                 )
             )
     # CoPE's Fig. 3: its perplexity falls past the training length. Whether a model uses context past
-    # its training length is decided on the same bytes (lab/lm_eval.py), not by the curve.
+    # its training length is decided on the same bytes, not by the curve.
     if cope in names:
-        cc, dc = paired_change(idx, cope, top, base), past_difference(ev, cope, top)
+        cc, dc = S.over(st, cope, S.change_at(top)), S.over(st, cope, S.past_at(top))
         if cc is not None and dc is not None:
             out.append(
                 t(
@@ -355,14 +380,14 @@ def papers(directory: str = DIR, lang: str | None = None) -> Papers | None:
                     lang,
                     base=base,
                     top=top,
-                    seeds=n_seeds,
+                    seeds=seeds_text(dc, lang),
                     cope=enc_label(cope, lang),
                     c=cc.signed_text(),
                     d=dc.signed_text(),
                     v=t(f"real_text.same.short.{same_verdict(dc)}", lang),
                 )
             )
-        low = lowest_at(idx, top, names)
+        low = S.lowest(st, names, S.at(top))
         if low is not None:
             best, ties = low
             if best == cope and not ties:
@@ -374,23 +399,31 @@ def papers(directory: str = DIR, lang: str | None = None) -> Papers | None:
                 )
             else:
                 key, other = "real_text.paper.cope_not_lowest", enc_label(best, lang)
-            low_base = lowest_at(idx, base, names)
+            low_base = S.lowest(st, names, S.at(base))
             leads = low_base is not None and low_base[0] == cope and not low_base[1]
-            smallest = min(names, key=lambda n: int(idx["models"][n]["parameters"]))
+            smallest = min(names, key=lambda n: int(next(iter(st.runs[n].values())).meta["parameters"]))
+            n_cope = S.over(st, cope, S.at(top))
             out.append(
-                t(key, lang, top=top, seeds=n_seeds, cope=enc_label(cope, lang), other=other)
+                t(
+                    key,
+                    lang,
+                    top=top,
+                    seeds=seeds_text(n_cope, lang) if n_cope else "",
+                    cope=enc_label(cope, lang),
+                    other=other,
+                )
                 + " "
                 + t(
                     "real_text.paper.cope_caveat_" + ("leads" if leads else "not_leads"),
                     lang,
                     cope=enc_label(cope, lang),
-                    pct=params_gap(idx, cope, smallest),
-                    smallest=int(idx["models"][smallest]["parameters"]),
+                    pct=params_gap(st, cope, smallest),
+                    smallest=int(next(iter(st.runs[smallest].values())).meta["parameters"]),
                     base=base,
                 )
             )
-    s, m = idx["settings"], idx["models"]
-    params = sorted(int(v["parameters"]) for v in m.values())
+    s = st.settings()
+    params = sorted(int(next(iter(st.runs[n].values())).meta["parameters"]) for n in names)
     scale = t(
         "real_text.paper.scale",
         lang,
@@ -403,12 +436,10 @@ def papers(directory: str = DIR, lang: str | None = None) -> Papers | None:
         tokens=int(s["steps"]) * int(s["batch_size"]) * int(s["length"]),
         lo=params[0],
         hi=params[-1],
-        corpus=idx["corpus"]["train"]["bytes"],
+        corpus=int(st.corpus.get("train", {}).get("bytes", 0)),
+        seeds=seeds_text(len(st.all_seeds()), lang),
         cope_lo=COPE_TABLE4_PARAMS_M[0],
         cope_hi=COPE_TABLE4_PARAMS_M[1],
         alibi=ALIBI_HEADLINE_PARAMS_B,
     )
     return Papers(table, out, scale)
-
-
-# --- 4. training curves -------------------------------------------------------------------------

@@ -6,8 +6,8 @@ encoding, each with its source.
 Nothing about a method is typed here. Where position enters, whether the logits see only an offset
 (and which one) and the parameter count come from the encoder classes in encoders/ (REGISTRY: `kind`,
 `relative_sign`, `shift_invariant`, `shared_across_layers`, and the module built by encoders.build at
-one stated size); the length test comes from the shipped byte-level models' evaluation
-(assets/lm/index.json, read as the "Trained on real text" lab reads it). A method's chapter is the one
+one stated size); the length test comes from the byte-level models' study
+(assets/lm/study/, read as the "Trained on real text" lab reads it: means over seeds). A method's chapter is the one
 that declares it among its `encodings`, else the chapter whose key is the method's registry name.
 
 The path is declared once, here: PATH is the core path in reading order, QUESTIONS maps each question
@@ -40,10 +40,11 @@ from explain.i18n import t
 from explain.prose import sections as prose_sections
 from explain.question import Question
 
+from . import real_text_study as study
 from .common import sign_text
-from .real_text import DIR as LM_DIR
-from .real_text import TRAIN_LEN, lengths, load_index, stretches, trained
-from .real_text_stats import Estimate, paired_change, point
+from .real_text import TRAIN_LEN
+from .real_text_study import STUDY as LM_DIR
+from .real_text_study import Estimate
 from .start_figures import taxonomy
 from .start_models import MODELS
 
@@ -199,7 +200,7 @@ _parameters = functools.cache(parameters)
 
 @dataclass(frozen=True)
 class Measured:
-    """The atlas's own length test of one encoding (assets/lm/index.json): bits per byte at the
+    """The atlas's own length test of one encoding (the study, over seeds): bits per byte at the
     trained length, and the paired change at `long` bytes (None: no value there, e.g. a learned table
     has no rows past its trained length)."""
 
@@ -211,15 +212,16 @@ class Measured:
 
 
 def measured(name: str, directory: str = LM_DIR) -> Measured | None:
-    """None for an encoding the atlas did not train and read longer."""
-    idx = load_index(directory)
-    if not idx or name not in trained(idx) + stretches(idx):
+    """None for an encoding the atlas did not train and read longer. Means and intervals over the
+    study's seeds (explain/chapters/real_text_study.py)."""
+    st = study.load(directory)
+    if st is None or name not in (*st.encodings, *st.stretches):
         return None
-    long = lengths(idx)[-1]
-    base = point(idx, name, TRAIN_LEN)
+    base = study.over(st, name, study.at(st.train_len))
     if base is None:
         return None
-    return Measured(base, paired_change(idx, name, long), TRAIN_LEN, long, zero_shot=name in stretches(idx))
+    change = study.over(st, name, study.change_at(st.top))
+    return Measured(base, change, st.train_len, st.top, zero_shot=name in st.stretches)
 
 
 @dataclass(frozen=True)
@@ -305,8 +307,8 @@ def property_table(chapters: Chapters, lang: str, directory: str = LM_DIR) -> st
 
 def longer_factor(directory: str = LM_DIR) -> int:
     """How many times its trained length the length test reads (1 when nothing was evaluated)."""
-    idx = load_index(directory)
-    return (lengths(idx)[-1] if idx else TRAIN_LEN) // TRAIN_LEN
+    st = study.load(directory)
+    return (st.top // st.train_len) if st else 1
 
 
 def measured_header(lang: str, directory: str = LM_DIR) -> str:

@@ -1,9 +1,10 @@
-"""Lab: tiny byte-level language models trained on real text, one per encoding — bits per byte
-against evaluation length, the papers beside it, the training curves, and the models on your text.
+"""Lab: tiny byte-level language models trained on real text, one per encoding and seed — how good
+they are against n-grams, bits per byte against evaluation length, the same-bytes test, RoPE
+stretched and fine-tuned, the papers beside it, the training curves, and the models on your text.
 
-A page only shows: widgets → cached calls into explain/chapters/real_text.py → figures → st.*. The
-question, every verdict and every sentence that states a number are computed there from the
-shipped assets/lm/index.json.
+A page only shows: widgets → cached calls into explain/chapters/real_text*.py → figures → st.*. The
+question, every verdict and every sentence that states a number are computed there from the study's
+files (assets/lm/study/); the models on the learner's text are the first shipped set (assets/lm/).
 """
 
 import streamlit as st
@@ -11,6 +12,7 @@ import streamlit as st
 from explain.chapters import real_text as ch
 from explain.chapters import real_text_evidence as rte
 from explain.chapters import real_text_figures
+from explain.chapters import real_text_study as study
 from explain.chapters import trained_attention as ta
 from explain.chapters import trained_attention_figures as taf
 from explain.question import Question
@@ -29,39 +31,56 @@ page.prose("intro")
 # Shared by every learner, bounded where each function is defined (explain/bounds.py).
 setup = cached(ch.setup)
 length_curves = cached(ch.length_curves)
-papers = cached(rte.papers)
 training_curves = cached(ch.training_curves)
 rise_question = cached(ch.rise_question)
+same_bytes = cached(rte.same_bytes)
+anchors = cached(rte.anchors)
+stretches = cached(rte.stretches)
+t5_far_bucket = cached(rte.t5_far_bucket)
+papers = cached(rte.papers)
 lang = current()
-DIR = ch.DIR  # where the shipped models live (a string: it is part of every cache key)
+STUDY = study.STUDY  # where the study's runs live (a string: it is part of every cache key)
 DEFAULT_MODEL = "alibi"  # opens on ALiBi: its heads' decaying windows are the easiest to read
 
 # ------------------------------------------------------------------------------ what was trained
 st.header(t("real_text.setup_header"))
-su = setup(DIR, lang)
+su = setup(STUDY, lang)
 if su is None:
     st.warning(t("real_text.no_models"))
     st.stop()
 page.prose("setup")
 st.dataframe(su.facts, hide_index=True, key="real_text_facts")
 st.dataframe(su.models, hide_index=True, key="real_text_models")
-tc = training_curves(DIR, lang)
+tc = training_curves(STUDY, lang)
 st.caption(
     t(
         "real_text.models_caption",
-        total=su.total_cpu_minutes,
         windows=tc.heldout_windows if tc else 0,
         length=ch.TRAIN_LEN,
+        runs=su.runs,
+        hours=su.cpu_hours,
     )
 )
+if su.missing:
+    st.info(t("real_text.missing_runs", names=", ".join(su.missing)))
+
+# ----------------------------------------------------------------------- how good: the anchors
+st.header(t("real_text.anchor.header"))
+page.prose("anchors")
+an = anchors(STUDY, lang)
+if an is not None:
+    st.dataframe(an.models, hide_index=True, key="real_text_scores")
+    st.dataframe(an.anchors, hide_index=True, key="real_text_anchors")
+    st.caption(an.caption)
+    st.markdown("\n".join(f"- {s}" for s in an.sentences))
 
 
 # ------------------------------------------------------------------------- train short, read long
 @page.section(heading="real_text.lengths_header", prose="lengths", owns=("real_text_lengths", "real_text_stretches"))
 def lengths_section(q: Question | None) -> None:
     """Owns the stretches toggle: it changes only this section's chart and sentences. The chart and
-    the changes answer the question: they wait for Reveal (the chart folded), and so do the papers'
-    sentences below, outside this section: Reveal reruns the whole page."""
+    the changes answer the question: they wait for Reveal (the chart folded), and so do the sections
+    below that state the changes: Reveal reruns the whole page."""
     if q is not None:
         ask(q, whole_page=True)
     with_stretches = st.toggle(
@@ -71,7 +90,7 @@ def lengths_section(q: Question | None) -> None:
         **URL,
         help=t("real_text.with_stretches_help"),
     )
-    lc = length_curves(DIR, lang, with_stretches)
+    lc = length_curves(STUDY, lang, with_stretches)
     if lc is None:
         return
     base, top = lc.lengths[0], lc.lengths[-1]
@@ -89,29 +108,43 @@ def lengths_section(q: Question | None) -> None:
             ),
             "real_text_lengths",
         )
-    st.caption(
-        t(
-            "real_text.lengths_caption",
-            bytes=lc.eval_bytes,
-            n_lo=lc.windows_at(top),
-            n_hi=lc.windows_at(base),
-            top=top,
-            base=base,
-        )
-    )
+    one = lc.seeds() < 2
+    st.caption(t("real_text.lengths_caption" + ("_one" if one else ""), bytes=lc.eval_bytes, seeds=lc.seeds()))
     if answer_shown(q, "changes"):
         page.prose("lengths-read")
         st.markdown(t("real_text.changes_header", base=base, top=top))
         st.markdown("\n".join(f"- {s}" for s in lc.sentences))
 
 
-rise_q = rise_question(DIR, lang)
+rise_q = rise_question(STUDY, lang)
 lengths_section(rise_q)
+
+# ------------------------------------------------------------------------ the same bytes
+st.header(t("real_text.same.header"))
+page.prose("same-bytes")
+sb = same_bytes(STUDY, lang)
+if sb is not None and answer_shown(rise_q, "same_bytes"):  # the curves' changes answer the question
+    st.markdown(sb.curve)
+    st.dataframe(sb.table, hide_index=True, key="real_text_same_bytes")
+    st.caption(sb.caption)
+    st.markdown("\n".join(f"- {s}" for s in sb.sentences))
+    t5_sentence = t5_far_bucket(STUDY, lang)
+    if t5_sentence:
+        st.markdown(t5_sentence)
+
+# ------------------------------------------------------------- RoPE: stretched, or fine-tuned
+pi = stretches(STUDY, lang)
+if pi is not None:
+    st.header(t("real_text.pi.header"))
+    page.prose("stretches")
+    if answer_shown(rise_q, "stretches"):
+        st.dataframe(pi.table, hide_index=True, key="real_text_pi")
+        st.markdown("\n".join(f"- {s}" for s in pi.sentences))
 
 # ------------------------------------------------------------------------------- beside the papers
 st.header(t("real_text.papers_header"))
 page.prose("papers")
-pp = papers(DIR, lang)
+pp = papers(STUDY, lang)
 if pp is not None:
     st.markdown(t("real_text.alibi_quote"))
     st.dataframe(pp.cope_table, hide_index=True, key="real_text_cope_fig3")
@@ -120,35 +153,6 @@ if pp is not None:
         st.markdown(t("real_text.reproduces_header"))
         st.markdown("\n".join(f"- {s}" for s in pp.sentences))
     st.markdown(pp.scale)
-
-# ------------------------------------------------------------ the same bytes, and what anchors them
-same_bytes = cached(rte.same_bytes)
-anchors = cached(rte.anchors)
-t5_far_bucket = cached(rte.t5_far_bucket)
-st.header(t("real_text.same.header"))
-page.prose("same-bytes")
-sb = same_bytes(DIR, lang)
-if sb is None:
-    st.info(t("real_text.same.not_measured"))
-elif answer_shown(rise_q, "same_bytes"):  # the curves' changes (and T5's) answer the question
-    st.markdown(sb.curve)
-    st.dataframe(sb.table, hide_index=True, key="real_text_same_bytes")
-    st.caption(sb.caption)
-    st.markdown("\n".join(f"- {s}" for s in sb.sentences))
-    if sb.missing:
-        st.caption(t("real_text.same.missing", names=", ".join(sb.missing)))
-    t5_sentence = t5_far_bucket(DIR, lang)
-    if t5_sentence:
-        st.markdown(t5_sentence)
-st.header(t("real_text.anchor.header"))
-page.prose("anchors")
-an = anchors(DIR, lang)
-if an is None:
-    st.info(t("real_text.same.not_measured"))
-else:
-    st.dataframe(an.table, hide_index=True, key="real_text_anchors")
-    st.caption(an.caption)
-    st.markdown("\n".join(f"- {s}" for s in an.sentences))
 
 # -------------------------------------------------------------------------------- training curves
 st.header(t("real_text.curves_header"))
@@ -177,6 +181,7 @@ if tc is not None:
             ),
             "real_text_curve_heldout",
         )
+    st.markdown("\n".join(f"- {s}" for s in tc.sentences))
 
 
 # ---------------------------------------------------------------------------------- on your text
@@ -194,6 +199,7 @@ if tc is not None:
 )
 def text_section() -> None:
     """Owns the model, stretch and map pickers: they change only this section."""
+    st.caption(t("real_text.first_set", steps=ch.first_set_steps()))
     text = sentence()
     c1, c2 = st.columns(2)
     MODEL = Param.choice("real_text_model", ta.MODELS, default=DEFAULT_MODEL)
