@@ -178,11 +178,13 @@ async def _first_visit(url: str, page_name: str) -> tuple[list[str], dict[str, s
     return kinds, pages, ran
 
 
-def test_the_first_visitor_of_a_fresh_server_can_open_a_chapter_by_its_link(tmp_path):
+def test_the_first_visitor_of_a_fresh_server_can_open_a_chapter_by_its_link(tmp_path, monkeypatch):
     """The first session of a freshly started server opens /rope: no "Page not found", and it runs
     RoPE (before navigation_app, that session got the dialog and a navigation with the main page only)."""
+    from models.smollm2 import WARM_AT_START_ENV
     from tests.support.browser import start_server, stop_server
 
+    monkeypatch.setenv(WARM_AT_START_ENV, "0")  # RoPE only: no SmolLM2 load (~25 s of CPU) beside the suite
     proc, url, _ = start_server(tmp_path / "server.log")
     try:
         with ThreadPoolExecutor(1) as pool:

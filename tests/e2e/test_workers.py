@@ -21,10 +21,12 @@ import shutil
 import signal
 import subprocess
 import time
+from contextlib import ExitStack
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
+from models.smollm2 import WARM_AT_START_ENV
 from tests.e2e.conftest import TIMEOUT_MS
 from tools.serve import Class, free_port
 
@@ -65,7 +67,13 @@ CAME_BACK = """() => {
 def served_class():
     if shutil.which("haproxy") is None:
         pytest.fail("HAProxy is not installed (apt-get install haproxy; .ci/run installs it)", pytrace=False)
-    with Class(workers=2, port=free_port()) as c:  # stops every worker, restarted ones too, by PID
+    with ExitStack() as stack:
+        # These learners open RoPE only: the workers (and the one restarted after the kill, forked from
+        # the same spawner) start without SmolLM2's warm-up, ~25 s of CPU each beside the suite.
+        with pytest.MonkeyPatch.context() as env:
+            env.setenv(WARM_AT_START_ENV, "0")
+            # The class stops every worker, restarted ones too, by PID.
+            c = stack.enter_context(Class(workers=2, port=free_port()))
         yield c
 
 
