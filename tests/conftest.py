@@ -13,6 +13,7 @@ from streamlit.source_util import open_python_file
 from streamlit.testing.v1 import local_script_runner
 
 from explain.figures import spec as figure_spec
+from models import smollm2 as smollm2_model
 
 # Every figure a page sends is checked against plotly's own validated build of the same figure
 # (explain.figures.theme.AtlasFigure.to_dict): every page run and every control sweep of the suite
@@ -110,6 +111,35 @@ local_script_runner.require_widgets_deltas = _wait_for_the_run
 # Each new AppTest scans every installed distribution's metadata for Streamlit components (2% of a
 # sweep); what is installed does not change during a test process, so it is scanned once.
 manifest_scanner.scan_component_manifests = functools.cache(manifest_scanner.scan_component_manifests)
+
+# SmolLM2's load (models.smollm2, once per test process that opens its chapter) reads its gguf file
+# three times, for the tokenizer, the config and the weights: transformers parses every field of the
+# file each time (its 49,152-token vocabulary as Python strings), a third of the load. In the test
+# process the three reads share one parse. The reader is only read (fields, and tensors copied out
+# by dequantising), so the model is the same; tests/test_smollm2.py pins its numbers.
+_load_now = smollm2_model._load_now
+
+
+def _load_with_one_parse():
+    import gguf
+
+    parse = gguf.GGUFReader
+    parsed: dict[tuple, object] = {}
+
+    def reader(path, *args, **kwargs):
+        key = (str(path), args, tuple(sorted(kwargs.items())))
+        if key not in parsed:
+            parsed[key] = parse(path, *args, **kwargs)
+        return parsed[key]
+
+    gguf.GGUFReader = reader  # type: ignore[misc,assignment]  # read at each call by transformers' load_gguf_checkpoint
+    try:
+        return _load_now()
+    finally:
+        gguf.GGUFReader = parse  # type: ignore[misc]
+
+
+smollm2_model._load_now = _load_with_one_parse
 
 
 # pytest-xdist's --dist loadgroup sends the tests of one xdist_group (tests/e2e/conftest.py marks every
