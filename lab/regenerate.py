@@ -263,9 +263,16 @@ def regenerate_toy(args) -> None:
             set(args.tasks) == set(SHIPPED)
             and set(args.encodings) == set(DEFAULT_ENCODINGS)
             and not getattr(args, "retest_only", False)
+            and args.fresh
         ):
             index["train_wall_seconds"] = round(time.perf_counter() - t_all, 1)  # only a full regeneration
             index["jobs"] = workers.jobs
+        elif not getattr(args, "retest_only", False):
+            # A resumed run trains only what is missing: its wall time is not the set's, and the last
+            # full run's no longer describes checkpoints that were retrained since. Only CPU times,
+            # recorded per run, add up.
+            index.pop("train_wall_seconds", None)
+            index.pop("jobs", None)
         index_path.write_text(json.dumps(index, indent=1) + "\n")
     index["test_sets"] = test_set_record()
     if not args.no_probe:

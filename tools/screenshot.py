@@ -39,13 +39,16 @@ def main() -> None:
         default="",
         help="text of an element to click first (e.g. an expander's label); the shot starts there",
     )
+    ap.add_argument(
+        "--server-timeout", type=float, default=60.0, help="seconds to wait for the server (a busy machine)"
+    )
     args = ap.parse_args()
 
     from playwright.sync_api import sync_playwright
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    proc, url, _ = start_server(out / "server.log")
+    proc, url, _ = start_server(out / "server.log", timeout=args.server_timeout)
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)

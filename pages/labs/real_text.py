@@ -49,7 +49,9 @@ if su is None:
     st.warning(t("real_text.no_models"))
     st.stop()
 page.prose("setup")
-st.dataframe(su.facts, hide_index=True, key="real_text_facts")
+# The facts are sentences: a list wraps them where a table's cells would cut them off.
+what, value = su.facts.values()
+st.markdown("\n".join(f"- **{w}**: {v}" for w, v in zip(what, value, strict=True)))
 st.dataframe(su.models, hide_index=True, key="real_text_models")
 tc = training_curves(STUDY, lang)
 st.caption(
