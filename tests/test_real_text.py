@@ -472,14 +472,14 @@ def test_every_model_and_stretch_reads_the_text_and_learned_stops_at_its_table()
 
 
 def test_hostile_texts_never_raise():
-    from tests.hostile import HAND_PICKED
+    # Every hostile input (tests/hostile.py: the hand-picked families and their mixtures) goes through
+    # this page, with no error and its title drawn, in tests/test_hostile_inputs.py's whole-corpus
+    # sweep of the pages that read the text themselves; the hand-picked ones went through it here too,
+    # a second time (18 s of the suite). That it stays there:
+    from tests.test_hostile_inputs import WHOLE_CORPUS_PAGES
 
-    picked = [k for k in HAND_PICKED if not k.startswith("numbers:")]  # every family but the tame one
+    assert PAGE in [c.path for c in WHOLE_CORPUS_PAGES]
     at = open_page(PAGE)
-    for k in picked:
-        at.session_state["sentence"] = HAND_PICKED[k]
-        at.run()
-        assert not errors(at), k
     at.session_state["sentence"] = "가" * 10_000  # 30,000 bytes: cut to 1024
     at.run()
     assert not errors(at)
