@@ -21,9 +21,9 @@ which must stay single-threaded); the chapter shows `warm_status()` until it is 
 chapter waits. The returned model is shared by every session: read-only, eval mode, no gradients.
 
 `forward` takes explicit position ids, as the model does: the chapter shifts them to show the relative
-property. For long windows (the issue's loss curves past the 8192-token context, not built yet), the
-same model runs with `attention="sdpa"` (PyTorch's memory-bounded attention, no weights returned) and a
-stretched `rope_parameters` set on a copy of its config.
+property. The loss curves past the 8192-token context (lab/smollm2_long.py) load a separate copy with
+`attn_implementation="sdpa"` (PyTorch's memory-bounded attention, no weights returned) and write each
+stretch's frequencies into its rotary module; the shared copy here is never changed.
 """
 
 from __future__ import annotations

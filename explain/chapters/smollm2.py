@@ -10,9 +10,8 @@ Every function takes primitives and returns numpy arrays or dataclasses of them 
 bounded where they are defined); the model is loaded once per process by models.smollm2.load. The
 page calls nothing here before `warm_status().ready`.
 
-Designed to grow: the issue's long-context part (loss by position past the 8192-token context, with
-PI, NTK-aware and YaRN from the registry's `config_for_lengths`) adds a shipped result file and one
-function reading it; nothing here changes.
+The long-context part (loss by position past the 8192-token context, with PI, NTK-aware and YaRN from
+the registry's `config_for_lengths`) reads a shipped result file: explain/chapters/smollm2_long.py.
 """
 
 from __future__ import annotations
@@ -434,6 +433,8 @@ CHAPTER = Chapter(
         "models.smollm2:pair_sizes",
         "explain.chapters.smollm2:shift_test",
         "explain.chapters.smollm2:sink_shares",
+        "lab.smollm2_long:scheme_rotary",
+        "lab.smollm2_long:rotary",
     ),
     link={"smollm2_layer": "1", "smollm2_shift": "100"},
     link_shows={"smollm2_layer": 1, "smollm2_shift": 100},

@@ -13,6 +13,7 @@ from explain.chapters import attention_lab_figures
 from explain.chapters import attention_lab_length as length_lab
 from explain.chapters import attention_lab_shift as shift
 from explain.chapters import trained_attention as trained
+from explain.chapters.smollm2 import CHAPTER as SMOLLM2
 from ui.cache import cached
 from ui.common import control_row, inline_tokens, plot, seed, sentence, sentence_tokens
 from ui.i18n import current, option_names, t
@@ -193,6 +194,8 @@ def trained_part() -> None:
     if source != "trained":
         return
     page.prose("trained")
+    # A real RoPE model past its trained context, with the stretches these models are run with.
+    st.page_link(SMOLLM2.page, label=t("smollm2.long.link"), icon=SMOLLM2.icon)
     sec = trained_section(text, methods, lang)
     st.caption(sec.bytes_note)
     if sec.missing_note:

@@ -11,6 +11,7 @@ import streamlit as st
 from explain import figures as F
 from explain.chapters import minilm_figures
 from explain.chapters import smollm2 as ch
+from explain.chapters import smollm2_long as long_ch
 from ui.cache import cached
 from ui.common import inline_tokens, plot, sentence
 from ui.i18n import current, t
@@ -257,3 +258,23 @@ def sinks_section() -> None:
 
 
 sinks_section()
+
+
+# -- past the trained context (precomputed: lab/smollm2_long.py) -----------------------------------------
+long_view = cached(long_ch.section)
+
+
+@page.section(heading="smollm2.long.heading", prose="long", owns=("smollm2_long",))
+def long_context_section() -> None:
+    """Owns the loss curves; no control (computed ahead by `python -m lab.regenerate smollm2_long`)."""
+    view = long_view(lang)
+    if view is None:
+        st.info(t("smollm2.long.missing"))
+        return
+    st.markdown(view.setup)
+    plot(view.figure, "smollm2_long")
+    st.markdown("\n\n".join(view.sentences))
+    st.caption(view.cost)
+
+
+long_context_section()

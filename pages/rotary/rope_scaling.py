@@ -11,6 +11,7 @@ import streamlit as st
 
 from explain import figures as F
 from explain.chapters import rope_scaling as ch
+from explain.chapters.smollm2 import CHAPTER as SMOLLM2
 from ui.cache import cached
 from ui.common import plot, seed, sentence_tokens
 from ui.i18n import current, t
@@ -262,6 +263,9 @@ def sentence_part() -> None:
 
 
 sentence_part()
+
+# The same schemes, configured the same way, on a real 30-layer model past its 8,192-token context.
+st.page_link(SMOLLM2.page, label=t("smollm2.long.link"), icon=SMOLLM2.icon)
 
 # RoPE's model trained on real text, stretched by each scheme that has no parameters of its own.
 trained_panel(page.chapter)
