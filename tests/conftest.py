@@ -152,6 +152,11 @@ smollm2_model._load_now = _load_with_one_parse
 # under tests/e2e/ in one work unit; any other test on its own (or by its @group, should xdist's
 # suffix work again).
 E2E_DIR = "tests/e2e/"
+# And every test that names SmolLM2 (tests/test_smollm2.py, which asks for its xdist_group, and every
+# chapter sweep's SmolLM2 item) in one work unit too: each test process that opens its chapter loads
+# the model (~20 s of CPU, 1.2 GB), so on one worker it is loaded once, not once per worker. (xdist
+# hands out the largest units first: the browser tests, then this one.)
+SMOLLM2 = "smollm2"
 
 
 @pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist's: ignored when it is not loaded
@@ -162,6 +167,10 @@ def pytest_xdist_make_scheduler(config, log):
 
     class BrowserTestsOnOneWorker(LoadGroupScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            return "e2e" if nodeid.startswith(E2E_DIR) else super()._split_scope(nodeid)
+            if nodeid.startswith(E2E_DIR):
+                return "e2e"
+            if SMOLLM2 in nodeid:
+                return SMOLLM2
+            return super()._split_scope(nodeid)
 
     return BrowserTestsOnOneWorker(config, log)
