@@ -497,3 +497,27 @@ def test_every_numbers_panel_opens():
     at.run()
     assert not errors(at)
     assert len(at.get("download_button")) == 6
+
+
+@pytest.mark.parametrize("seed", CASES, ids=IDS)
+def test_the_papers_sentences_follow_the_seed_intervals(seed, tmp_path):
+    """ALiBi's sentence says "same direction" only when, over seeds, ALiBi's change is not above 0
+    and sinusoidal's is; CoPE's says "same direction" only when the same-bytes interval lies below 0,
+    "not the direction" only when it lies above, and "not settled" otherwise (one seed included)."""
+    d = studies(tmp_path, seed)
+    f = files(d)
+    pp = rte.papers(d, "en")
+    assert pp is not None
+
+    def change(kind):
+        return over(f, kind, lambda s: mean(long_of(f, kind, s, 1024)) - mean(long_of(f, kind, s, 128)))
+
+    a, s = change("alibi"), change("sinusoidal")
+    alibi = pp.sentences[0]
+    same = sign(a) <= 0 and sign(s) > 0
+    assert alibi.startswith("**ALiBi against sinusoidal — " + ("same direction" if same else "not the paper's"))
+    p = over(f, "cope", lambda sd: naive_past(f, "cope", sd, 1024))
+    assert p is not None
+    head = {-1: "same direction as Figure 3", 1: "not the direction of Figure 3", 0: "not settled"}[sign(p)]
+    assert pp.sentences[1].startswith(f"**CoPE past its training length — {head}")
+    assert signed(p) in pp.sentences[1]

@@ -376,7 +376,7 @@ def papers(directory: str = STUDY, lang: str | None = None) -> Papers | None:
         if cc is not None and dc is not None:
             out.append(
                 t(
-                    "real_text.paper.cope_" + ("falls" if dc.sign < 0 else "not_falls"),
+                    "real_text.paper.cope_" + {-1: "falls", 1: "not_falls", 0: "unsettled"}[dc.sign],
                     lang,
                     base=base,
                     top=top,
