@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from encoders import REGISTRY
 from explain.chapters import real_text as ch
 from explain.chapters import real_text_evidence as rte
 from explain.chapters import real_text_study as S
@@ -60,6 +61,11 @@ def files(d: str) -> dict[str, dict[int, tuple[dict, dict]]]:
         if meta.exists():
             out.setdefault(kind, {})[int(seed)] = (json.loads(meta.read_text()), json.loads(p.read_text()))
     return out
+
+
+def trained(f: dict) -> list[str]:
+    """The trained encodings of a study, in the registry's order (fine-tunes name a base run)."""
+    return [k for k in REGISTRY if k in f and not any(m.get("base") for m, _ in f[k].values())]
 
 
 def mean(v: list[float] | None) -> float:
@@ -323,7 +329,7 @@ def test_anchors_are_seed_paired_differences_on_the_same_bytes(seed, tmp_path):
     col_enc = t("real_text.same.col_encoding", "en")
     for order in rte.COMPARED_ORDERS:
         col = t("real_text.anchor.col_vs", "en", k=order)
-        for row, kind in enumerate(k for k in ENCODINGS if k in f):
+        for row, kind in enumerate(trained(f)):
             assert an.models[col_enc][row] == ch.enc_label(kind, "en")
             ng = a["ngram"][str(order)]
             want = naive(
@@ -331,7 +337,7 @@ def test_anchors_are_seed_paired_differences_on_the_same_bytes(seed, tmp_path):
             )
             assert an.models[col][row] == signed(want), (kind, order)
     xz = a["compressors"]["xz"]
-    gaps = [mean([mean(f[k][s][1]["long"]["128"]) for s in f[k]]) - xz for k in ENCODINGS if k in f]
+    gaps = [mean([mean(f[k][s][1]["long"]["128"]) for s in f[k]]) - xz for k in trained(f)]
     assert f"{min(gaps):+.2f}" in an.sentences[-1] and f"{max(gaps):+.2f}" in an.sentences[-1]
 
 
@@ -381,7 +387,7 @@ def test_training_curves_say_who_was_still_learning(seed, tmp_path):
     assert tc is not None
     falling: list[str] = []
     flat: list[str] = []
-    for kind in (k for k in ENCODINGS if k in f):
+    for kind in trained(f):
         runs = [f[kind][s][0]["curve"] for s in sorted(f[kind])]
         steps = [p["step"] for p in runs[0]]
         if steps[-1] - ch.TAIL_STEPS not in steps:
@@ -401,7 +407,7 @@ def test_setup_states_the_study_figures():
     assert su is not None
     f = files(S.STUDY)
     col = t("real_text.setup.col_seeds", "en")
-    kinds = [k for k in ENCODINGS if k in f] + [k for k in sorted(f) if k not in ENCODINGS]
+    kinds = trained(f) + [k for k in sorted(f) if k not in trained(f)]
     assert su.models[col] == [", ".join(str(s) for s in sorted(f[k])) for k in kinds]
     cpu = sum(m["train_cpu_seconds"] + ev["cpu_seconds"] for runs in f.values() for m, ev in runs.values())
     assert su.cpu_hours == pytest.approx(cpu / 3600)
