@@ -167,7 +167,6 @@ def _made_up(past_plain: float, spread: float, windows: int = 5) -> long_ch.Long
         wall_seconds=1.0,
         max_rss_mb=1.0,
         forwards=20,
-        text_tokens=68_552,
         text_sha256="0" * 64,
     )
 

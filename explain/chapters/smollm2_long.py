@@ -76,7 +76,6 @@ class LongContext:
     wall_seconds: float
     max_rss_mb: float
     forwards: int
-    text_tokens: int
     text_sha256: str
 
     @property
@@ -131,7 +130,6 @@ def load(path: str = str(RESULT_FILE)) -> LongContext | None:
         wall_seconds=float(sum(r["wall_seconds"] for r in used)),
         max_rss_mb=float(max(r["max_rss_mb"] for r in used)),
         forwards=len(used),
-        text_tokens=int(doc["text_tokens"]),
         text_sha256=s["text"]["sha256"],
     )
 
