@@ -156,7 +156,10 @@ def test_a_killed_worker_costs_its_learner_no_reload_and_the_class_is_whole_agai
     # redispatch brought the page back between two samples of the log, the "reconnected" notice.
     assert any(e["note"] for e in log), log
     assert len(loads) == 1, loads  # no reload: the frame script's rerun did it, not its fallback
-    assert _worker(context) != dead  # the balancer moved the learner to the other worker
+    # Served by a live process: the balancer moved the learner to the other worker, or (a slow
+    # reconnect on a busy machine, seen once in a full run: back after 16 s) to the killed worker
+    # already restarted in a new process.
+    assert _worker(context) != dead or c.worker_pids()[k - 1] != pid
     _rendered(page)
     expect(box).to_have_value(SENTENCE)
     assert page.url == c.url + ADDRESS  # chapter, sentence and seed still in the address

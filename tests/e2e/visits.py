@@ -203,16 +203,23 @@ class Visits:
         walker = self.walker(lang)
         tab, page = walker.tab, walker.tab.page
         requests_from, errors_from = len(tab.requests), len(tab.page_errors)
-        walker.go(f"{path_of(BY_KEY[key])}?lang={lang}")
-        page.wait_for_function(WAIT_CHARTS_JS, polling=100, timeout=TIMEOUT_MS)
+        title = t(f"chapters.{key}.title", lang)
+        url = f"{path_of(BY_KEY[key])}?lang={lang}"
+        loaded = not walker.drawn  # this visit opens the tab by a page load
+        walker.go(url)
         h1 = page.locator("h1").first
+        if loaded and title not in (h1.inner_text() if h1.count() else ""):
+            # A tab's first page load can draw the default page (Start here) before Streamlit has
+            # resolved the deep link (seen once in a full run, on the first English visit); the
+            # page asked for then comes by the same rerun back and forward use. Asked once more.
+            walker.go(url)
+        page.wait_for_function(WAIT_CHARTS_JS, polling=100, timeout=TIMEOUT_MS)
         visit = Visit(
             key,
             lang,
             h1.inner_text() if h1.count() else "",
             page.locator('[data-testid="stException"]').all_inner_texts(),
         )
-        title = t(f"chapters.{key}.title", lang)
         if title not in visit.h1:  # not the page asked for: measure nothing
             raise AssertionError(f"{key} in {lang}: the page's title is {visit.h1!r}, not {title!r}")
         visit.charts = page.evaluate(MARGINS_JS)
