@@ -262,11 +262,6 @@ def cost(lc: LongContext, lang: str) -> str:
     )
 
 
-def _rgba(hex_color: str, alpha: float) -> str:
-    r, g, b = (int(hex_color[i : i + 2], 16) for i in (1, 3, 5))
-    return f"rgba({r},{g},{b},{alpha})"
-
-
 def figure(lc: LongContext, lang: str) -> go.Figure:
     """Loss per position bin, one line per scheme (the mean over the windows) with its 95% band, and the
     trained context marked."""
@@ -276,38 +271,20 @@ def figure(lc: LongContext, lang: str) -> go.Figure:
     for k, n in enumerate(lc.schemes):
         label, color = name(n, lang), LINES[k % len(LINES)]
         mean, lo, hi = lc.band(n)
-        if np.isfinite(lo).all():
-            traces.append(
-                dict(
-                    type="scatter",
-                    x=np.concatenate([xs, xs[::-1]]),
-                    y=np.concatenate([hi, lo[::-1]]),
-                    fill="toself",
-                    fillcolor=_rgba(color, 0.15),
-                    mode="lines",
-                    line=dict(width=0),
-                    hoverinfo="skip",
-                    legendgroup=label,
-                    showlegend=False,
-                    name=label,
-                )
-            )
-        traces.append(
-            dict(
-                type="scatter",
-                x=xs,
-                y=mean,
-                mode="lines+markers",
-                name=label,
-                legendgroup=label,
-                line=dict(color=color, width=2, dash=DASHES[k % len(DASHES)]),
-                marker=dict(symbol=SYMBOLS[k % len(SYMBOLS)], size=6, color=color),
-                customdata=np.stack([lo, hi], axis=-1),
-                hovertemplate=(
-                    f"{escape(x_title)}: %{{x:.0f}}<br>{escape(y_title)}: %{{y:.3f}} "
-                    f"[%{{customdata[0]:.3f}}, %{{customdata[1]:.3f}}]<extra>{escape(label)}</extra>"
-                ),
-            )
+        traces += F.band_line(
+            xs,
+            mean,
+            lo,
+            hi,
+            name=label,
+            color=color,
+            dash=DASHES[k % len(DASHES)],
+            symbol=SYMBOLS[k % len(SYMBOLS)],
+            marker_size=6,
+            hovertemplate=(
+                f"{escape(x_title)}: %{{x:.0f}}<br>{escape(y_title)}: %{{y:.3f}} "
+                f"[%{{customdata[0]:.3f}}, %{{customdata[1]:.3f}}]<extra>{escape(label)}</extra>"
+            ),
         )
     fig = make_figure(
         traces,

@@ -9,11 +9,13 @@ import numpy as np
 import plotly.graph_objects as go
 
 from explain.chapters.toy_tasks_seeds import Interval
+from explain.figures.charts import band_line
 from explain.figures.theme import (
     LINES,
     PATTERNS,
     escape,
     make_figure,
+    rgba,
 )
 
 
@@ -62,11 +64,6 @@ SYMBOLS = ("circle", "square", "diamond", "triangle-up", "cross", "x", "star", "
 DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
 
 
-def _rgba(hex_color: str, alpha: float) -> str:
-    r, g, b = (int(hex_color[i : i + 2], 16) for i in (1, 3, 5))
-    return f"rgba({r},{g},{b},{alpha})"
-
-
 def seed_strips(
     categories: Sequence[str],
     series: Mapping[str, Sequence[Interval]],
@@ -111,7 +108,7 @@ def seed_strips(
                 name=name,
                 legendgroup=name,
                 showlegend=False,
-                marker=dict(color=_rgba(color, 0.55), symbol=symbol, size=7, line=dict(width=0)),
+                marker=dict(color=rgba(color, 0.55), symbol=symbol, size=7, line=dict(width=0)),
                 customdata=hover,
                 hovertemplate=f"%{{customdata}}<br>{y_title}: %{{y:.3g}}<extra>{escape(name)}</extra>",
             )
@@ -179,39 +176,20 @@ def band_lines(
         mean = np.array([iv.mean for iv in ivs], dtype=float)
         lo = np.array([iv.lo for iv in ivs], dtype=float)
         hi = np.array([iv.hi for iv in ivs], dtype=float)
-        ok = np.isfinite(lo) & np.isfinite(hi)
-        if ok.any():
-            traces.append(
-                dict(
-                    type="scatter",
-                    x=np.concatenate([xs[ok], xs[ok][::-1]]),
-                    y=np.concatenate([hi[ok], lo[ok][::-1]]),
-                    fill="toself",
-                    fillcolor=_rgba(color, 0.15),
-                    mode="lines",  # no markers on the band's outline
-                    line=dict(width=0),
-                    hoverinfo="skip",
-                    legendgroup=name,
-                    showlegend=False,
-                    name=name,
-                )
-            )
-        traces.append(
-            dict(
-                type="scatter",
-                x=xs,
-                y=mean,
-                mode="lines+markers",
-                name=name,
-                legendgroup=name,
-                line=dict(color=color, width=2, dash=DASHES[k % len(DASHES)]),
-                marker=dict(symbol=SYMBOLS[k % len(SYMBOLS)], size=7, color=color),
-                customdata=np.stack([lo, hi], axis=-1),
-                hovertemplate=(
-                    f"{x_title}: %{{x}}<br>{y_title}: %{{y:.3g}} [%{{customdata[0]:.3g}}, %{{customdata[1]:.3g}}]"
-                    f"<extra>{escape(name)}</extra>"
-                ),
-            )
+        traces += band_line(
+            xs,
+            mean,
+            lo,
+            hi,
+            name=name,
+            color=color,
+            dash=DASHES[k % len(DASHES)],
+            symbol=SYMBOLS[k % len(SYMBOLS)],
+            marker_size=7,
+            hovertemplate=(
+                f"{x_title}: %{{x}}<br>{y_title}: %{{y:.3g}} [%{{customdata[0]:.3g}}, %{{customdata[1]:.3g}}]"
+                f"<extra>{escape(name)}</extra>"
+            ),
         )
     return make_figure(
         traces,

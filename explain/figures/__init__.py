@@ -9,7 +9,7 @@ A builder used by one chapter only lives beside it, in explain/chapters/<chapter
 `from explain import figures as F` gives the shared builders and the colour constants.
 """
 
-from .charts import bars, lines, mark_lines, staircase, token_bars
+from .charts import band_line, bars, lines, mark_lines, staircase, token_bars
 from .maps import lab_map, matrix_heatmap, token_heatmap, token_heatmap_grid, token_map
 from .theme import FONT, INDEX, LINES, SIGNED, WEIGHTS
 
@@ -19,6 +19,7 @@ __all__ = [
     "LINES",
     "SIGNED",
     "WEIGHTS",
+    "band_line",
     "bars",
     "lab_map",
     "lines",

@@ -21,6 +21,7 @@ from .theme import (
     SYMBOLS,
     escape,
     make_figure,
+    rgba,
     token_axis,
     wire_values,
 )
@@ -74,6 +75,58 @@ def lines(
         # Legend under the plot: above it, it collides with the title on narrow columns.
         legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0),
     )
+
+
+def band_line(
+    x: np.ndarray,
+    mean: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    *,
+    name: str,
+    color: str,
+    dash: str,
+    symbol: str,
+    marker_size: int,
+    hovertemplate: str,
+) -> list[dict[str, Any]]:
+    """A mean line with its interval as a shaded band behind it (the band shares the line's legend
+    entry, so a click hides both). The band is drawn over the x where both ends are finite and left
+    out when there is none (one seed or one window: no interval); `customdata` carries [lo, hi] for
+    the caller's hover text."""
+    traces: list[dict[str, Any]] = []
+    ok = np.isfinite(lo) & np.isfinite(hi)
+    if ok.any():
+        traces.append(
+            dict(
+                type="scatter",
+                x=np.concatenate([x[ok], x[ok][::-1]]),
+                y=np.concatenate([hi[ok], lo[ok][::-1]]),
+                fill="toself",
+                fillcolor=rgba(color, 0.15),
+                mode="lines",  # no markers on the band's outline
+                line=dict(width=0),
+                hoverinfo="skip",
+                legendgroup=name,
+                showlegend=False,
+                name=name,
+            )
+        )
+    traces.append(
+        dict(
+            type="scatter",
+            x=x,
+            y=mean,
+            mode="lines+markers",
+            name=name,
+            legendgroup=name,
+            line=dict(color=color, width=2, dash=dash),
+            marker=dict(symbol=symbol, size=marker_size, color=color),
+            customdata=np.stack([lo, hi], axis=-1),
+            hovertemplate=hovertemplate,
+        )
+    )
+    return traces
 
 
 def bars(

@@ -182,6 +182,12 @@ def panel_title(text: str, x: float, y: float) -> dict[str, Any]:
     )
 
 
+def rgba(hex_color: str, alpha: float) -> str:
+    """A "#rrggbb" colour at the given opacity (plotly's fill colours take rgba())."""
+    r, g, b = (int(hex_color[i : i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
 def escape(token: str) -> str:
     """Hover text is rendered as HTML by plotly.js: a typed '<b>' must show as text, not markup."""
     return token.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
