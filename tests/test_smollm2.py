@@ -9,7 +9,7 @@ them on one worker), and there are few of them. What they pin:
   more than 1e-4 and no logit by more than 1e-3 (float32 rotation angles; measured 3e-6 and 7e-5),
   while reversing the ids changes the logits by more than 1 — the shift is really applied;
 - the frequency table equals the model's own rotary frequencies, from its config's base and head size;
-- the page in both languages, and hostile input.
+- the page in both languages (its long-context chart drawn from the shipped curves), and hostile input.
 """
 
 from __future__ import annotations
@@ -25,8 +25,10 @@ import torch
 from streamlit.testing.v1 import AppTest
 
 from explain.chapters import smollm2 as ch
+from explain.chapters import smollm2_long as long_ch
+from explain.i18n import t
 from models import smollm2 as smol
-from tests.helpers import APP, TIMEOUT, errors
+from tests.helpers import APP, TIMEOUT, chart, errors
 from tests.hostile import CORPUS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -172,8 +174,22 @@ def test_page_runs_in_both_languages(loaded, lang):
     at.slider(key="smollm2_shift").set_value(ch.MAX_SHIFT).run()
     assert not errors(at), errors(at)
     words = " ".join(m.value for m in at.markdown)
-    assert "Q4_1" in " ".join(c.value for c in at.caption)
+    captions = " ".join(c.value for c in at.caption)
+    assert "Q4_1" in captions
     assert "%" in words  # the readout's probabilities
+    # Past the trained context: the shipped curves, one line per scheme with its band, the trained
+    # context marked, the section's statements, and the run's cost with the text's checksum.
+    lc = long_ch.load()
+    assert lc is not None, "assets/smollm2/long_context.json is shipped"
+    assert t("smollm2.long.heading", lang) in [h.value for h in at.header]
+    fig = chart(at, "smollm2_long")
+    lines = [tr["name"] for tr in fig["data"] if tr.get("mode") == "lines+markers"]
+    assert lines == [long_ch.name(n, lang) for n in lc.schemes] and len(lines) == 4
+    bands = [tr for tr in fig["data"] if tr.get("fill") == "toself"]
+    assert len(bands) == 4 and all(tr.get("showlegend") is False for tr in bands)
+    assert any(sh.get("x0") == sh.get("x1") == lc.trained for sh in fig["layout"].get("shapes", []))
+    assert all(sentence in words for sentence in long_ch.sentences(lc, lang))
+    assert "SHA-256" in captions and lc.text_sha256[:12] in captions
 
 
 @pytest.mark.parametrize(

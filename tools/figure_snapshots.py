@@ -12,10 +12,14 @@ The recording and the comparison live in tests/support/figure_snapshots.py (the 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+# A snapshot is the page as drawn: the SmolLM2 chapter waits for its model (as under the tests,
+# tests/conftest.py) instead of drawing its "warming up" note and stopping (which would record 0 figures).
+os.environ.setdefault("PE_ATLAS_SMOLLM2_WAIT", "1")
 
 from tests.support import figure_snapshots as S
 

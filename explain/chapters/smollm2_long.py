@@ -214,7 +214,16 @@ def sentences(lc: LongContext, lang: str) -> list[str]:
     for n, d in f.versus_best.items():
         key = "smollm2.long.clearly_below" if d.above_zero else "smollm2.long.cannot_tell"
         out.append(
-            t(key, lang, best=name(f.best, lang), other=name(n, lang), d=d.mean, lo=d.lo, hi=d.hi, windows=lc.windows)
+            t(
+                key,
+                lang,
+                best=name(f.best, lang),
+                other=name(n, lang),
+                d=d.mean,
+                lo=_nz(d.lo),
+                hi=_nz(d.hi),
+                windows=lc.windows,
+            )
         )
     out.append(t("smollm2.long.inside_lead", lang, plain=name(ref, lang)))
     for n, d in f.inside_cost.items():
@@ -226,9 +235,24 @@ def sentences(lc: LongContext, lang: str) -> list[str]:
             else "smollm2.long.inside_same"
         )
         out.append(
-            t(key, lang, name=name(n, lang), plain=name(ref, lang), trained=lc.trained, d=d.mean, lo=d.lo, hi=d.hi)
+            t(
+                key,
+                lang,
+                name=name(n, lang),
+                plain=name(ref, lang),
+                trained=lc.trained,
+                d=d.mean,
+                lo=_nz(d.lo),
+                hi=_nz(d.hi),
+            )
         )
     return out
+
+
+def _nz(x: float) -> float:
+    """An interval's end as the sentences print it (3 decimals): one that rounds to zero is 0, so a
+    lower end of −0.0002 reads "0.000", not "-0.000"."""
+    return 0.0 if abs(x) < 5e-4 else x
 
 
 def setup(lc: LongContext, lang: str) -> str:
