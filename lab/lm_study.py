@@ -349,6 +349,8 @@ def write_readme(directory: Path = STUDY_DIR) -> None:
     metas = [json.loads(p.read_text()) for p in sorted(directory.glob("*.json")) if not p.name.endswith(".eval.json")]
     metas = [m for m in metas if "settings" in m]
     cpu = sum(float(m.get("train_cpu_seconds", 0)) for m in metas) / 3600
+    evals = [json.loads(p.read_text()) for p in sorted(directory.glob("*.eval.json"))]
+    eval_cpu = sum(float(e.get("cpu_seconds", 0)) for e in evals) / 3600
     rows = [
         f"| {kind} | {', '.join(str(x) for x in sorted(v))} | "
         + f"{np.mean([r['128'] for r in v.values()]):.4f} | {np.mean([r['capped'] for r in v.values()]):.4f} |"
@@ -367,7 +369,10 @@ without). Per run: `<encoding>-s<seed>.json` (settings, parameters, training cur
 `.eval.json` (per 128-byte block of the first {EVAL_BYTES:,} held-out bytes: capped at {CAP} bytes, every
 evaluation length, RoPE's zero-shot stretches, T5's far bucket); `anchors.json` (byte n-grams and
 compressors on the same bytes). Weights (`weights/`, 0.9 MB a run) are not shipped: the command
-reproduces them. Training: {cpu:.1f} CPU hours over {len(metas)} runs (one thread each).
+reproduces them. Training: {cpu:.1f} CPU hours over {len(metas)} runs, evaluation {eval_cpu:.1f} more (one
+thread each): the runs are independent, so with `--jobs 2` on a quiet 2-core machine the set takes about
+{(cpu + eval_cpu) / 2:.1f} h of wall time. (This set was trained across several sessions on a shared
+machine and resumed each time, so its own wall time was not measured in one piece.)
 
 | run | seeds | bits/byte at 128 (mean over seeds) | capped at 128 |
 |---|---|---|---|

@@ -45,10 +45,25 @@ def sign(e: tuple[float, float, float]) -> int:
     return 0 if not math.isfinite(e[1]) else 1 if e[1] > 0 else -1 if e[2] < 0 else 0
 
 
+def _sign3(x: float) -> str:
+    # The page's convention: a value that rounds to zero is "0.000", never "-0.000" or "+0.000".
+    return "0.000" if round(x, 3) == 0 else f"{x:+.3f}"
+
+
 def signed(e: tuple[float, float, float]) -> str:
     if not math.isfinite(e[1]):
-        return f"{e[0]:+.3f}"
-    return f"{e[0]:+.3f} [{e[1]:+.3f}, {e[2]:+.3f}]"
+        return _sign3(e[0])
+    return f"{_sign3(e[0])} [{_sign3(e[1])}, {_sign3(e[2])}]"
+
+
+def test_a_change_that_rounds_to_zero_has_no_sign():
+    assert [S.signed(x) for x in (-0.0004, 0.0, 0.0004, -0.0006, 0.0006)] == [
+        "0.000",
+        "0.000",
+        "0.000",
+        "-0.001",
+        "+0.001",
+    ]
 
 
 def files(d: str) -> dict[str, dict[int, tuple[dict, dict]]]:

@@ -83,8 +83,15 @@ class Estimate:
     def signed_text(self, digits: int = 3) -> str:
         """“+0.120 [+0.080, +0.160]”: a change, with its sign."""
         if not math.isfinite(self.lo):
-            return f"{self.mean:+.{digits}f}"
-        return f"{self.mean:+.{digits}f} [{self.lo:+.{digits}f}, {self.hi:+.{digits}f}]"
+            return signed(self.mean, digits)
+        return f"{signed(self.mean, digits)} [{signed(self.lo, digits)}, {signed(self.hi, digits)}]"
+
+
+def signed(x: float, digits: int = 3) -> str:
+    """x with its sign, "+0.012"; one that rounds to zero at `digits` is "0.000" (not "-0.000", which
+    reads as a result of its own)."""
+    text = f"{x:+.{digits}f}"
+    return text[1:] if float(text) == 0 else text
 
 
 def over_seeds(values: list[float]) -> Estimate:
