@@ -149,7 +149,7 @@ def fake_study(tmp: Path, seed: int, n_seeds: int = 3, blocks: int = 32) -> str:
     # "the largest change" a matter of float rounding).
     trend = {
         k: float(rng.choice([-0.3, -0.05, 0.0, 0.1, 0.5])) + 0.003 * i
-        for i, k in enumerate((*kinds, *STRETCHES, "rope+pi-ft"))
+        for i, k in enumerate((*kinds, *STRETCHES, "rope+pi-ft", "rope+ft"))
     }
     noise = float(rng.choice([0.001, 0.05, 0.4]))
 
@@ -171,7 +171,7 @@ def fake_study(tmp: Path, seed: int, n_seeds: int = 3, blocks: int = 32) -> str:
         return [float(x) for x in capped], long
 
     for s in range(n_seeds):
-        for i, k in enumerate((*kinds, "rope+pi-ft")):
+        for i, k in enumerate((*kinds, "rope+pi-ft", "rope+ft")):
             s_noise = noise * float(rng.standard_normal())
             capped, long = reading(2.3 + 0.05 * i, k, s_noise)
             ev: dict = {"capped": capped, "long": long, "cpu_seconds": 1.0}
@@ -193,8 +193,8 @@ def fake_study(tmp: Path, seed: int, n_seeds: int = 3, blocks: int = 32) -> str:
                     for st in range(100, 1100 + 100 * (k == "none"), 100)
                 ],
             }
-            if k == "rope+pi-ft":
-                meta.update(base=f"rope-s{s}", stretch="rope-pi")
+            if k in ("rope+pi-ft", "rope+ft"):
+                meta.update(base=f"rope-s{s}", stretch="rope-pi" if k == "rope+pi-ft" else None)
             (tmp / f"{k}-s{s}.json").write_text(json.dumps(meta))
             (tmp / f"{k}-s{s}.eval.json").write_text(json.dumps(ev))
     anchors = {
@@ -375,6 +375,16 @@ def test_rope_stretched_and_fine_tuned_against_plain_rope(seed, tmp_path):
         want = naive([mean(long_of(f, kind, s, 1024)) - mean(long_of(f, STRETCHED, s, 1024)) for s in both])
         assert pi.table[col_vs][row] == signed(want)
         assert signed(want) in pi.sentences[row - 1]
+    # The two fine-tunes against each other, seed-paired (the PI paper's control), with its verdict.
+    fts = {m.get("stretch"): k for k in f for m, _ in f[k].values() if m.get("base")}
+    assert len(pi.sentences) == len(rows) - 1 + (len(fts) == 2)
+    if len(fts) == 2:
+        a, b = fts["rope-pi"], fts[None]
+        both = sorted(set(seeds_of(f, a)) & set(seeds_of(f, b)))
+        want = naive([mean(long_of(f, a, s, 1024)) - mean(long_of(f, b, s, 1024)) for s in both])
+        last = pi.sentences[-1]
+        assert signed(want) in last and ch.enc_label(a, "en") in last and ch.enc_label(b, "en") in last
+        assert last.count(t(f"real_text.verdict.{VERDICT[sign(want)]}", "en")) == 1
 
 
 @pytest.mark.parametrize("seed", CASES, ids=IDS)

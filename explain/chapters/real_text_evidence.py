@@ -266,6 +266,30 @@ def stretches(directory: str = STUDY, lang: str | None = None) -> Stretches | No
                     seeds=seeds_text(vs, lang),
                 )
             )
+    # The PI paper's own question: does stretching before the fine-tune beat fine-tuning alone (its
+    # control, direct fine-tuning)? The two fine-tunes of each seed start from the same weights.
+    first = {k: next(iter(st.runs[k].values())).meta for k in st.finetunes}
+    stretched = [k for k in st.finetunes if first[k].get("stretch")]
+    direct = [k for k in st.finetunes if not first[k].get("stretch")]
+    ft = S.paired(st, stretched[0], direct[0], S.at(top)) if stretched and direct else None
+    if ft is not None:
+        cfg = first[stretched[0]]["settings"]
+        sentences.append(
+            t(
+                "real_text.pi.line_ft_vs",
+                lang,
+                name=enc_label(stretched[0], lang),
+                other=enc_label(direct[0], lang),
+                top=top,
+                d=ft.signed_text(),
+                v=verdict(ft, lang),
+                seeds=seeds_text(ft, lang),
+                steps=cfg["steps"],
+                batch=cfg["batch_size"],
+                params=first[stretched[0]]["parameters"],
+                s=top // train,
+            )
+        )
     return Stretches(table, sentences)
 
 
