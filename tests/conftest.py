@@ -151,23 +151,11 @@ smollm2_model._load_now = _load_with_one_parse
 # page loads. The scheduler below groups them by path instead, as loadgroup meant to: every test
 # under tests/e2e/ in one work unit; any other test on its own (or by its @group, should xdist's
 # suffix work again).
+# (Two units of whole files, a server and a Chromium on each worker, were measured on 2026-12-05: the
+# suite took 963 s instead of 788 s, and the browser tests summed 995 s instead of 756 s. On 2 cores a
+# server and a Chromium beside the other worker's page runs already fill the machine; two of them
+# only wait for each other.)
 E2E_DIR = "tests/e2e/"
-# The browser tests summed ~760 s in one unit, more than every other test together (~680 s): on one
-# worker they were the suite's floor. So they are two units, whole files each, balanced by the files'
-# recorded times (.test-durations/last.txt): each worker starts its own server and Chromium once
-# (~15 s), and a file's module fixtures (the margins walk, the chapter walk of test_pages_browser.py)
-# are still built once and run in order. The files named here form the second unit.
-E2E_SECOND = frozenset(
-    E2E_DIR + name
-    for name in (
-        "test_axe.py",  # 193 s
-        "test_keyboard.py",  # 65 s
-        "test_animation_browser.py",  # 47 s
-        "test_lesson_landing_browser.py",  # 39 s
-        "test_fold_resize_browser.py",  # 18 s
-        "test_hover_browser.py",  # 11 s
-    )
-)
 # And every test that names SmolLM2 (tests/test_smollm2.py, which asks for its xdist_group, and every
 # chapter sweep's SmolLM2 item) in one work unit too: each test process that opens its chapter loads
 # the model (~20 s of CPU, 1.2 GB), so on one worker it is loaded once, not once per worker. (xdist
@@ -181,12 +169,12 @@ def pytest_xdist_make_scheduler(config, log):
         return None
     from xdist.scheduler import LoadGroupScheduling
 
-    class BrowserTestsInTwoUnits(LoadGroupScheduling):
+    class BrowserTestsOnOneWorker(LoadGroupScheduling):
         def _split_scope(self, nodeid: str) -> str:
             if nodeid.startswith(E2E_DIR):
-                return "e2e-2" if nodeid.split("::")[0] in E2E_SECOND else "e2e"
+                return "e2e"
             if SMOLLM2 in nodeid:
                 return SMOLLM2
             return super()._split_scope(nodeid)
 
-    return BrowserTestsInTwoUnits(config, log)
+    return BrowserTestsOnOneWorker(config, log)
