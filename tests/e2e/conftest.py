@@ -25,9 +25,9 @@ def pytest_collection_modifyitems(items):
     for item in items:
         if Path(item.path).is_relative_to(Path(__file__).parent):
             item.add_marker(pytest.mark.e2e)
-            # Under pytest-xdist (--dist loadgroup) every browser test runs in one worker: one server,
-            # one Chromium, and the chapter walk of test_pages_browser.py stays in order. (xdist's own
-            # grouping by this mark is broken under pytest 9: tests/conftest.py's scheduler does it.)
+            # Under pytest-xdist (--dist loadgroup) the browser tests run as two units of whole files
+            # (tests/conftest.py's scheduler: xdist's own grouping by this mark is broken under
+            # pytest 9), each unit on one worker with one server and one Chromium.
             item.add_marker(pytest.mark.xdist_group("e2e"))
 
 
@@ -49,15 +49,8 @@ def server_log(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def app_url(server_log):
-    """A Streamlit server for this test session; yields its base URL (no trailing slash).
-
-    It sends figures without checking each against plotly's validated build (tests/conftest.py turns
-    that check on for the suite): the browser tests test what Chromium does with what is sent, and
-    the check itself runs in the AppTest runs of the same pages (every page in both languages, every
-    control; tests/test_figure_snapshots.py, tests/test_controls.py). In this server it ran again for
-    every figure of every visit (no memory of figures already checked in a server process), a third
-    of each page's server time, with the browser tests on one worker the suite's longest part."""
-    proc, url, _ = start_server(server_log, env={"PE_ATLAS_CHECK_FIGURES": "0"})
+    """A Streamlit server for this test session; yields its base URL (no trailing slash)."""
+    proc, url, _ = start_server(server_log)
     yield url
     stop_server(proc)
 

@@ -30,16 +30,13 @@ CHROMIUM_ARGS = [
 ]
 
 
-def start_server(
-    log: Path, timeout: float = 60.0, script: str = "app.py", env: dict[str, str] | None = None
-) -> tuple[subprocess.Popen, str, float]:
+def start_server(log: Path, timeout: float = 60.0, script: str = "app.py") -> tuple[subprocess.Popen, str, float]:
     """Start `streamlit run app.py` on a free 127.0.0.1 port, as ./run-app does (serve_app.py: the heavy
     imports done before the server is healthy); wait for /_stcore/health. `script` (a path from the
     project's root) runs another script the same way: tools/bench_browser.py's reference app.
 
     Returns (process, base URL without trailing slash, seconds until healthy). The log goes to a
-    file: an unread pipe can block the server. `env`: variables set for the server only, over this
-    process's own.
+    file: an unread pipe can block the server.
     """
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -63,7 +60,7 @@ def start_server(
     ]
     t0 = time.perf_counter()
     with open(log, "wb") as fh:
-        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=fh, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=fh, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     while True:
         try:
