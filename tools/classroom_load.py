@@ -10,8 +10,8 @@ browser sends and receives — so 30 learners cost the client almost nothing and
 the server, not 30 Chromiums fighting for 2 cores. (Longer than 500 lines: the protocol client, the
 learners' behaviour, the worker kill and its report are one measurement.) Each session:
 
-  1. opens the app (the default chapter) and types its own sentence, which carries a marker only it
-     knows ("zqv017x" for session 17);
+  1. opens the app (the default chapter; with --chapter KEY, then that chapter, where it stays) and
+     types its own sentence, which carries a marker only it knows ("zqv017x" for session 17);
   2. then, `--actions` times, after a think time drawn from a log-normal distribution with median
      --think seconds (0: no pause, everyone at once — the closed-loop worst case): moves one of the
      page's sliders (half of the time; sometimes to its minimum or maximum), types a new sentence (a
@@ -96,6 +96,8 @@ class Session:
     url: str
     timeout: float
     times: list[float] = field(default_factory=list)
+    kinds: list[str] = field(default_factory=list)  # what each of `times` was: slider, sentence, …
+    kind: str = "sentence"  # what the input being run is
     errors: list[str] = field(default_factory=list)
     leaks: set[int] = field(default_factory=set)
     seen_own: bool = False  # did our own marker ever come back? If not, the leak check is blind
@@ -220,6 +222,7 @@ class Session:
     def record(self, t: float | None) -> None:
         if t is not None:  # an input cut off by its worker's death has no time: it is counted in `failed`
             self.times.append(t)
+            self.kinds.append(self.kind)
 
     async def act(self, run) -> float | None:
         """One input: its run's time, or None when its worker died under it (then, as a browser with the
@@ -303,7 +306,7 @@ def think_times(n: int, count: int, median: float) -> list[float]:
     return [min(5 * median, rng.lognormvariate(math.log(median), 0.8)) for _ in range(count)]
 
 
-async def one_learner(s: Session, actions: int, paths: list[str], think: float = 0.0) -> None:
+async def one_learner(s: Session, actions: int, paths: list[str], think: float = 0.0, home: str | None = None) -> None:
     pauses = think_times(s.n, actions + 1, think)
     try:
         s.cookie = await asyncio.to_thread(cookie_for, s.url)
@@ -312,6 +315,8 @@ async def one_learner(s: Session, actions: int, paths: list[str], think: float =
         watcher = asyncio.create_task(s.watch())
         try:
             await s.act(lambda ws: s.run_script(ws, ""))  # the first load, as a fresh tab does
+            if home is not None:  # --chapter: the learner's link opens that chapter
+                await s.act(lambda ws: s.run_script(ws, s.pages.get(home, "")))
 
             async def first(ws) -> float:
                 s.type_sentence(0)
@@ -326,9 +331,12 @@ async def one_learner(s: Session, actions: int, paths: list[str], think: float =
                     what = (s.n * 3 + k) % 4  # half sliders, a quarter sentences, a quarter chapters
                     fragment = s.move_a_slider(k, extreme=k % 5 == 4) if what in (0, 1) else None
                     if fragment is not None:
+                        s.kind = "slider"
                         return await s.run_script(ws, fragment=fragment)
                     if what == 3:  # switch chapter
+                        s.kind = "chapter"
                         return await s.run_script(ws, s.pages.get(paths[(s.n + k) % len(paths)], ""))
+                    s.kind = "hostile sentence" if k % 5 == 2 else "sentence"
                     s.type_sentence(k, hostile=k % 5 == 2)
                     return await s.run_script(ws)
 
@@ -402,6 +410,28 @@ async def training_rush(url: str, n: int, timeout: float) -> dict:
     }
 
 
+async def chapter_ready(url: str, chapter: str, learners: int, timeout: float) -> float:
+    """Seconds until `learners` fresh sessions at once (the balancer spreads them over the workers)
+    each see the chapter drawn with a slider. A chapter that loads a model in the background draws
+    only a note until it is there (the sidebar has no slider), and inputs measured before that would
+    time the note, not the chapter."""
+    t0 = time.perf_counter()
+
+    async def drawn(s: Session) -> bool:
+        s.cookie = await asyncio.to_thread(cookie_for, s.url)
+        async with connect(s) as ws:
+            await s.run_script(ws, "")
+            await s.run_script(ws, s.pages.get(chapter, ""))
+        return any(kind == "slider" for kind, _ in s.elements.values())
+
+    while time.perf_counter() - t0 < timeout:
+        seen = await asyncio.gather(*(drawn(Session(900 + k, url, timeout)) for k in range(learners)))
+        if all(seen):
+            return time.perf_counter() - t0
+        await asyncio.sleep(2.0)
+    raise TimeoutError(f"{chapter} was not drawn with its controls within {timeout:.0f} s")
+
+
 def peak_rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
@@ -464,13 +494,14 @@ async def classroom(
     paths: list[str],
     think: float = 0.0,
     kill: tuple[Class, float] | None = None,
+    home: str | None = None,
 ) -> dict:
     sessions = [Session(k, url, timeout) for k in range(n)]
     t0 = time.perf_counter()
     done = asyncio.Event()
     ticker = asyncio.create_task(progress(sessions, n * (actions + 1), t0, done))
     killer = asyncio.create_task(kill_a_worker(kill[0], sessions, kill[1])) if kill else None
-    await asyncio.gather(*(one_learner(s, actions, paths, think) for s in sessions))
+    await asyncio.gather(*(one_learner(s, actions, paths, think, home) for s in sessions))
     done.set()
     await ticker
     times = [t for s in sessions for t in s.times]
@@ -496,6 +527,16 @@ async def classroom(
         "p50_ms": round(1000 * statistics.median(times), 1) if times else None,
         "p95_ms": round(1000 * percentile(times, 0.95), 1) if times else None,
         "max_ms": round(1000 * max(times), 1) if times else None,
+        # per kind of input: how many, p50 and p95 (ms); a tail's cause is usually one kind
+        "by_kind": {
+            kind: {
+                "n": len(ts),
+                "p50_ms": round(1000 * statistics.median(ts), 1),
+                "p95_ms": round(1000 * percentile(ts, 0.95), 1),
+            }
+            for kind in sorted({k for s in sessions for k in s.kinds})
+            for ts in [[t for s in sessions for t, k in zip(s.times, s.kinds, strict=True) if k == kind]]
+        },
         "errors": [f"session {s.n}: {e}" for s in sessions for e in s.errors],
         "leaks": sorted({(s.n, other) for s in sessions for other in s.leaks}),
         **({"worker_death": death} if death else {}),
@@ -516,6 +557,10 @@ def main() -> int:
         metavar="S",
         help="S seconds into the first round, SIGKILL the worker serving the most learners (needs --workers)",
     )
+    ap.add_argument(
+        "--chapter",
+        help="every learner opens this chapter (its key) and stays there: a chapter switch reruns it",
+    )
     ap.add_argument("--out", type=Path, default=ROOT / "bench_results" / "load.json")
     args = ap.parse_args()
     if any(not 1 <= n <= 150 for n in args.sessions) or not 1 <= args.actions <= 50 or args.think < 0:
@@ -525,6 +570,10 @@ def main() -> int:
     from ui.chapters import CHAPTERS
 
     paths = [c.key for c in CHAPTERS]
+    if args.chapter is not None:
+        if args.chapter not in paths:
+            ap.error(f"--chapter must be one of {', '.join(paths)}")
+        paths = [args.chapter]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     served = None
     if args.workers > 1:
@@ -538,10 +587,13 @@ def main() -> int:
     results: dict[str, Any] = {"server_boot_s": round(boot, 2), "workers": args.workers, "rounds": []}
     try:
         # Warm-up: imports and first caches, on every worker (new learners go to the least busy one).
-        asyncio.run(classroom(url, 2 * args.workers, 2, args.timeout, paths))
+        asyncio.run(classroom(url, 2 * args.workers, 2, args.timeout, paths, home=args.chapter))
+        if args.chapter is not None:
+            ready = asyncio.run(chapter_ready(url, args.chapter, 2 * args.workers, 600.0))
+            results["chapter"], results["chapter_ready_after_warmup_s"] = args.chapter, round(ready, 1)
         for i, n in enumerate(args.sessions):
             kill = (served, args.kill_worker_at) if served and args.kill_worker_at is not None and i == 0 else None
-            r = asyncio.run(classroom(url, n, args.actions, args.timeout, paths, args.think, kill))
+            r = asyncio.run(classroom(url, n, args.actions, args.timeout, paths, args.think, kill, args.chapter))
             if served is not None:
                 pids = served.worker_pids()  # a restarted worker has a new one
             rss = [round(peak_rss_mb(pid), 1) for pid in pids]
@@ -553,6 +605,8 @@ def main() -> int:
                 f"leaks {len(r['leaks'])}; peak RSS {rss} MB",
                 flush=True,
             )
+            for kind, v in r["by_kind"].items():
+                print(f"    {kind}: {v['n']} inputs, p50 {v['p50_ms']} ms, p95 {v['p95_ms']} ms", flush=True)
             for e in r["errors"][:10]:
                 print("   ", e)
             if "worker_death" in r:
