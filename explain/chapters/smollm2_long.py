@@ -24,7 +24,7 @@ import plotly.graph_objects as go
 from explain import figures as F
 from explain import methods
 from explain.bounds import bounded
-from explain.figures.theme import DASHES, LINES, SYMBOLS, escape, make_figure
+from explain.figures.theme import SYMBOLS, make_figure
 from explain.i18n import t
 from lab import smollm2_long as run
 
@@ -293,23 +293,11 @@ def figure(lc: LongContext, lang: str) -> go.Figure:
     traces: list[dict[str, Any]] = []
     xs = lc.centres
     for k, n in enumerate(lc.schemes):
-        label, color = name(n, lang), LINES[k % len(LINES)]
         mean, lo, hi = lc.band(n)
         traces += F.band_line(
-            xs,
-            mean,
-            lo,
-            hi,
-            name=label,
-            color=color,
-            dash=DASHES[k % len(DASHES)],
-            symbol=SYMBOLS[k % len(SYMBOLS)],
-            marker_size=6,
-            hovertemplate=(
-                f"{escape(x_title)}: %{{x:.0f}}<br>{escape(y_title)}: %{{y:.3f}} "
-                f"[%{{customdata[0]:.3f}}, %{{customdata[1]:.3f}}]<extra>{escape(label)}</extra>"
-            ),
-        )
+            xs, mean, lo, hi, name=name(n, lang), k=k, symbol=SYMBOLS[k % len(SYMBOLS)], marker_size=6,
+            x_title=x_title, y_title=y_title, x_format=".0f", y_format=".3f",
+        )  # fmt: skip
     fig = make_figure(
         traces,
         t("smollm2.long.title", lang, windows=lc.windows, window=lc.window),

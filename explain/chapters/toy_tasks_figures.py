@@ -172,25 +172,13 @@ def band_lines(
     traces: list[dict[str, Any]] = []
     xs = np.asarray(x, dtype=float)
     for k, (name, ivs) in enumerate(series.items()):
-        color = LINES[k % len(LINES)]
         mean = np.array([iv.mean for iv in ivs], dtype=float)
         lo = np.array([iv.lo for iv in ivs], dtype=float)
         hi = np.array([iv.hi for iv in ivs], dtype=float)
         traces += band_line(
-            xs,
-            mean,
-            lo,
-            hi,
-            name=name,
-            color=color,
-            dash=DASHES[k % len(DASHES)],
-            symbol=SYMBOLS[k % len(SYMBOLS)],
-            marker_size=7,
-            hovertemplate=(
-                f"{x_title}: %{{x}}<br>{y_title}: %{{y:.3g}} [%{{customdata[0]:.3g}}, %{{customdata[1]:.3g}}]"
-                f"<extra>{escape(name)}</extra>"
-            ),
-        )
+            xs, mean, lo, hi, name=name, k=k, symbol=SYMBOLS[k % len(SYMBOLS)], marker_size=7,
+            x_title=x_title, y_title=y_title,
+        )  # fmt: skip
     return make_figure(
         traces,
         title,

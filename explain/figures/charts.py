@@ -84,16 +84,24 @@ def band_line(
     hi: np.ndarray,
     *,
     name: str,
-    color: str,
-    dash: str,
+    k: int,
     symbol: str,
     marker_size: int,
-    hovertemplate: str,
+    x_title: str,
+    y_title: str,
+    x_format: str = "",
+    y_format: str = ".3g",
 ) -> list[dict[str, Any]]:
-    """A mean line with its interval as a shaded band behind it (the band shares the line's legend
-    entry, so a click hides both). The band is drawn over the x where both ends are finite and left
-    out when there is none (one seed or one window: no interval); `customdata` carries [lo, hi] for
-    the caller's hover text."""
+    """The k-th series as a mean line (the k-th colour and dash) with its interval as a shaded band
+    behind it (the band shares the line's legend entry, so a click hides both). The band is drawn
+    over the x where both ends are finite and left out when there is none (one seed or one window:
+    no interval). The hover shows x, the mean and [lo, hi] in the given formats."""
+    color, dash = LINES[k % len(LINES)], DASHES[k % len(DASHES)]
+    xf = f":{x_format}" if x_format else ""
+    hovertemplate = (
+        f"{escape(x_title)}: %{{x{xf}}}<br>{escape(y_title)}: %{{y:{y_format}}} "
+        f"[%{{customdata[0]:{y_format}}}, %{{customdata[1]:{y_format}}}]<extra>{escape(name)}</extra>"
+    )
     traces: list[dict[str, Any]] = []
     ok = np.isfinite(lo) & np.isfinite(hi)
     if ok.any():
