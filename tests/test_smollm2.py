@@ -226,3 +226,35 @@ def test_every_hostile_text_through_its_reader(loaded):
         assert p.truncated == (p.n_found > ch.MAX_TOKENS), name
         assert len(p.tokens) == p.kept and all(isinstance(t, str) and t for t in p.tokens), name
         assert 0 <= p.partial <= p.kept, name
+
+
+def test_forward_passes_are_kept_by_size_least_recently_used_first(monkeypatch):
+    """The kept plain passes stay within their byte bound (a pass is counted by its tensors' bytes),
+    the least recently used goes first, a kept pass is not computed again, and one pass larger than
+    the bound is still kept alone (the page reads it right after)."""
+    calls: list[tuple[int, ...]] = []
+
+    def fake(ids, position_ids=None):
+        calls.append(tuple(ids))
+        n = len(ids)
+        return smol.Forward(torch.zeros(1, 10), (torch.zeros(1, n, n),), (torch.zeros(n, 4),))
+
+    monkeypatch.setattr(ch.smol, "forward", fake)
+    monkeypatch.setattr(ch.FORWARDS, "max_bytes", 3 * ch.forward_bytes(fake([1, 2])))
+    ch.clear_forwards()
+    calls.clear()
+    try:
+        a, b, c, d = (1, 2), (3, 4), (5, 6), (7, 8)
+        for ids in (a, b, c):
+            ch._forward(ids)
+        ch._forward(a)  # kept: not computed again, and now the most recent
+        assert calls == [a, b, c]
+        ch._forward(d)  # over the bound: b, the least recently used, goes
+        assert ch.FORWARDS.keys() == [c, a, d]
+        assert ch.FORWARDS.nbytes() == 3 * ch.forward_bytes(fake([1, 2])) <= ch.FORWARDS.max_bytes
+        big = tuple(range(40))
+        assert ch.forward_bytes(fake(list(big))) > ch.FORWARDS.max_bytes
+        ch._forward(big)
+        assert ch.FORWARDS.keys() == [big]
+    finally:
+        ch.clear_forwards()

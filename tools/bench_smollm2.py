@@ -64,7 +64,7 @@ def sentence(n_tokens: int, seed: int) -> str:
 def clear() -> None:
     for fn in (ch.pieces, ch.overview, ch.layer_heads, ch.shift_test, ch.pair_usage):
         getattr(fn, "cache_clear", lambda: None)()
-    ch._forward.cache_clear()
+    ch.clear_forwards()
 
 
 def main() -> None:

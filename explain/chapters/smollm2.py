@@ -19,13 +19,12 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 import torch
 
 from encoders.base import Paper
-from explain.bounds import bounded
+from explain.bounds import SizeBounded, bounded
 from explain.chapter import Chapter
 from explain.chapters import minilm as minilm_ch
 from explain.i18n import t
@@ -108,13 +107,33 @@ def _is_text(raw: bytes) -> bool:
     return True
 
 
-# One entry at 256 tokens: ~90 MB (attention 30 × 9 × 256² float32 = 71 MB, hidden states 31 × 256 × 576 =
-# 18 MB, the next token's logits 49,152); two entries keep a process's memory bounded.
-@lru_cache(maxsize=2)
+# The plain forward passes, kept by size rather than by count. One pass at 256 tokens is ~90 MB
+# (attention 30 × 9 × 256² float32 = 71 MB, hidden states 31 × 256 × 576 = 18 MB, the next token's
+# logits 49,152); at 20 tokens it is ~2 MB. A class's learners each have their own sentence, and
+# with room for only the last two texts, every learner's slider move after another learner's input
+# ran the model twice (the evicted plain pass, then the shifted one). The bound keeps a process's
+# memory bounded either way: four passes at 256 tokens, or a class's worth of short sentences.
+FORWARD_CACHE_BYTES = 360 * 2**20
+
+
+def forward_bytes(fw: smol.Forward) -> int:
+    """What one kept pass holds, in bytes."""
+    return sum(x.numel() * x.element_size() for x in (fw.logits, *fw.attentions, *fw.hidden))
+
+
+FORWARDS: SizeBounded[tuple[int, ...], smol.Forward] = SizeBounded(FORWARD_CACHE_BYTES, forward_bytes)
+
+
 def _forward(ids: tuple[int, ...]) -> smol.Forward:
-    """The plain forward pass (positions 0 … n−1), kept for the last two texts: the layer picker and
-    the shift test reuse it instead of running the model again. Read-only."""
-    return smol.forward(list(ids))
+    """The plain forward pass (positions 0 … n−1) of a text, kept while FORWARDS has room: the
+    readout, the layer picker, the shift test and the frequency usage reuse it instead of running the
+    model again. Read-only."""
+    return FORWARDS.get(ids, lambda: smol.forward(list(ids)))
+
+
+def clear_forwards() -> None:
+    """Forget every kept pass (a benchmark measures a sentence as new)."""
+    FORWARDS.clear()
 
 
 @dataclass(frozen=True)
