@@ -79,6 +79,7 @@ class SizeBounded(Generic[K, V]):
             return list(self._kept)
 
     def nbytes(self) -> int:
+        """The bytes kept now (by `size`)."""
         with self._lock:
             return sum(self._size(v) for v in self._kept.values())
 

@@ -25,9 +25,9 @@ def pytest_collection_modifyitems(items):
     for item in items:
         if Path(item.path).is_relative_to(Path(__file__).parent):
             item.add_marker(pytest.mark.e2e)
-            # Under pytest-xdist (--dist loadgroup) the browser tests run as two units of whole files
-            # (tests/conftest.py's scheduler: xdist's own grouping by this mark is broken under
-            # pytest 9), each unit on one worker with one server and one Chromium.
+            # Under pytest-xdist (--dist loadgroup) every browser test runs in one worker: one server,
+            # one Chromium, and the chapter walk of test_pages_browser.py stays in order. (xdist's own
+            # grouping by this mark is broken under pytest 9: tests/conftest.py's scheduler does it.)
             item.add_marker(pytest.mark.xdist_group("e2e"))
 
 
