@@ -33,20 +33,12 @@ class Question:
     facts: Mapping[str, Any] = field(default_factory=dict)  # the computed values the explanation states
 
     def __post_init__(self) -> None:
-        options, labels = tuple(self.options), tuple(self.labels)
+        options, labels = _checked(self.key, self.options, self.labels)
         object.__setattr__(self, "options", options)
         object.__setattr__(self, "labels", labels)
         # A plain dict (a copy): results are cached with st.cache_data, which pickles them, and a
         # read-only mappingproxy cannot be pickled.
         object.__setattr__(self, "facts", dict(self.facts))
-        if len(options) < 2:
-            raise ValueError(f"{self.key}: a question needs at least two options, got {options!r}")
-        if len(labels) != len(options):
-            raise ValueError(f"{self.key}: {len(labels)} labels for {len(options)} options")
-        if len(set(options)) != len(options):
-            raise ValueError(f"{self.key}: repeated option in {options!r}")
-        if len(set(labels)) != len(labels):
-            raise ValueError(f"{self.key}: two options read alike: {labels!r}")
         if self.answer not in options:
             raise ValueError(f"{self.key}: the answer {self.answer!r} is not among the options {options!r}")
 
@@ -57,3 +49,39 @@ class Question:
     @property
     def answer_label(self) -> str:
         return self.label(self.answer)
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """A question before its answer: all the widget shows until Reveal. For a question whose answer
+    costs a measurement worth running only once the learner asks for it (SmolLM2's shift test runs
+    the model a second time): ui.question.ask_first draws the prompt, and measures on Reveal."""
+
+    key: str
+    prompt: str
+    options: tuple[Hashable, ...]
+    labels: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        options, labels = _checked(self.key, self.options, self.labels)
+        object.__setattr__(self, "options", options)
+        object.__setattr__(self, "labels", labels)
+
+    def answered(self, answer: Hashable, explanation: str, facts: Mapping[str, Any]) -> Question:
+        """The whole question, this prompt with its computed answer."""
+        return Question(self.key, self.prompt, self.options, self.labels, answer, explanation, facts)
+
+
+def _checked(
+    key: str, options: tuple[Hashable, ...], labels: tuple[str, ...]
+) -> tuple[tuple[Hashable, ...], tuple[str, ...]]:
+    options, labels = tuple(options), tuple(labels)
+    if len(options) < 2:
+        raise ValueError(f"{key}: a question needs at least two options, got {options!r}")
+    if len(labels) != len(options):
+        raise ValueError(f"{key}: {len(labels)} labels for {len(options)} options")
+    if len(set(options)) != len(options):
+        raise ValueError(f"{key}: repeated option in {options!r}")
+    if len(set(labels)) != len(labels):
+        raise ValueError(f"{key}: two options read alike: {labels!r}")
+    return options, labels

@@ -219,6 +219,22 @@ def test_a_question_refuses_an_answer_that_is_not_an_option():
         Question("x", "?", (1,), ("one",), 1, "")
 
 
+def test_a_prompt_is_checked_as_a_question_and_answered_whole():
+    """ui.question.ask_first's prompt: the same checks as a Question's, and its answered question is
+    the same prompt with the computed answer."""
+    from explain.question import Prompt, Question
+
+    with pytest.raises(ValueError, match="read alike"):
+        Prompt("x", "?", (1, 2), ("same", "same"))
+    with pytest.raises(ValueError, match="at least two options"):
+        Prompt("x", "?", (1,), ("one",))
+    p = Prompt("x", "?", [1, 2], ["one", "two"])
+    q = p.answered(2, "Because {n}.", {"n": 2})
+    assert q == Question("x", "?", (1, 2), ("one", "two"), 2, "Because {n}.", {"n": 2})
+    with pytest.raises(ValueError, match="not among the options"):
+        p.answered(3, "", {})
+
+
 def test_pages_ask_only_questions_built_in_explain():
     """No page computes a question: pages call ui.question.ask with a Question from explain/, and the
     loose-argument predict() of the old classroom layer is gone."""
@@ -231,8 +247,9 @@ def test_pages_ask_only_questions_built_in_explain():
     root = Path(__file__).resolve().parents[1]
     for path in (root / "pages").rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "Question":
-                raise AssertionError(f"{path}: builds a Question in the page")
+            called = getattr(node.func, "id", getattr(node.func, "attr", "")) if isinstance(node, ast.Call) else ""
+            if called in ("Question", "Prompt", "answered"):
+                raise AssertionError(f"{path}: builds a question in the page")
 
 
 @pytest.mark.parametrize("lesson", LESSONS, ids=lambda lesson: lesson.key)

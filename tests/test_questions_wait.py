@@ -3,7 +3,8 @@
 For every chapter page that asks a question, in English and in Korean, the page is opened at its
 defaults and read twice: before Reveal and after the learner skips the prediction. What counts as
 the answer is derived from the Question the page asked (ui/question.ask keeps it in the session as
-`<key>__asked`), never copied by hand:
+`<key>__asked`; a question asked with ui/question.ask_first, whose measurement runs on Reveal, has it
+from then on, and the page before Reveal is checked against the answer revealed), never copied by hand:
 
 - the explanation, and each of its sentences;
 - the answer stated as the widget states it ("The answer: **…**");
@@ -47,10 +48,15 @@ def open_at(path: str, lang: str) -> AppTest:
     return at
 
 
+def asking(at: AppTest) -> list[str]:
+    """The keys of the questions the page asks this run (each has its radio `<key>__choice`)."""
+    return [str(r.key)[: -len("__choice")] for r in at.radio if str(r.key or "").endswith("__choice")]
+
+
 def asked(at: AppTest) -> list[Question]:
-    """The questions the page asked this run (each radio `<key>__choice` has its `<key>__asked`)."""
-    keys = [str(r.key)[: -len("__choice")] for r in at.radio if str(r.key or "").endswith("__choice")]
-    return [at.session_state[f"{k}__asked"] for k in keys]
+    """The questions the page asked this run, answered (`<key>__asked`). A question asked with
+    ui.question.ask_first has its answer only once revealed: before that it is not among them."""
+    return [at.session_state[f"{k}__asked"] for k in asking(at) if f"{k}__asked" in at.session_state]
 
 
 def _blocks(node: Any) -> Iterator[Any]:
@@ -218,26 +224,31 @@ CASES = [(c, lang) for c in CHAPTERS for lang in LANGS]
 def test_no_answer_before_reveal(chapter, lang):
     at = open_at(chapter.path, lang)
     assert not errors(at), errors(at)
-    questions = asked(at)
-    if not questions:
+    keys = set(asking(at))
+    if not keys:
         pytest.skip(f"{chapter.key} asks no question")
-    keys = {q.key for q in questions}
     titles, above, below = read(at, keys)
     folded = folds(at)
-    found = [f"{q.key}: {leak}" for q in questions for leak in leaks(q, lang, above, below, titles)]
-    assert not found, f"{chapter.key} ({lang}) answers before Reveal:\n" + "\n".join(found[:10])
+    before = {q.key: q for q in asked(at)}
     assert all(folded.values()), f"a fold with no chart or table: {folded}"
 
-    for q in questions:
-        at.button(key=f"{q.key}__skip").click().run()
+    for key in sorted(keys):
+        at.button(key=f"{key}__skip").click().run()
         assert not errors(at), errors(at)
     _, above_after, below_after = read(at, set())  # the boxes too: the explanation is in them
     after = above_after + below_after
+    questions = asked(at)
+    # Every question is answered now, those measured on Reveal too; one answered before is the same.
+    assert {q.key for q in questions} == keys
+    assert all(before[q.key].explanation == q.explanation for q in questions if q.key in before)
+    # Nothing on the page before Reveal stated the answers revealed now.
+    found = [f"{q.key}: {leak}" for q in questions for leak in leaks(q, lang, above, below, titles)]
+    assert not found, f"{chapter.key} ({lang}) answers before Reveal:\n" + "\n".join(found[:10])
     assert not {k for k in keys_on_page(at) if "__waits_" in k}, "a placeholder is still there after Reveal"
     assert not folds(at), "a chart is still folded after Reveal"
     assert set(after) - set(above + below), "nothing appeared after Reveal"
     assert set().union(*folded.values()) <= keyed(at), "a folded chart or table is gone after Reveal"
-    for q in asked(at):
+    for q in questions:
         assert any(q.explanation.strip() in text for text in after), f"{q.key}: no explanation after Reveal"
         for n in answer_numbers(q):
             assert any(has_number(text, n) for text in after), (q.key, n)

@@ -61,7 +61,8 @@ def sections(tree: ast.Module) -> dict[str, Section]:
                 kw = {k.arg: k.value for k in decs[0].keywords}
                 owns = ast.literal_eval(kw["owns"]) if "owns" in kw else ()
                 asks = any(
-                    isinstance(n, ast.Call) and ast.unparse(n.func) in ("ask", "ask_alone") for n in ast.walk(child)
+                    isinstance(n, ast.Call) and ast.unparse(n.func) in ("ask", "ask_first", "ask_alone")
+                    for n in ast.walk(child)
                 )
                 out[child.name] = Section(child.name, child, outer, tuple(owns), asks, "run_every" in kw)
                 walk(child, child.name)

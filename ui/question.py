@@ -8,17 +8,17 @@ Markdown filled with computed values (typed tokens inside them are code spans).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import streamlit as st
 
-from explain.question import Question
+from explain.question import Prompt, Question
 from ui.i18n import t
 from ui.section import section
 
 
-def revealed(q: Question | None) -> bool:
+def revealed(q: Question | Prompt | None) -> bool:
     """Whether `q`'s answer has been revealed (or skipped); True when there is no question (nothing
     to wait for)."""
     return q is None or bool(st.session_state.get(f"{q.key}__revealed", False))
@@ -60,33 +60,59 @@ def ask(q: Question, *, whole_page: bool = False) -> bool:
     answers the question waits for it: see answer_shown(). `whole_page`: Reveal reruns the whole
     page, not only the section that asks (a fragment), for a page whose parts outside that section
     wait for the answer too."""
-    choice_key, shown_key, picked_key = f"{q.key}__choice", f"{q.key}__revealed", f"{q.key}__picked"
-    if whole_page and st.session_state.pop(f"{q.key}__page_waits", False):
+    st.session_state[f"{q.key}__asked"] = q  # what tests/test_questions_wait.py reads the answer from
+    return _ask(q, lambda: q, whole_page) is not None
+
+
+def ask_first(p: Prompt, measure: Callable[[], Question]) -> Question | None:
+    """Show the prompt `p`, and only on Reveal (or skip) run `measure`, which answers it: for a
+    question whose answer costs a measurement worth running only when the learner asks for it. Returns
+    the answered question once revealed, else None, after a line (keyed `<key>__waits_measure`) that
+    says the measurement runs on Reveal; what the measurement draws comes after it, in the open.
+    Use it in a section (a fragment), as ask()."""
+
+    def answered() -> Question:
+        q = measure()
+        if (q.key, q.prompt, q.options, q.labels) != (p.key, p.prompt, p.options, p.labels):
+            raise ValueError(f"{p.key}: the measured question is not the one asked")
+        st.session_state[f"{q.key}__asked"] = q  # as ask(): what the tests read the answer from
+        return q
+
+    q = _ask(p, answered, False)
+    if q is None:
+        with st.container(key=f"{p.key}__waits_measure"):
+            st.caption(f":material/visibility_off: {t('classroom.measured_on_reveal')}")
+    return q
+
+
+def _ask(p: Question | Prompt, answer: Callable[[], Question], whole_page: bool) -> Question | None:
+    """The prediction box for `p`; after Reveal, `answer()` and the verdict (returned)."""
+    choice_key, shown_key, picked_key = f"{p.key}__choice", f"{p.key}__revealed", f"{p.key}__picked"
+    if whole_page and st.session_state.pop(f"{p.key}__page_waits", False):
         st.rerun(scope="app")  # the callback below ran in a fragment's rerun: now the page's
 
     def reveal() -> None:
         st.session_state[shown_key] = True
         if whole_page:
-            st.session_state[f"{q.key}__page_waits"] = True
+            st.session_state[f"{p.key}__page_waits"] = True
 
     def again() -> None:
         st.session_state[shown_key] = False
         st.session_state[choice_key] = None
         st.session_state[picked_key] = None
         if whole_page:  # what waits outside the section hides again
-            st.session_state[f"{q.key}__page_waits"] = True
+            st.session_state[f"{p.key}__page_waits"] = True
 
-    st.session_state[f"{q.key}__asked"] = q  # what tests/test_questions_wait.py reads the answer from
-    labels = list(q.labels)
+    labels = list(p.labels)
     # The radio holds the shown labels (unique), so its state is plain text. A language switch renames
     # every option: carry the learner's pick over by its position, as long as the options themselves
     # (not their names) are still the same.
-    signature = repr(q.options)
+    signature = repr(p.options)
     picked = st.session_state.get(picked_key)
     if st.session_state.get(choice_key) not in labels and picked and picked[0] == signature:
         st.session_state[choice_key] = labels[picked[1]]
-    with st.container(border=True, key=f"{q.key}__predict"):
-        st.markdown(f":material/psychology_alt: {t('classroom.predict_first')} {q.prompt}")
+    with st.container(border=True, key=f"{p.key}__predict"):
+        st.markdown(f":material/psychology_alt: {t('classroom.predict_first')} {p.prompt}")
         label = st.radio(
             t("classroom.your_prediction"),
             labels,
@@ -95,13 +121,13 @@ def ask(q: Question, *, whole_page: bool = False) -> bool:
             horizontal=len(labels) <= 4,
             label_visibility="collapsed",
         )
-        choice = q.options[labels.index(label)] if label in labels else None
+        choice = p.options[labels.index(label)] if label in labels else None
         st.session_state[picked_key] = (signature, labels.index(label)) if label in labels else None
         if not st.session_state.get(shown_key, False):
             left, right = st.columns([1, 3], vertical_alignment="center")
             left.button(
                 t("classroom.reveal"),
-                key=f"{q.key}__reveal",
+                key=f"{p.key}__reveal",
                 icon=":material/visibility:",
                 on_click=reveal,
                 disabled=choice is None,
@@ -110,13 +136,14 @@ def ask(q: Question, *, whole_page: bool = False) -> bool:
             # Skip: show the answer (and everything waiting for it) without predicting.
             right.button(
                 t("classroom.skip"),
-                key=f"{q.key}__skip",
+                key=f"{p.key}__skip",
                 icon=":material/fast_forward:",
                 on_click=reveal,
                 type="tertiary",
                 help=t("classroom.skip_help"),
             )
-            return False
+            return None
+        q = answer()
         if choice is None:
             st.info(t("classroom.answer", answer=q.answer_label))
         elif choice == q.answer:
@@ -127,7 +154,7 @@ def ask(q: Question, *, whole_page: bool = False) -> bool:
         st.button(
             t("classroom.again"), key=f"{q.key}__again", icon=":material/replay:", on_click=again, type="tertiary"
         )
-        return True
+        return q
 
 
 @section()
