@@ -274,6 +274,13 @@ def encode(text: str, max_tokens: int) -> tuple[list[int], int]:
     return ids[:max_tokens], len(ids)
 
 
+def decode(ids: list[int] | tuple[int, ...]) -> str:
+    """The text the ids spell (byte-level BPE: exactly the text they were cut from, except a character
+    whose bytes are cut in two, which becomes U+FFFD)."""
+    text: str = load().tokenizer.decode(list(ids))
+    return text
+
+
 # ------------------------------------------------------------------------------------------------
 # The forward pass
 # ------------------------------------------------------------------------------------------------

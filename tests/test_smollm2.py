@@ -28,7 +28,7 @@ from explain.chapters import smollm2 as ch
 from explain.chapters import smollm2_long as long_ch
 from explain.i18n import t
 from models import smollm2 as smol
-from tests.helpers import APP, TIMEOUT, chart, errors
+from tests.helpers import APP, TIMEOUT, chart, chart_elements, errors, fig_array, skip_questions
 from tests.hostile import CORPUS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -103,6 +103,31 @@ def test_shifting_every_position_id_changes_nothing_but_reversing_does(loaded):
     assert ch.shift_question(test, "en").answer == "same"
 
 
+def test_a_long_text_is_shifted_on_its_first_tokens(loaded):
+    """The shift test of a text longer than SHIFT_TOKENS: its first SHIFT_TOKENS tokens, recomputed by
+    hand; MiniLM reads the text those tokens spell; the page says so in both languages."""
+    text = " ".join(f"word{i} and then" for i in range(60))
+    ids, found = smol.encode(text, ch.MAX_TOKENS)
+    assert found > ch.SHIFT_TOKENS
+    test = ch.shift_test(text, 7)
+    assert (test.n, test.of) == (ch.SHIFT_TOKENS, len(ids))
+    first = ids[: ch.SHIFT_TOKENS]
+    base, moved = smol.forward(first), smol.forward(first, torch.arange(len(first)) + 7)
+    by_hand = [float((a - b).abs().max()) for a, b in zip(base.attentions, moved.attentions, strict=True)]
+    np.testing.assert_allclose(test.attention, by_hand, rtol=0, atol=1e-7)
+    assert test.logits == pytest.approx(float((base.logits - moved.logits).abs().max()), abs=1e-6)
+    spelled = smol.decode(first)
+    assert text.startswith(spelled) and len(spelled) < len(text)
+    assert test.minilm_n == len(ch.minilm_ch.wordpieces(spelled).tokens)
+    # A text within the limit is tested whole.
+    short = ch.shift_test(SHORT, 7)
+    assert short.n == short.of == len(smol.encode(SHORT, ch.MAX_TOKENS)[0])
+    for lang in ("en", "ko"):
+        at = _open(lang, text)
+        assert t("smollm2.shift_first", lang, n=test.n, of=test.of) in [c.value for c in at.caption]
+        assert not errors(at), errors(at)
+
+
 def test_frequency_table_is_the_models_own(loaded):
     cfg = loaded.config
     fr = ch.frequencies()
@@ -173,6 +198,18 @@ def test_page_runs_in_both_languages(loaded, lang):
     at.selectbox(key="smollm2_layer").set_value(30).run()
     at.slider(key="smollm2_shift").set_value(ch.MAX_SHIFT).run()
     assert not errors(at), errors(at)
+    # The shift test runs on Reveal: before it, no chart of it; after it, its chart and numbers.
+    assert "smollm2_shift_layers" not in {el.key for el in chart_elements(at)}
+    assert t("classroom.measured_on_reveal", lang) in " ".join(c.value for c in at.caption)
+    at.button(key="smollm2_q__skip").click().run()
+    assert not errors(at), errors(at)
+    test = ch.shift_test(at.session_state["sentence"], ch.MAX_SHIFT)
+    drawn = chart(at, "smollm2_shift_layers")["data"][0]["y"]
+    np.testing.assert_allclose(fig_array(drawn), test.drawn, rtol=1e-6)
+    assert f"{test.largest:.1e}" in " ".join(m.value for m in at.markdown)
+    at.slider(key="smollm2_shift").set_value(1).run()  # the other end, revealed (the control sweep does not reveal)
+    assert not errors(at), errors(at)
+    assert chart(at, "smollm2_shift_layers")["layout"]["title"]["text"] == t("smollm2.shift_title", lang, shift=1)
     words = " ".join(m.value for m in at.markdown)
     captions = " ".join(c.value for c in at.caption)
     assert "Q4_1" in captions
@@ -214,6 +251,10 @@ def test_hostile_input_gives_a_message_not_a_traceback(loaded, text):
         assert "no text" in notes
     elif p.truncated:
         assert f"first {ch.MAX_TOKENS}" in notes
+    if p.kept:  # the shift test too (it runs on Reveal): a long text's first tokens, decoded for MiniLM
+        skip_questions(at)
+        assert not errors(at), errors(at)
+        chart(at, "smollm2_shift_layers")
 
 
 def test_every_hostile_text_through_its_reader(loaded):

@@ -17,7 +17,9 @@ learners' behaviour, the worker kill and its report are one measurement.) Each s
      page's sliders (half of the time; sometimes to its minimum or maximum), types a new sentence (a
      quarter; one in five of them hostile: markup, 3,000 characters, emoji and right-to-left text),
      or switches to another chapter (a quarter). A slider inside an st.fragment reruns only that
-     fragment, as in a browser.
+     fragment, as in a browser. At its second input, on a page that asks a question, it answers the
+     first one instead (Skip the prediction: what Reveal runs), and that answer stays revealed, so
+     what measures it reruns with the learner's later inputs.
 
 Measured: for every action, the time from sending the input to the server's "script finished"
 (the page is updated: every delta of the run has arrived); p50 and p95 per N. Errors: exception
@@ -83,6 +85,9 @@ SENTENCES = (
     "a a a {m} b a a a b b",
     "Attention compares {m} with every other word at once; positions put the order back.",
 )
+# The input at which a learner answers the page's first question (Skip the prediction, which runs what
+# Reveal runs): from then on that question's answer, and whatever measures it, is on the learner's page.
+REVEAL_AT = 1
 HOSTILE = (  # what a class types too: markup, a wall of text, emoji and right-to-left script
     "<script>alert(1)</script> <b>{m}</b> $$\\frac{{ ** [x](javascript:alert(1))",
     "{m} " + "lorem ipsum dolor " * 170,
@@ -219,6 +224,14 @@ class Session:
         self.widgets[wid] = state
         return self.fragment_of.get(wid, "")
 
+    def skip_button(self) -> tuple[str, str] | None:
+        """The first question's "Skip the prediction" button on the page (the same callback as Reveal)
+        and its fragment, or None when the page asks nothing."""
+        for wid, (kind, _) in self.elements.items():
+            if kind == "button" and wid.endswith("__skip"):
+                return wid, self.fragment_of.get(wid, "")
+        return None
+
     def record(self, t: float | None) -> None:
         if t is not None:  # an input cut off by its worker's death has no time: it is counted in `failed`
             self.times.append(t)
@@ -328,6 +341,14 @@ async def one_learner(s: Session, actions: int, paths: list[str], think: float =
 
                 async def step(ws, k: int = k) -> float:
                     # Chosen inside act, from the page as drawn now (never a page being redrawn).
+                    skip = s.skip_button() if k == REVEAL_AT else None
+                    if skip is not None:  # a question's answer, once: it stays revealed for this learner
+                        s.kind = "reveal"
+                        s.widgets[skip[0]] = WidgetState(id=skip[0], trigger_value=True)
+                        try:
+                            return await s.run_script(ws, fragment=skip[1])
+                        finally:
+                            del s.widgets[skip[0]]  # a trigger is sent with one run only, as a browser does
                     what = (s.n * 3 + k) % 4  # half sliders, a quarter sentences, a quarter chapters
                     fragment = s.move_a_slider(k, extreme=k % 5 == 4) if what in (0, 1) else None
                     if fragment is not None:

@@ -15,7 +15,7 @@ from explain.chapters import smollm2_long as long_ch
 from ui.cache import cached
 from ui.common import inline_tokens, plot, sentence
 from ui.i18n import current, t
-from ui.question import answer_shown, ask, folded
+from ui.question import ask_first
 from ui.section import open_chapter
 from ui.url_state import URL
 
@@ -128,44 +128,43 @@ def shift_section() -> None:
         **URL,
         help=t("smollm2.shift_help", max_shift=ch.MAX_SHIFT),
     )
-    test = shift_test(text, int(k))
-    question = ch.shift_question(test, lang)
-    ask(question)
-    with folded(question, "layers"):
-        fig = F.lines(
-            list(range(1, f.layers + 1)),
-            {t("smollm2.series_smol"): test.drawn},
-            t("smollm2.shift_title", shift=test.shift),
-            x_title=t("smollm2.layer"),
-            y_title=t("smollm2.largest_change", floor=ch.DRAWN_FROM),
-            log_y=True,
-            markers=True,
-            height=320,
+    n = ch.shift_length(p)
+    if n < p.kept:
+        st.caption(t("smollm2.shift_first", n=n, of=p.kept))
+    # The test runs SmolLM2 a second time: only once the learner has predicted (a new sentence
+    # costs one run of the model, not two).
+    if ask_first(ch.shift_prompt(int(k), lang), lambda: ch.shift_question(shift_test(text, int(k)), lang)) is None:
+        return
+    test = shift_test(text, int(k))  # cached: the run that answered
+    fig = F.lines(
+        list(range(1, f.layers + 1)),
+        {t("smollm2.series_smol"): test.drawn},
+        t("smollm2.shift_title", shift=test.shift),
+        x_title=t("smollm2.layer"),
+        y_title=t("smollm2.largest_change", floor=ch.DRAWN_FROM),
+        log_y=True,
+        markers=True,
+        height=320,
+    )
+    minilm_line = {t("smollm2.minilm_line", minilm_shift=test.minilm_shift): max(test.minilm_largest, 1e-12)}
+    plot(F.mark_lines(fig, y=minilm_line), "smollm2_shift_layers")
+    st.markdown(
+        t(
+            "smollm2.shift_numbers",
+            shift=test.shift,
+            n=test.n,
+            largest=test.largest,
+            logits=test.logits,
+            scale=test.logit_scale,
+            minilm_shift=test.minilm_shift,
+            minilm_n=test.minilm_n,
+            minilm=test.minilm_largest,
+            moved=test.minilm_moved,
+            hidden=test.minilm_hidden,
         )
-        plot(
-            F.mark_lines(
-                fig, y={t("smollm2.minilm_line", minilm_shift=test.minilm_shift): max(test.minilm_largest, 1e-12)}
-            ),
-            "smollm2_shift_layers",
-        )
-    if answer_shown(question, "numbers"):
-        st.markdown(
-            t(
-                "smollm2.shift_numbers",
-                shift=test.shift,
-                n=test.n,
-                largest=test.largest,
-                logits=test.logits,
-                scale=test.logit_scale,
-                minilm_shift=test.minilm_shift,
-                minilm_n=test.minilm_n,
-                minilm=test.minilm_largest,
-                moved=test.minilm_moved,
-                hidden=test.minilm_hidden,
-            )
-        )
-        if test.minilm_shift < test.shift:
-            st.caption(t("smollm2.minilm_capped", minilm_shift=test.minilm_shift, minilm_n=test.minilm_n))
+    )
+    if test.minilm_shift < test.shift:
+        st.caption(t("smollm2.minilm_capped", minilm_shift=test.minilm_shift, minilm_n=test.minilm_n))
 
 
 shift_section()
