@@ -156,6 +156,10 @@ smollm2_model._load_now = _load_with_one_parse
 # server and a Chromium beside the other worker's page runs already fill the machine; two of them
 # only wait for each other.)
 E2E_DIR = "tests/e2e/"
+# ... except the class-of-workers test: it starts its own servers (HAProxy and two workers) and shares
+# only the browser, so it needs nothing the browser unit sets up; in a unit of its own, on the other
+# worker, its ~23 s leave the browser unit, which sets the suite's wall time.
+E2E_OWN_SERVERS = "tests/e2e/test_workers.py"
 # And every test that names SmolLM2 (tests/test_smollm2.py, which asks for its xdist_group, and every
 # chapter sweep's SmolLM2 item) in one work unit too: each test process that opens its chapter loads
 # the model (~20 s of CPU, 1.2 GB), so on one worker it is loaded once, not once per worker. (xdist
@@ -171,6 +175,8 @@ def pytest_xdist_make_scheduler(config, log):
 
     class BrowserTestsOnOneWorker(LoadGroupScheduling):
         def _split_scope(self, nodeid: str) -> str:
+            if nodeid.startswith(E2E_OWN_SERVERS):
+                return "e2e-own-servers"
             if nodeid.startswith(E2E_DIR):
                 return "e2e"
             if SMOLLM2 in nodeid:

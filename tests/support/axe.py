@@ -117,7 +117,10 @@ def axe_script() -> str:
 def page_violations(page, script: str | None = None) -> list[Finding]:
     """Run axe-core on the page as it is now; every node of every violation, with its owner; and
     every chart word below AA contrast (chart_text_findings: axe does not look inside SVG)."""
-    page.evaluate(script or axe_script())
+    # Once per document: the visits walk from page to page by reruns in one document (tests/e2e/
+    # visits.py), where axe-core (~0.5 MB of script) is already loaded after the first.
+    if not page.evaluate("() => typeof window.axe !== 'undefined'"):
+        page.evaluate(script or axe_script())
     results = page.evaluate("() => axe.run(document, {resultTypes: ['violations']})")
     located = page.evaluate(LOCATE_JS, [results, list(STREAMLIT_FRAME)])
     out = []
