@@ -308,3 +308,22 @@ def test_any_figure_gets_finite_margins_no_smaller_than_its_own(fig):
     # half the figure's height at the bottom
     assert max(m["l"], m["r"]) <= max(M.MAX_SIDE + M.PUSH_SLACK + 1, layout["margin"]["l"])
     assert m["b"] <= max(layout["height"] / 2 + M.PUSH_SLACK + 1, layout["margin"]["b"])
+
+
+def test_a_log_axis_below_a_thousandth_counts_in_powers_of_ten():
+    """explain.figures.charts.lines: a log axis whose values go below 0.001 is ticked 10⁻⁴, not
+    plotly's "100μ" (a unit prefix, on radians or attention weights); above, plotly's plain numbers;
+    a linear axis is left alone. The margin is measured for the labels the axis shows."""
+    from explain.figures import charts
+
+    x = np.arange(1, 6)
+    tiny = charts.lines(x, {"a": [1.0, 1e-2, 1e-4, 2e-5, 0.0]}, "t", x_title="x", y_title="y", log_y=True)
+    assert tiny.layout.yaxis.exponentformat == "power" and tiny.layout.yaxis.type == "log"
+    plain = charts.lines(x, {"a": [1.0, 0.5, 2e-3, 1e-3, 0.1]}, "t", x_title="x", y_title="y", log_y=True)
+    assert plain.layout.yaxis.exponentformat is None and plain.layout.yaxis.type == "log"
+    linear = charts.lines(x, {"a": [1.0, 1e-5, 0, 0, 0]}, "t", x_title="x", y_title="y")
+    assert linear.layout.yaxis.exponentformat is None and linear.layout.yaxis.type is None
+    small_x = charts.lines([1e-6, 1e-3, 1.0], {"a": [1, 2, 3]}, "t", x_title="x", y_title="y", log_x=True)
+    assert small_x.layout.xaxis.exponentformat == "power" and small_x.layout.yaxis.exponentformat is None
+    labels = L.log_labels(2e-5, 1.0, power=True)
+    assert "10⁻⁰" in labels and not any("μ" in s for s in labels)

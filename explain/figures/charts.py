@@ -6,7 +6,7 @@ lives beside that chapter (explain/chapters/<chapter>_figures.py) and is built f
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -70,11 +70,21 @@ def lines(
         traces,
         title,
         height + 40,
-        xaxis=dict(title=x_title, type="log" if log_x else None, zeroline=True),
-        yaxis=dict(title=y_title, type="log" if log_y else None, zeroline=True),
+        xaxis=dict(title=x_title, zeroline=True, **_log_axis(log_x, [x])),
+        yaxis=dict(title=y_title, zeroline=True, **_log_axis(log_y, ys.values())),
         # Legend under the plot: above it, it collides with the title on narrow columns.
         legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0),
     )
+
+
+def _log_axis(log: bool, series: Iterable[Sequence[float] | np.ndarray]) -> dict[str, Any]:
+    """A log axis; below 0.001 its ticks as powers of ten (10⁻⁶), not plotly's SI prefixes: "1μ" on
+    an axis of radians or attention weights reads as a unit (micro-something) to a learner."""
+    if not log:
+        return dict(type=None)
+    values = np.concatenate([np.asarray(v, dtype=float).ravel() for v in series] or [np.zeros(0)])
+    tiny = bool(np.any((values > 0) & (values < 1e-3)))
+    return dict(type="log", exponentformat="power") if tiny else dict(type="log")
 
 
 def band_line(
