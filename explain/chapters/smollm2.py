@@ -311,7 +311,8 @@ class ShiftTest:
 @bounded(32)  # one entry: a few dozen numbers
 def shift_test(text: str, shift: int) -> ShiftTest:
     """Every position id moved by `shift` (0 … n−1 → shift … shift+n−1), the tokens where they are:
-    how much SmolLM2's attention and logits change, and MiniLM's attention and output."""
+    how much SmolLM2's attention and logits change, and MiniLM's attention and output, on the text's
+    first SHIFT_TOKENS tokens (MiniLM on the text they spell)."""
     if not 0 <= shift <= MAX_SHIFT:
         raise ValueError(f"shift must be 0…{MAX_SHIFT}")
     p = pieces(text)
