@@ -165,6 +165,8 @@ E2E_OWN_SERVERS = "tests/e2e/test_workers.py"
 # the model (~20 s of CPU, 1.2 GB), so on one worker it is loaded once, not once per worker. (xdist
 # hands out the largest units first: the browser tests, then this one.)
 SMOLLM2 = "smollm2"
+# Files whose tests share a module fixture worth building once (a pool of worker processes): one unit.
+WHOLE_FILES = ("tests/test_regenerate_parallel.py",)
 
 
 @pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist's: ignored when it is not loaded
@@ -181,6 +183,8 @@ def pytest_xdist_make_scheduler(config, log):
                 return "e2e"
             if SMOLLM2 in nodeid:
                 return SMOLLM2
+            if nodeid.startswith(WHOLE_FILES):
+                return nodeid.split("::", 1)[0]
             return super()._split_scope(nodeid)
 
     return BrowserTestsOnOneWorker(config, log)

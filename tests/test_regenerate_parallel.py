@@ -18,12 +18,16 @@ from lab import regenerate as R
 from lab.train import TrainConfig, train
 
 
-@pytest.fixture
-def two_workers(monkeypatch) -> Iterator[parallel.Workers]:
-    for k in parallel.MALLOC_ENV:  # the pool sets these for its workers: restored after the test
-        monkeypatch.delenv(k, raising=False)
-    with parallel.Workers(2) as workers:  # stops its processes after the test
-        yield workers
+# One pool for the module (tests/conftest.py keeps this file's tests on one xdist worker): each pool
+# spawns two processes that import torch and the lab (~3 s of CPU each, beside the browser tests), and
+# the later tests then also run on workers that have already run something (nothing may leak).
+@pytest.fixture(scope="module")
+def two_workers() -> Iterator[parallel.Workers]:
+    with pytest.MonkeyPatch.context() as mp:
+        for k in parallel.MALLOC_ENV:  # the pool sets these for its workers: restored after the module
+            mp.delenv(k, raising=False)
+        with parallel.Workers(2) as workers:  # stops its processes after the module
+            yield workers
 
 
 @pytest.mark.parametrize("jobs", [0, -1])
@@ -48,7 +52,7 @@ def test_a_run_on_a_worker_has_the_weights_of_the_run_here(two_workers):
     # Short runs of encodings with and without their own parameters; two of them on one worker in turn,
     # so a worker's earlier run must not leak into its next one either. The workers run with
     # parallel.MALLOC_ENV and this process without it: the allocator must not change a bit either.
-    configs = [TrainConfig("flipflop", enc, steps=25, seed=s) for enc, s in (("cope", 1), ("rope", 0), ("t5", 2))]
+    configs = [TrainConfig("flipflop", enc, steps=10, seed=s) for enc, s in (("cope", 1), ("rope", 0), ("t5", 2))]
     there = two_workers.run_all(train, configs)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # as every regeneration runs (its workers too): two threads sum differently
