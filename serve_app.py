@@ -123,7 +123,7 @@ def prove_all() -> None:
 
 
 def warm_models() -> None:
-    """Start loading SmolLM2 on a background thread (models.smollm2.start_warming): ~25 s of CPU and
+    """Start loading SmolLM2 on a background thread (models.smollm2.start_warming): ~14 s of CPU and
     ~1.2 GB once per process, so that its chapter is ready when a learner opens it; the chapter says
     "warming up" until then and no other page waits. Called in the serving process only, after
     settle_heap and after any fork (tools/serve.py's spawner must stay single-threaded). Off with

@@ -258,10 +258,11 @@ def load_sdpa() -> Any:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     folder = str(smol.model_dir())
-    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=smol.GGUF_FILE)
-    model = AutoModelForCausalLM.from_pretrained(
-        folder, gguf_file=smol.GGUF_FILE, dtype=torch.float32, attn_implementation="sdpa"
-    )
+    with smol.one_gguf_parse():
+        tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=smol.GGUF_FILE)
+        model = AutoModelForCausalLM.from_pretrained(
+            folder, gguf_file=smol.GGUF_FILE, dtype=torch.float32, attn_implementation="sdpa"
+        )
     model.eval().requires_grad_(False)
     return smol.Loaded(model, tokenizer)
 

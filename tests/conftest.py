@@ -13,7 +13,6 @@ from streamlit.source_util import open_python_file
 from streamlit.testing.v1 import local_script_runner
 
 from explain.figures import spec as figure_spec
-from models import smollm2 as smollm2_model
 
 # Every figure a page sends is checked against plotly's own validated build of the same figure
 # (explain.figures.theme.AtlasFigure.to_dict): every page run and every control sweep of the suite
@@ -22,7 +21,7 @@ from models import smollm2 as smollm2_model
 os.environ["PE_ATLAS_CHECK_FIGURES"] = "1"
 
 # The SmolLM2 chapter waits for its model instead of polling with a "warming up" note (AppTest runs a
-# page to its end): the first run of that page in a test process loads the model (~25 s, once).
+# page to its end): the first run of that page in a test process loads the model (~14 s, once).
 os.environ["PE_ATLAS_SMOLLM2_WAIT"] = "1"
 
 # ... but each distinct figure once per test process. The check builds the figure with plotly's
@@ -112,36 +111,6 @@ local_script_runner.require_widgets_deltas = _wait_for_the_run
 # sweep); what is installed does not change during a test process, so it is scanned once.
 manifest_scanner.scan_component_manifests = functools.cache(manifest_scanner.scan_component_manifests)
 
-# SmolLM2's load (models.smollm2, once per test process that opens its chapter) reads its gguf file
-# three times, for the tokenizer, the config and the weights: transformers parses every field of the
-# file each time (its 49,152-token vocabulary as Python strings), a third of the load. In the test
-# process the three reads share one parse. The reader is only read (fields, and tensors copied out
-# by dequantising), so the model is the same; tests/test_smollm2.py pins its numbers.
-_load_now = smollm2_model._load_now
-
-
-def _load_with_one_parse():
-    import gguf
-
-    parse = gguf.GGUFReader
-    parsed: dict[tuple, object] = {}
-
-    def reader(path, *args, **kwargs):
-        key = (str(path), args, tuple(sorted(kwargs.items())))
-        if key not in parsed:
-            parsed[key] = parse(path, *args, **kwargs)
-        return parsed[key]
-
-    gguf.GGUFReader = reader  # type: ignore[misc,assignment]  # read at each call by transformers' load_gguf_checkpoint
-    try:
-        return _load_now()
-    finally:
-        gguf.GGUFReader = parse  # type: ignore[misc]
-
-
-smollm2_model._load_now = _load_with_one_parse
-
-
 # pytest-xdist's --dist loadgroup sends the tests of one xdist_group (tests/e2e/conftest.py marks every
 # browser test "e2e") to one worker by adding "@e2e" to their ids on the worker. Under pytest 9 that
 # no longer happens (xdist 3.8 writes Item._nodeid, which pytest 9 no longer reads: the id is
@@ -162,7 +131,7 @@ E2E_DIR = "tests/e2e/"
 E2E_OWN_SERVERS = "tests/e2e/test_workers.py"
 # And every test that names SmolLM2 (tests/test_smollm2.py, which asks for its xdist_group, and every
 # chapter sweep's SmolLM2 item) in one work unit too: each test process that opens its chapter loads
-# the model (~20 s of CPU, 1.2 GB), so on one worker it is loaded once, not once per worker. (xdist
+# the model (~14 s of CPU, 1.2 GB), so on one worker it is loaded once, not once per worker. (xdist
 # hands out the largest units first: the browser tests, then this one.)
 SMOLLM2 = "smollm2"
 # Files whose tests share a module fixture worth building once (a pool of worker processes): one unit.

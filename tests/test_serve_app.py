@@ -184,7 +184,7 @@ def test_the_first_visitor_of_a_fresh_server_can_open_a_chapter_by_its_link(tmp_
     from models.smollm2 import WARM_AT_START_ENV
     from tests.support.browser import start_server, stop_server
 
-    monkeypatch.setenv(WARM_AT_START_ENV, "0")  # RoPE only: no SmolLM2 load (~25 s of CPU) beside the suite
+    monkeypatch.setenv(WARM_AT_START_ENV, "0")  # RoPE only: no SmolLM2 load (~14 s of CPU) beside the suite
     proc, url, _ = start_server(tmp_path / "server.log")
     try:
         with ThreadPoolExecutor(1) as pool:

@@ -1,7 +1,7 @@
 """SmolLM2-135M-Instruct (models/smollm2.py) and its chapter (explain/chapters/smollm2.py,
 pages/labs/smollm2.py).
 
-The model takes ~25 s to load: every test here shares one load per test process (the xdist group keeps
+The model takes ~14 s to load: every test here shares one load per test process (the xdist group keeps
 them on one worker), and there are few of them. What they pin:
 - it loads offline (every socket connection refused during the load) from the pinned wheel, with the
   shape the chapter's prose states, and answers a plain factual prompt;
@@ -83,6 +83,20 @@ def test_loads_offline_with_the_shape_the_chapter_states(loaded):
     rows = torch.stack(out.attentions).sum(-1)
     assert torch.allclose(rows, torch.ones_like(rows), atol=1e-5)  # softmax rows
     assert float(torch.stack(out.attentions).triu(1).abs().max()) == 0.0  # causal
+
+
+def test_one_gguf_parse_shares_a_files_parse_and_puts_the_reader_back():
+    import gguf
+
+    path = smol.model_dir() / smol.GGUF_FILE
+    parse = gguf.GGUFReader
+    with smol.one_gguf_parse():
+        first = gguf.GGUFReader(path)
+        assert gguf.GGUFReader(str(path)) is first  # a path or its string: one parse
+    assert gguf.GGUFReader is parse
+    with pytest.raises(RuntimeError), smol.one_gguf_parse():
+        raise RuntimeError("a load that fails")
+    assert gguf.GGUFReader is parse  # put back after a failed load too
 
 
 def test_shifting_every_position_id_changes_nothing_but_reversing_does(loaded):

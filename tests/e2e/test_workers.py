@@ -69,7 +69,7 @@ def served_class():
         pytest.fail("HAProxy is not installed (apt-get install haproxy; .ci/run installs it)", pytrace=False)
     with ExitStack() as stack:
         # These learners open RoPE only: the workers (and the one restarted after the kill, forked from
-        # the same spawner) start without SmolLM2's warm-up, ~25 s of CPU each beside the suite.
+        # the same spawner) start without SmolLM2's warm-up, ~14 s of CPU each beside the suite.
         with pytest.MonkeyPatch.context() as env:
             env.setenv(WARM_AT_START_ENV, "0")
             # The class stops every worker, restarted ones too, by PID.
