@@ -98,10 +98,22 @@ def test_sets(cfg: TrainConfig) -> dict[str, T.Batch]:
     return {s.name: disjoint.test_set(cfg, s.name) for s in task_of(cfg).splits}
 
 
+# Sequences per forward pass in `predict`: as many as keep one (b, n, n) attention tensor per head
+# within 2^17 scores (0.5 MB of float32). A pass over 100 sequences of 256 tokens moved 100 MB per
+# tensor through memory several times per layer (CoPE: gates, counts, interpolation); in chunks of 2,
+# the same 200 test strings of toy_large took 3.8 s instead of 15.6 (CoPE) and 2.1 s instead of 5.2
+# (RoPE), one thread, with the same predictions. Logits can differ in their last bit with the chunk
+# (a matrix product's rounding depends on its shape); tests/test_toy_more.py and test_lab_train.py
+# reproduce the shipped errors, recorded with chunks of 100, from these chunks.
+SCORES_PER_CHUNK = 1 << 17
+
+
 @torch.no_grad()
-def predict(model: TinyTransformer, batch: T.Batch, chunk: int = 100) -> np.ndarray:
+def predict(model: TinyTransformer, batch: T.Batch, chunk: int | None = None) -> np.ndarray:
     """Greedy prediction (b, n) of every token from the ones before it (column 0 is −1)."""
     model.eval()
+    n = batch.tokens.shape[1]
+    chunk = chunk or max(1, SCORES_PER_CHUNK // max(1, n * n))
     out = np.full(batch.tokens.shape, -1, dtype=np.int64)
     for s in range(0, len(batch), chunk):
         ids = torch.from_numpy(batch.tokens[s : s + chunk])
