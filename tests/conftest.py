@@ -17,7 +17,7 @@ from explain.figures import spec as figure_spec
 # Every figure a page sends is checked against plotly's own validated build of the same figure
 # (explain.figures.theme.AtlasFigure.to_dict): every page run and every control sweep of the suite
 # then proves that sending the builders' specs without building plotly's objects changes nothing.
-# Servers the browser tests start inherit it.
+# The browser tests' own server runs without it (tests/e2e/conftest.py: app_url says why).
 os.environ["PE_ATLAS_CHECK_FIGURES"] = "1"
 
 # The SmolLM2 chapter waits for its model instead of polling with a "warming up" note (AppTest runs a
