@@ -82,10 +82,10 @@ def start_url(base: str, chapter) -> str:
     return f"{base}{path_of(chapter)}?{q}"
 
 
-def wait_rendered(page: Page, done: int = 1) -> None:
+def wait_rendered(page: Page, done: int = 1, calm_ms: int = 300) -> None:
     """Wait until at least `done` script runs have finished (since the document loaded) and the
-    page is drawn."""
-    page.wait_for_function(RENDERED_JS, arg=done, polling=50, timeout=TIMEOUT_MS)
+    page is drawn, unchanged for `calm_ms` (tests/support/browser.RENDERED_JS says when less will do)."""
+    page.wait_for_function(RENDERED_JS, arg=[done, calm_ms], polling=50, timeout=TIMEOUT_MS)
 
 
 def rerun(page: Page, action) -> None:

@@ -127,6 +127,10 @@ GO_JS = """url => {
 }"""
 
 
+# A page reached by history, with nothing typed, settles in less calm (tests/support/browser.RENDERED_JS).
+WALK_CALM_MS = 150
+
+
 class Walker:
     """A tab that opens pages as back and forward do, after a page load for its first page (and
     after a page that did not draw: the next one starts afresh)."""
@@ -141,7 +145,7 @@ class Walker:
         if drawn:
             done = page.evaluate("() => window.__peDone")
             page.evaluate(GO_JS, url)
-            wait_rendered(page, done + 1)
+            wait_rendered(page, done + 1, calm_ms=WALK_CALM_MS)
         else:
             page.goto(self.tab.base + url, timeout=TIMEOUT_MS)
             wait_rendered(page)

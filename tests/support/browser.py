@@ -139,11 +139,14 @@ TRACK_RUNS_JS = """(() => {
 # from the previous run) or a skeleton (an element whose code is still loading: a fresh tab loads
 # plotly only when the first chart arrives), the sidebar's seed box exists (it can appear seconds
 # after the run ended) unless an exception is shown, every plotly container holds a drawn plot,
-# and nothing has changed for 150 ms (plotly and KaTeX draw after the run ends). The browser tests
-# wait for a drawn page about 260 times; at 300 ms the calm alone was ~80 s of the suite's wall time.
-# 100 ms was too short: the CSV download test, beside the other worker's tests, clicked its button
-# while the page was still settling. 150 ms passed it 6 times in a row, 3 of them beside a busy core.
-RENDERED_JS = """done => {
+# and nothing has changed for 300 ms (plotly and KaTeX draw after the run ends). The argument is
+# `done`, or [done, calm ms]. The calm also gives an input's run time to start (the page looks drawn
+# until it does): at 150 ms for every wait, two of four full suites failed on an input whose run
+# came late (a keyboard walk, a click in the navigation), so inputs keep 300 ms. Walking from page to
+# page by the browser's history (tests/e2e/visits.Walker: nothing typed, each page then checked by its
+# title) waits 150 ms: ~110 such waits per suite.
+RENDERED_JS = """arg => {
+  const [done, calm] = Array.isArray(arg) ? arg : [arg, 300];
   const app = document.querySelector('[data-testid="stApp"]');
   const idle = window.__peDone >= done && app
     && app.getAttribute('data-test-script-state') === 'notRunning'
@@ -162,7 +165,7 @@ RENDERED_JS = """done => {
     + ':' + document.querySelectorAll('.katex').length;
   const now = performance.now();
   if (!window.__peStable || window.__peStable.sig !== sig) { window.__peStable = {sig, t: now}; return false; }
-  return now - window.__peStable.t > 150;
+  return now - window.__peStable.t > calm;
 }"""
 
 
