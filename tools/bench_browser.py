@@ -37,6 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.support.browser import (  # noqa: E402
+    CALM_MS,
     CHROMIUM,
     CHROMIUM_ARGS,
     RENDERED_JS,
@@ -52,7 +53,7 @@ TIMEOUT_MS = 180_000
 
 def settled_after(page, t0: float, done: int) -> float:
     """Seconds from `t0` (the page's performance.now()) until the page reached the state that
-    RENDERED_JS then saw unchanged for 300 ms."""
+    RENDERED_JS then saw unchanged for its calm (CALM_MS)."""
     page.wait_for_function(RENDERED_JS, arg=done, polling=20, timeout=TIMEOUT_MS)
     return (page.evaluate("() => window.__peStable.t") - t0) / 1000.0
 
@@ -106,7 +107,7 @@ def first_load(base: str, browser, path: str = FIRST_CHARTS) -> float:
     t = time.perf_counter()
     page.goto(base + path)
     page.wait_for_function(RENDERED_JS, arg=1, polling=20, timeout=TIMEOUT_MS)
-    seconds = time.perf_counter() - t - 0.3  # RENDERED_JS waits 300 ms of calm
+    seconds = time.perf_counter() - t - CALM_MS / 1000  # RENDERED_JS waits CALM_MS of calm
     context.close()
     return seconds
 

@@ -145,8 +145,9 @@ TRACK_RUNS_JS = """(() => {
 # came late (a keyboard walk, a click in the navigation), so inputs keep 300 ms. Walking from page to
 # page by the browser's history (tests/e2e/visits.Walker: nothing typed, each page then checked by its
 # title) waits 150 ms: ~110 such waits per suite.
+CALM_MS = 300  # the default calm (tools/bench_browser.py subtracts it from a page load's time)
 RENDERED_JS = """arg => {
-  const [done, calm] = Array.isArray(arg) ? arg : [arg, 300];
+  const [done, calm] = Array.isArray(arg) ? arg : [arg, __CALM__];
   const app = document.querySelector('[data-testid="stApp"]');
   const idle = window.__peDone >= done && app
     && app.getAttribute('data-test-script-state') === 'notRunning'
@@ -166,7 +167,7 @@ RENDERED_JS = """arg => {
   const now = performance.now();
   if (!window.__peStable || window.__peStable.sig !== sig) { window.__peStable = {sig, t: now}; return false; }
   return now - window.__peStable.t > calm;
-}"""
+}""".replace("__CALM__", str(CALM_MS))
 
 
 # The navigation sits in the top bar (app.py: st.navigation(position="top")): one menu per part of
