@@ -316,7 +316,10 @@ def measured_header(lang: str, directory: str = LM_DIR) -> str:
     return t("start.table.measured", lang, trained=TRAIN_LEN, factor=longer_factor(directory))
 
 
+@bounded(4)  # one short sentence per language (and index file)
 def size_note(lang: str, directory: str = LM_DIR) -> str:
+    """The table's size caption. Cached by the page: it reads the study's run files (~30 ms), and the
+    start page is the one every new session runs first."""
     return t("start.table.size", lang, d=PARAM_D_MODEL, h=PARAM_HEADS, n=PARAM_TRAINED, factor=longer_factor(directory))
 
 

@@ -25,6 +25,7 @@ property_table = cached(ch.property_table)
 models_table = cached(ch.models_table)
 rope_numbers = cached(ch.rope_numbers)
 quiz = cached(ch.quiz)
+size_note = cached(ch.size_note)
 chapters = ch.declared(CHAPTERS)
 
 
@@ -62,7 +63,7 @@ plot(ch.taxonomy_figure(lang), "start_taxonomy")
 st.header(t("start.heading.table"))
 page.prose("table")
 st.markdown(property_table(chapters, lang))
-st.caption(ch.size_note(lang))
+st.caption(size_note(lang))
 quiz_q = quiz(lang)
 ask_alone(quiz_q, whole_page=True)  # "Why RoPE won" below answers it: Reveal reruns the page
 
