@@ -21,7 +21,7 @@ from explain.figures import spec as figure_spec
 os.environ["PE_ATLAS_CHECK_FIGURES"] = "1"
 
 # The SmolLM2 chapter waits for its model instead of polling with a "warming up" note (AppTest runs a
-# page to its end): the first run of that page in a test process loads the model (~14 s, once).
+# page to its end): the first run of that page in a test process loads the model (~8 s of CPU, once).
 os.environ["PE_ATLAS_SMOLLM2_WAIT"] = "1"
 
 # ... but each distinct figure once per test process. The check builds the figure with plotly's
@@ -131,7 +131,7 @@ E2E_DIR = "tests/e2e/"
 E2E_OWN_SERVERS = "tests/e2e/test_workers.py"
 # And every test that names SmolLM2 (tests/test_smollm2.py, which asks for its xdist_group, and every
 # chapter sweep's SmolLM2 item) in one work unit too: each test process that opens its chapter loads
-# the model (~14 s of CPU, 1.2 GB), so on one worker it is loaded once, not once per worker. (xdist
+# the model (~8 s of CPU, 1.2 GB), so on one worker it is loaded once, not once per worker. (xdist
 # hands out the largest units first: the browser tests, then this one.)
 SMOLLM2 = "smollm2"
 # Files whose tests share a module fixture worth building once (a pool of worker processes): one unit.

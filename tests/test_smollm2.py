@@ -1,8 +1,8 @@
 """SmolLM2-135M-Instruct (models/smollm2.py) and its chapter (explain/chapters/smollm2.py,
 pages/labs/smollm2.py).
 
-The model takes ~14 s to load: every test here shares one load per test process (the xdist group keeps
-them on one worker), and there are few of them. What they pin:
+The model takes ~8 s of CPU to load: every test here shares one load per test process (the xdist group
+keeps them on one worker), and there are few of them. What they pin:
 - it loads offline (every socket connection refused during the load) from the pinned wheel, with the
   shape the chapter's prose states, and answers a plain factual prompt;
 - the relative property on a short sentence: shifting every position id changes no attention weight by
@@ -89,14 +89,21 @@ def test_one_gguf_parse_shares_a_files_parse_and_puts_the_reader_back():
     import gguf
 
     path = smol.model_dir() / smol.GGUF_FILE
-    parse = gguf.GGUFReader
+    parse, name_map = gguf.GGUFReader, gguf.get_tensor_name_map
+    llama = gguf.MODEL_ARCH.LLAMA
     with smol.one_gguf_parse():
         first = gguf.GGUFReader(path)
         assert gguf.GGUFReader(str(path)) is first  # a path or its string: one parse
-    assert gguf.GGUFReader is parse
+        names = gguf.get_tensor_name_map(llama, 30)
+        assert gguf.get_tensor_name_map(llama, 30) is names  # one table of names per (arch, layers)
+        assert gguf.get_tensor_name_map(llama, 2) is not names
+        assert names.get_name("model.layers.29.self_attn.q_proj") == name_map(llama, 30).get_name(
+            "model.layers.29.self_attn.q_proj"
+        )
+    assert (gguf.GGUFReader, gguf.get_tensor_name_map) == (parse, name_map)
     with pytest.raises(RuntimeError), smol.one_gguf_parse():
         raise RuntimeError("a load that fails")
-    assert gguf.GGUFReader is parse  # put back after a failed load too
+    assert (gguf.GGUFReader, gguf.get_tensor_name_map) == (parse, name_map)  # put back after a failed load too
 
 
 def test_shifting_every_position_id_changes_nothing_but_reversing_does(loaded):
