@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import torch
 from streamlit.testing.v1 import AppTest
+from streamlit.util import calc_hash
 
 from ui.chart import NAME as CHART_NAME
 from ui.chart import sent
@@ -25,17 +26,35 @@ def fig_array(v) -> np.ndarray:
     return np.asarray(v, dtype=float)
 
 
+def _page_hash(page_path: str) -> str:
+    """The name Streamlit gives a chapter's page: app.py registers each with st.Page(url_path=its
+    key), and st.navigation names a page by calc_hash(url_path) (what a browser's link to /<key>
+    asks for)."""
+    from ui.chapters import CHAPTERS
+
+    target = (ROOT / page_path).resolve()
+    keys = [c.key for c in CHAPTERS if (ROOT / c.page).resolve() == target]
+    if not keys:
+        raise ValueError(f"{page_path} is no chapter's page (ui.chapters.CHAPTERS)")
+    return calc_hash(keys[0])
+
+
 def open_page(page_path: str | None = None, sentence: str | None = None, seed: int | None = None) -> AppTest:
-    """The app run once through its frame, then switched to `page_path` (relative to app.py),
-    exactly as a browser would navigate: the shared sidebar runs on every page."""
+    """The app run once through its frame on `page_path` (relative to app.py; the first chapter when
+    None), as a browser opens a chapter's link: the shared sidebar runs on every page.
+
+    The first run goes straight to the page (AppTest's switch_page can only name a page after a run
+    has registered the navigation: it used to run Start here first, ~120 ms of every page opened, a
+    tenth of the suite's page runs). tests/test_pages_smoke.py (check_ran, every chapter) fails if it lands
+    anywhere else."""
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     if sentence is not None:
         at.session_state["sentence"] = sentence
     if seed is not None:
         at.session_state["seed"] = seed
-    at.run()
     if page_path is not None:
-        at.switch_page(page_path).run()
+        at._page_hash = _page_hash(page_path)  # what switch_page sets once the navigation is known
+    at.run()
     return at
 
 
