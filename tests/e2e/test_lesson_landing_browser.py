@@ -29,16 +29,23 @@ BUTTONS_JS = """() => ['lesson_prev', 'lesson_next', 'lesson_leave'].map(key => 
 })"""
 
 
-def _lands(page, section: str, settle: int = 1500) -> dict:
-    """Wait until the section's box sits at the top of the view (below Streamlit's header) and stays."""
-    page.wait_for_function(
-        "name => { const b = document.querySelector('.st-key-section-' + name);"
-        " const top = b && b.getBoundingClientRect().top;"
-        " return b && b.dataset.peLanded && top > 50 && top < 150; }",
-        arg=section,
-        timeout=TIMEOUT_MS,
-    )
-    page.wait_for_timeout(settle)  # the charts around it have drawn: it has not moved
+# The section's box sits where a landing puts it (below Streamlit's header), outlined as the step's,
+# and has not moved for `arg[1]` ms: the charts drawn around it after the run did not push it away.
+# (A fixed sleep of 0.5–1.5 s after the landing did the same, 9 s of a suite.)
+STAYS_JS = """([name, ms]) => {
+  const b = document.querySelector('.st-key-section-' + name);
+  const top = b && b.getBoundingClientRect().top;
+  if (!(b && b.dataset.peLanded && top > 50 && top < 150)) { window.__peStay = null; return false; }
+  const now = performance.now(), s = window.__peStay;
+  if (!s || s.name !== name || Math.abs(s.top - top) > 0.5) { window.__peStay = {name, top, t: now}; return false; }
+  return now - s.t >= ms;
+}"""
+
+
+def _lands(page, section: str, settle: int = 800) -> dict:
+    """Wait until the section's box sits at the top of the view and stays there for `settle` ms."""
+    page.evaluate("() => { window.__peStay = null; }")
+    page.wait_for_function(STAYS_JS, arg=[section, settle], polling=50, timeout=TIMEOUT_MS)
     where = page.evaluate(WHERE_JS, section)
     assert 50 < where["top"] < 150, (section, where)
     no_exception(page)
@@ -84,7 +91,7 @@ def test_every_step_of_the_lecture_lands_on_its_section(browser, served):
         page = tab.page
         page.goto(f"{served}/{lecture.steps[0].chapter}?lesson=lecture&step=1", timeout=TIMEOUT_MS)
         wait_rendered(page)
-        _lands(page, lecture.steps[0].section, settle=500)
+        _lands(page, lecture.steps[0].section, settle=400)
         _buttons_read_in_full(page)
         for k, step in enumerate(lecture.steps[1:], start=2):
             # Forget the last landing (two steps in a row can name one section).
@@ -92,7 +99,7 @@ def test_every_step_of_the_lecture_lands_on_its_section(browser, served):
             rerun(page, lambda: page.locator(".st-key-lesson_next button").click())
             wait_rendered(page)
             assert f"lesson=lecture&step={k}" in page.url, (k, page.url)
-            _lands(page, step.section, settle=500)
+            _lands(page, step.section, settle=400)
         assert (
             lecture.what_next("en").split()[-1].strip(".") in page.locator('[data-testid="stAlert"]').first.inner_text()
         )

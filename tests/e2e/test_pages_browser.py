@@ -271,8 +271,9 @@ def test_page_renders(here: Here):
 def test_script_payload_is_shown_as_text(here: Here):
     page, chapter = here.ensure(), here.chapter
     dialogs_before, requests_before = len(here.tab.dialogs), len(here.tab.requests)
+    # type_sentence waits until the page is drawn and then unchanged for 300 ms (RENDERED_JS): time
+    # for an injected onerror to have fired, and for the image request it needs to have been made.
     type_sentence(page, PAYLOAD)
-    page.wait_for_timeout(300)  # time for an injected onerror to fire, if there were one
     assert here.tab.dialogs[dialogs_before:] == []
     # No request leaves the page: nothing to another host, and no fetch of the payload's <img src=x>.
     sent = here.tab.requests[requests_before:]
