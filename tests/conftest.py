@@ -14,22 +14,41 @@ from streamlit.testing.v1 import local_script_runner
 
 from explain.figures import spec as figure_spec
 
-# Every figure a page sends is checked against plotly's own validated build of the same figure
-# (explain.figures.theme.AtlasFigure.to_dict): every page run and every control sweep of the suite
-# then proves that sending the builders' specs without building plotly's objects changes nothing.
-# The browser tests' own server runs without it (tests/e2e/conftest.py: app_url says why).
-os.environ["PE_ATLAS_CHECK_FIGURES"] = "1"
+# Every figure a page sends can be checked against plotly's own validated build of the same figure
+# (explain.figures.spec.AtlasFigure.to_dict with PE_ATLAS_CHECK_FIGURES=1): it proves that sending the
+# builders' specs without building plotly's objects changes nothing. It runs where figures are what
+# is tested, in the modules marked `check_figures` (the fixture below): every page with the default,
+# empty, cut, Korean, emoji and markup sentences and at extreme seeds (test_pages_smoke.py), every
+# control of every page at each option and extreme (test_controls.py), the largest payloads
+# (test_payload.py), and the check's own tests. The other page runs (hostile text through every page,
+# the sections' and questions' sweeps, …) send figures of the same builders with other words and
+# numbers in them; the check cost a tenth of their time (hostile inputs and sections: 127 → 114 s).
+# The browser tests' own server runs without it too (tests/e2e/conftest.py: app_url says why).
+os.environ["PE_ATLAS_CHECK_FIGURES"] = "0"
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _figure_check(request):
+    """PE_ATLAS_CHECK_FIGURES=1 for a module marked `pytestmark = pytest.mark.check_figures`, module
+    fixtures included (module scope, and autouse: set up before the module's other fixtures)."""
+    if not any(m.name == "check_figures" for m in request.node.iter_markers()):
+        yield
+        return
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PE_ATLAS_CHECK_FIGURES", "1")
+        yield
+
 
 # The SmolLM2 chapter waits for its model instead of polling with a "warming up" note (AppTest runs a
 # page to its end): the first run of that page in a test process loads the model (~8 s of CPU, once).
 os.environ["PE_ATLAS_SMOLLM2_WAIT"] = "1"
 
 # ... but each distinct figure once per test process. The check builds the figure with plotly's
-# validation, which cost a third of every page run, and most of the suite's page runs send figures
-# already checked: the default page that every AppTest opens first, the charts a moved control does
-# not touch, a page reopened by the next test. A figure is the same when its spec (traces, layout,
-# frames, validated or not) and what is sent are the same, byte for byte: plotly's build of the same
-# spec is then the same, and so is the outcome. Anything else is checked. (tests/test_figure_check.py)
+# validation, which cost a third of every page run, and many page runs send figures already checked:
+# the charts a moved control does not touch, a page reopened by the next test. A figure is the same
+# when its spec (traces, layout, frames, validated or not) and what is sent are the same, byte for
+# byte: plotly's build of the same spec is then the same, and so is the outcome. Anything else is
+# checked. (tests/test_figure_check.py)
 _check = figure_spec._check_against_plotly  # fails at import, loudly, if the check is renamed
 CHECKED: set[bytes] = set()
 

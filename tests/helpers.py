@@ -53,8 +53,15 @@ def open_page(page_path: str | None = None, sentence: str | None = None, seed: i
     if seed is not None:
         at.session_state["seed"] = seed
     if page_path is not None:
-        at._page_hash = _page_hash(page_path)  # what switch_page sets once the navigation is known
+        land_on(at, page_path)
     at.run()
+    return at
+
+
+def land_on(at: AppTest, page_path: str) -> AppTest:
+    """Make the next run of a fresh AppTest open the chapter `page_path` (what switch_page sets, which
+    it can do only after a run has registered the navigation)."""
+    at._page_hash = _page_hash(page_path)
     return at
 
 

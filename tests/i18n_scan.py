@@ -194,13 +194,12 @@ def leaks(at: AppTest) -> list[tuple[str, str, list[str]]]:
 
 
 def open_korean(page_path: str, sentence: str = KOREAN_SENTENCE) -> AppTest:
-    from tests.helpers import APP, TIMEOUT
+    from tests.helpers import APP, TIMEOUT, land_on
 
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.query_params["lang"] = "ko"
     at.session_state["sentence"] = sentence
-    at.run()
-    at.switch_page(page_path).run()
+    land_on(at, page_path).run()  # straight to the page, as a Korean learner's link opens it
     return at
 
 

@@ -23,8 +23,11 @@ from streamlit.testing.v1 import AppTest
 from tests.helpers import errors, open_page
 from ui.chapters import CHAPTERS
 
+# Figures are what these page runs test: each is checked against plotly's own build (tests/conftest.py).
+pytestmark = pytest.mark.check_figures
+
 SMALL_RANGE = 17  # a slider with at most this many positions is swept through every one
-PARTS = 3  # items per page; each opens the page once (two script runs), then sweeps its controls
+PARTS = 3  # items per page; each opens the page once (one script run), then sweeps its controls
 SIDEBAR_KEYS = {"sentence", "example", "seed", "lesson", "presenter", "lang"}
 KINDS = (
     "slider",

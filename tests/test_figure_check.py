@@ -58,3 +58,22 @@ def test_a_wrong_spec_fails_after_a_good_one_was_checked(counted):
     with pytest.raises(AssertionError, match=r"\.data\[0\]\.marker"):
         make_figure([dict(type="bar", x=[1], y=[2], marker_color="red")], "t", 300).to_dict()
     assert len(counted) == 2
+
+
+FIGURE_MODULES = ("tests.test_pages_smoke", "tests.test_controls", "tests.test_payload")
+
+
+@pytest.mark.parametrize("name", FIGURE_MODULES)
+def test_the_modules_that_test_figures_check_them(name):
+    """Every page at its default, empty, cut, Korean and markup sentences and extreme seeds; every
+    control at each option and extreme; the largest payloads: marked, so their page runs check."""
+    import importlib
+
+    marks = getattr(importlib.import_module(name), "pytestmark", [])
+    assert any(m.name == "check_figures" for m in (marks if isinstance(marks, list) else [marks])), name
+
+
+def test_a_module_not_marked_runs_unchecked():
+    import os
+
+    assert os.environ["PE_ATLAS_CHECK_FIGURES"] == "0"  # this module has no check_figures mark

@@ -13,6 +13,7 @@ without touching this file.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -23,6 +24,9 @@ from encoders.text import MAX_CHARS, MAX_TOKENS
 from tests.helpers import APP, TIMEOUT, errors, figures, open_page
 from ui.chapters import CHAPTERS
 from ui.sidebar import DEFAULT_SENTENCE, MAX_SEED
+
+# Figures are what these page runs test: each is checked against plotly's own build (tests/conftest.py).
+pytestmark = pytest.mark.check_figures
 
 ROOT = Path(__file__).resolve().parents[1]
 LONG = " ".join(f"w{k}" for k in range(300))  # 300 tokens: more than any page draws
@@ -96,6 +100,16 @@ def check_ran(at: AppTest, chapter) -> None:
     assert chapter.title in [t.value for t in at.title], (
         f"{chapter.path} did not run (titles: {[t.value for t in at.title]})"
     )
+
+
+@pytest.fixture(scope="module")
+def check_at_module_setup() -> str | None:
+    return os.environ.get("PE_ATLAS_CHECK_FIGURES")
+
+
+def test_every_page_run_here_checks_its_figures(check_at_module_setup):
+    # The module's mark turns the check on before its module fixtures run (chapter_app's first runs).
+    assert (check_at_module_setup, os.environ.get("PE_ATLAS_CHECK_FIGURES")) == ("1", "1")
 
 
 @pytest.fixture(scope="module", params=CHAPTERS, ids=[c.key for c in CHAPTERS])

@@ -27,6 +27,9 @@ from tests.helpers import chart_elements, errors, open_page
 from tests.support.sizes import figure_bytes, to_max
 from ui.chapters import BY_KEY
 
+# Figures are what these page runs test: each is checked against plotly's own build (tests/conftest.py).
+pytestmark = pytest.mark.check_figures
+
 MB = 1_000_000
 
 

@@ -3,8 +3,8 @@
 make_figure (theme.py) returns one. What Streamlit does with a figure is fig.to_dict(); this module
 makes that result straight from the spec (in the canonical form plotly's validation would give it)
 and builds plotly's objects only when a figure is read or changed as plotly's. layout_get and
-relayout read and change a figure's layout either way. PE_ATLAS_CHECK_FIGURES=1 (the test suite)
-checks every figure sent against plotly's own validated build.
+relayout read and change a figure's layout either way. PE_ATLAS_CHECK_FIGURES=1 (the test suite's
+figure tests) checks every figure sent against plotly's own validated build.
 """
 
 from __future__ import annotations
@@ -90,8 +90,9 @@ class AtlasFigure(go.Figure):  # type: ignore[misc]
     (under cProfile: 3.6 + 2.2 ms a figure).
 
     Same JSON as plotly's own, validated: with PE_ATLAS_CHECK_FIGURES=1 (tests/conftest.py sets it
-    for the whole suite, so every page run and every control sweep checks it) to_dict also builds the
-    figure with plotly's full validation and raises if the two differ anywhere. _data, _layout and
+    where figures are what is tested: every page's smoke runs, every control of every page at each
+    option and extreme, the largest payloads) to_dict also builds the figure with plotly's full
+    validation and raises if the two differ anywhere. _data, _layout and
     _frame_objs are where plotly's own to_dict reads them (plotly is pinned in requirements.txt)."""
 
     def __init__(

@@ -51,9 +51,9 @@ def server_log(tmp_path_factory) -> Path:
 def app_url(server_log):
     """A Streamlit server for this test session; yields its base URL (no trailing slash).
 
-    It sends figures unchecked (PE_ATLAS_CHECK_FIGURES=0; tests/conftest.py turns the check on for the
-    suite): what is tested here is what the browser draws, and every figure those pages send is built
-    by the builders the AppTest sweeps check in the test workers, on every page, control and input.
+    It sends figures unchecked (PE_ATLAS_CHECK_FIGURES=0; tests/conftest.py turns the check on where
+    figures are what is tested): what is tested here is what the browser draws, and every figure those
+    pages send is built by the builders the AppTest sweeps check, on every page and every control.
     The check cost the server ~50 ms of CPU per page run, ~350 runs, beside the other worker's tests."""
     with pytest.MonkeyPatch.context() as mp:  # only the server's environment: this worker runs AppTests too
         mp.setenv("PE_ATLAS_CHECK_FIGURES", "0")
