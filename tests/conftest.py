@@ -148,11 +148,6 @@ E2E_DIR = "tests/e2e/"
 # only the browser, so it needs nothing the browser unit sets up; in a unit of its own, on the other
 # worker, its ~23 s leave the browser unit, which sets the suite's wall time.
 E2E_OWN_SERVERS = "tests/e2e/test_workers.py"
-# ... and a small side unit with a server and a Chromium of its own: the browser unit is one chain of
-# waits that sets the suite's wall time (584 s of tests on 2026-12-05, the other worker's units 521 s),
-# and these files need nothing from it but a server. On the other worker (xdist hands it out late:
-# it has few tests), ~30 s of the chain move there for ~12 s of a second server's start.
-E2E_SIDE = ("tests/e2e/test_lesson_landing_browser.py",)
 # And every test that names SmolLM2 (tests/test_smollm2.py, which asks for its xdist_group, and every
 # chapter sweep's SmolLM2 item) in one work unit too: each test process that opens its chapter loads
 # the model (~8 s of CPU, 1.2 GB), so on one worker it is loaded once, not once per worker. (xdist
@@ -172,8 +167,6 @@ def pytest_xdist_make_scheduler(config, log):
         def _split_scope(self, nodeid: str) -> str:
             if nodeid.startswith(E2E_OWN_SERVERS):
                 return "e2e-own-servers"
-            if nodeid.startswith(E2E_SIDE):
-                return "e2e-side"
             if nodeid.startswith(E2E_DIR):
                 return "e2e"
             if SMOLLM2 in nodeid:
