@@ -43,10 +43,9 @@ def open_page(page_path: str | None = None, sentence: str | None = None, seed: i
     """The app run once through its frame on `page_path` (relative to app.py; the first chapter when
     None), as a browser opens a chapter's link: the shared sidebar runs on every page.
 
-    The first run goes straight to the page (AppTest's switch_page can only name a page after a run
-    has registered the navigation: it used to run Start here first, ~120 ms of every page opened, a
-    tenth of the suite's page runs). tests/test_pages_smoke.py (check_ran, every chapter) fails if it lands
-    anywhere else."""
+    The first run goes straight to the page (AppTest's switch_page can name a page only after a run
+    has registered the navigation: every page opened used to run Start here first, ~120 ms a time).
+    tests/test_pages_smoke.py (check_ran, every chapter) fails if it lands anywhere else."""
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     if sentence is not None:
         at.session_state["sentence"] = sentence
